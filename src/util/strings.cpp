@@ -1,0 +1,153 @@
+#include "ddprun/util/strings.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace ddprun::util {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    auto pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      out.emplace_back(s.substr(start));
+      return out;
+    }
+    out.emplace_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+std::string to_lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) {
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+Result<std::int64_t> parse_int(std::string_view text) {
+  auto t = trim(text);
+  if (!t.empty() && t.front() == '+') {
+    t.remove_prefix(1);
+  }
+  std::int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+  if (t.empty() || ec != std::errc() || ptr != t.data() + t.size()) {
+    return make_error(ErrorCode::usage, "invalid integer " + quoted(text));
+  }
+  return value;
+}
+
+Result<std::int64_t> parse_int_in(std::string_view text, std::int64_t lo, std::int64_t hi) {
+  auto v = parse_int(text);
+  if (!v) {
+    return v;
+  }
+  if (*v < lo || *v > hi) {
+    return make_error(ErrorCode::usage, "value " + quoted(text) + " is out of range [" +
+                                            std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  }
+  return v;
+}
+
+Result<double> parse_double(std::string_view text) {
+  auto t = std::string(trim(text));
+  if (t.empty() || std::isspace(static_cast<unsigned char>(t.back())) != 0) {
+    return make_error(ErrorCode::usage, "invalid number " + quoted(text));
+  }
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
+  if (ec != std::errc() || ptr != t.data() + t.size() || !std::isfinite(value)) {
+    return make_error(ErrorCode::usage, "invalid number " + quoted(text));
+  }
+  return value;
+}
+
+Result<std::chrono::milliseconds> parse_seconds(std::string_view text) {
+  auto v = parse_double(text);
+  if (!v) {
+    return v.error();
+  }
+  if (*v < 0 || *v > 1e9) {
+    return make_error(ErrorCode::usage, "duration " + quoted(text) + " must be between 0 and 1e9 seconds");
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(*v * 1000.0)));
+}
+
+Result<bool> parse_bool_word(std::string_view text) {
+  auto t = to_lower(trim(text));
+  if (t == "1" || t == "true" || t == "t" || t == "yes" || t == "y") {
+    return true;
+  }
+  if (t == "0" || t == "false" || t == "f" || t == "no" || t == "n") {
+    return false;
+  }
+  return make_error(ErrorCode::usage,
+                    "invalid boolean " + quoted(text) + " (expected 1,true,t,yes,y or 0,false,f,no,n)");
+}
+
+namespace {
+bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+}  // namespace
+
+std::string substitute_var(std::string_view text, std::string_view name, std::string_view value) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] != '$' || i + 1 >= text.size()) {
+      out += text[i++];
+      continue;
+    }
+    char next = text[i + 1];
+    if (next == '$') {
+      out += '$';
+      i += 2;
+    } else if (next == '{') {
+      auto close = text.find('}', i + 2);
+      auto ident = close == std::string_view::npos ? std::string_view{} : text.substr(i + 2, close - i - 2);
+      if (ident == name) {
+        out += value;
+        i = close + 1;
+      } else {
+        out += text[i++];
+      }
+    } else if (is_ident_start(next)) {
+      std::size_t end = i + 1;
+      while (end < text.size() && is_ident_char(text[end])) {
+        ++end;
+      }
+      if (text.substr(i + 1, end - i - 1) == name) {
+        out += value;
+      } else {
+        out += text.substr(i, end - i);
+      }
+      i = end;
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
+}  // namespace ddprun::util
