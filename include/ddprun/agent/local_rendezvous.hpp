@@ -1,0 +1,45 @@
+#pragma once
+// Single-node rendezvous: the whole job is this agent (--standalone, or --nnodes 1).
+// Ranks are trivial; MASTER_ADDR/PORT come from the config or a free port.
+
+#include <functional>
+#include <optional>
+
+#include "ddprun/agent/seams.hpp"
+#include "ddprun/config/launch_config.hpp"
+
+namespace ddprun::agent {
+
+/// Where workers find their store: hosted by the agent (port of its server) or by worker
+/// rank 0 on a free port (1.13 behaviour, use_agent_store false).
+struct MasterEndpoint {
+  std::string addr;
+  int port = 0;
+  bool use_agent_store = false;
+};
+
+class LocalRendezvous final : public Rendezvous {
+ public:
+  LocalRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg, MasterEndpoint master);
+
+  asio::awaitable<Result<Round>> next_round(int restart_count) override;
+  asio::awaitable<RdzvSignal> watch() override;
+  asio::awaitable<void> report_failure() override { co_return; }
+  asio::awaitable<void> exit_barrier(bool) override { co_return; }
+  asio::awaitable<void> shutdown() override;
+  std::string describe() const override;
+
+ private:
+  const config::LaunchConfig& cfg_;
+  MasterEndpoint master_;
+  asio::steady_timer watch_timer_;
+  int round_ = 0;
+};
+
+/// A TCP port that was free a moment ago on `host` (bind to 0, read, close; racy by nature).
+Result<int> find_free_port(const std::string& host);
+
+/// This machine's fully qualified name, as Python's socket.getfqdn() would usually give it.
+std::string host_fqdn();
+
+}  // namespace ddprun::agent

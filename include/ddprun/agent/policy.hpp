@@ -1,0 +1,29 @@
+#pragma once
+// next_step: what the agent does once a round of workers ends (spec §5.2). Pure.
+
+#include <string>
+
+namespace ddprun::agent {
+
+/// How the local worker group's round ended.
+enum class Outcome {
+  succeeded,           ///< every worker exited 0
+  failed,              ///< a worker exited non-zero or by a signal
+  signaled,            ///< the agent received a handled signal
+  membership_changed,  ///< the rendezvous wants a new round (new node, lost node)
+  peer_failed,         ///< another node's group failed; restart together
+};
+
+enum class Step {
+  finish_success,  ///< exit barrier, then exit 0
+  restart,         ///< stop, consume one restart, start the next attempt
+  restart_free,    ///< stop and start again without consuming a restart
+  fail,            ///< stop, report, exit 1
+  exit_signaled,   ///< stop with the received signal, exit 1
+};
+
+Step next_step(Outcome outcome, int restarts_left);
+
+std::string to_string(Outcome outcome);
+
+}  // namespace ddprun::agent

@@ -1,0 +1,65 @@
+#pragma once
+// The agent's seams: where a round's membership comes from (Rendezvous) and where workers'
+// output goes (WorkerIo). The supervisor drives both; tests substitute fakes.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "ddprun/agent/worker_spec.hpp"
+#include "ddprun/net/asio.hpp"
+#include "ddprun/util/result.hpp"
+
+namespace ddprun::agent {
+
+/// One formed round: the values every worker shares and this node's workers' ranks.
+struct Round {
+  RoundInfo info;
+  std::vector<WorkerRanks> ranks;
+  int round_number = 0;
+};
+
+/// Events a rendezvous can raise while workers run.
+enum class RdzvSignal { none, membership_changed, peer_failed };
+
+class Rendezvous {
+ public:
+  virtual ~Rendezvous() = default;
+  /// Joins the next round. `restart_count` is this agent's failure-restart count.
+  virtual asio::awaitable<Result<Round>> next_round(int restart_count) = 0;
+  /// Completes when the rendezvous needs the running round to end (or never).
+  virtual asio::awaitable<RdzvSignal> watch() = 0;
+  /// Tells peers this node's group failed, so they restart together.
+  virtual asio::awaitable<void> report_failure() = 0;
+  /// Waits (bounded) for every node to finish before the store host may exit.
+  virtual asio::awaitable<void> exit_barrier(bool success) = 0;
+  /// Closes the rendezvous for late joiners (not called when stopped by a signal).
+  virtual asio::awaitable<void> shutdown() = 0;
+  virtual std::string describe() const = 0;
+};
+
+/// File descriptors for a child's stdout and stderr (-1: inherit the agent's).
+struct ChildFds {
+  int out = -1;
+  int err = -1;
+};
+
+class WorkerIo {
+ public:
+  virtual ~WorkerIo() = default;
+  /// Prepares attempt_<attempt>/ (wiped and re-created) for `nproc` workers.
+  virtual Result<void> begin_attempt(int attempt, int nproc) = 0;
+  /// TORCHELASTIC_ERROR_FILE for a worker of the current attempt ("" when files are off).
+  virtual std::string error_file(int local_rank) const = 0;
+  virtual Result<ChildFds> open(const WorkerRanks& ranks) = 0;
+  /// Called once the child runs: closes the agent's copies of the child ends.
+  virtual void spawned(int local_rank) = 0;
+  /// Waits until every worker pipe reached EOF, at most `max_wait`.
+  virtual asio::awaitable<void> drain(std::chrono::milliseconds max_wait) = 0;
+  /// Last lines the worker wrote to stderr, when its stderr passed through the agent.
+  virtual std::vector<std::string> stderr_tail(int local_rank) const = 0;
+  /// The run directory (`<log_dir>/<run_id>_xxxx`), empty when files are off.
+  virtual std::string run_dir() const = 0;
+};
+
+}  // namespace ddprun::agent

@@ -1,0 +1,92 @@
+#pragma once
+// Supervisor: the agent's event loop body. It owns the workers of the current round and
+// turns OS events (SIGCHLD, signals to the agent) and rendezvous events into steps.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ddprun/agent/event_queue.hpp"
+#include "ddprun/agent/policy.hpp"
+#include "ddprun/agent/seams.hpp"
+#include "ddprun/config/launch_config.hpp"
+#include "ddprun/process/exit_info.hpp"
+#include "ddprun/process/launcher.hpp"
+
+namespace ddprun::agent {
+
+/// A worker that ended badly, as the failure report needs it.
+struct WorkerFailure {
+  WorkerRanks ranks;
+  pid_t pid = 0;
+  process::ExitInfo exit;
+  std::chrono::system_clock::time_point when;
+  std::string error_file;
+  std::vector<std::string> stderr_tail;
+};
+
+/// Lifecycle notifications (the events file, tests). All optional.
+struct SupervisorHooks {
+  std::function<void(const Round&, const std::vector<pid_t>&)> workers_started;
+  std::function<void(const WorkerRanks&, pid_t, const process::ExitInfo&)> worker_exited;
+  std::function<void(Outcome, Step, int restarts_left)> round_ended;
+  std::function<void(const std::vector<WorkerFailure>&)> failed;  ///< final failure report
+};
+
+class Supervisor {
+ public:
+  Supervisor(asio::io_context& ctx, const config::LaunchConfig& cfg, util::Env agent_env,
+             process::Launcher& launcher, Rendezvous& rdzv, WorkerIo& io, SupervisorHooks hooks);
+
+  /// Runs rounds until success, final failure or a handled signal; returns the exit code.
+  asio::awaitable<int> run();
+
+ private:
+  struct Worker {
+    WorkerRanks ranks;
+    pid_t pid = 0;
+    bool running = false;
+    bool stop_requested = false;
+    process::ExitInfo exit;
+    std::chrono::system_clock::time_point exit_time;
+  };
+  struct Event {
+    enum class Kind { child_exited, agent_signal, rdzv } kind;
+    pid_t pid = 0;
+    int status = 0;
+    int signal = 0;
+    RdzvSignal rdzv = RdzvSignal::none;
+  };
+
+  asio::awaitable<void> signal_loop();
+  asio::awaitable<void> rdzv_watch_loop(int generation);
+  Result<void> start_workers(const Round& round);
+  asio::awaitable<Outcome> monitor();
+  void handle_child(pid_t pid, int status);
+  bool all_succeeded() const;
+  asio::awaitable<void> stop_workers(int first_signal);
+  bool all_stopped() const;
+  void signal_all(int sig);
+  std::vector<WorkerFailure> collect_failures() const;
+  asio::awaitable<int> finish(Step step, Outcome outcome);
+
+  asio::io_context& ctx_;
+  const config::LaunchConfig& cfg_;
+  util::Env agent_env_;
+  process::Launcher& launcher_;
+  Rendezvous& rdzv_;
+  WorkerIo& io_;
+  SupervisorHooks hooks_;
+  asio::signal_set signals_;
+  EventQueue<Event> events_;
+  std::vector<Worker> workers_;
+  std::vector<std::size_t> failure_order_;  // indices of failed workers, in observed order
+  int received_signal_ = 0;
+  int generation_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace ddprun::agent

@@ -1,0 +1,66 @@
+#pragma once
+// Pure description of the workers one agent starts: their command line, their environment
+// and the ranks they get. No I/O here.
+
+#include <string>
+#include <vector>
+
+#include "ddprun/config/launch_config.hpp"
+#include "ddprun/util/env.hpp"
+
+namespace ddprun::agent {
+
+/// Ranks of one worker (spec §3).
+struct WorkerRanks {
+  int local_rank = 0;
+  int rank = 0;
+  int group_rank = 0;
+  int role_rank = 0;
+  int local_world_size = 1;
+  int world_size = 1;
+  int group_world_size = 1;
+  int role_world_size = 1;
+};
+
+/// What one agent contributes to a round (spec §3.2 role info).
+struct NodeInfo {
+  std::string role;
+  int group_rank = 0;
+  int local_world_size = 1;
+};
+
+/// Values shared by every worker of one round.
+struct RoundInfo {
+  std::string master_addr;
+  int master_port = 0;
+  int restart_count = 0;
+  int max_restarts = 0;
+  std::string run_id;
+  bool use_agent_store = false;
+  std::string role;
+};
+
+/// Global and role ranks as prefix sums over group ranks (spec §3.2), for the node
+/// `group_rank`. `nodes` may come in any order.
+std::vector<WorkerRanks> assign_ranks(const std::vector<NodeInfo>& nodes, int group_rank);
+
+/// The worker's argv (spec §1.3): interpreter, -u, -m, script, legacy flag, args; every
+/// argument after the program passes through ${local_rank} substitution.
+std::vector<std::string> worker_argv(const config::LaunchConfig& cfg, int local_rank);
+
+/// Name used in the failure title: the script/module for Python workers, else the command.
+std::string entrypoint_name(const config::LaunchConfig& cfg);
+
+/// The agent's environment overlaid with torchrun's per-worker variables (spec §2.1).
+/// `error_file` is empty when log files are disabled.
+util::Env worker_env(const util::Env& agent_env, const RoundInfo& round, const WorkerRanks& ranks,
+                     const std::string& error_file);
+
+/// Adds OMP_NUM_THREADS=1 to the agent environment when torchrun would (spec §1.5);
+/// returns true when it did, so the caller prints the banner.
+bool apply_omp_default(util::Env& agent_env, int nproc_per_node);
+
+/// torchrun's OMP banner text (three lines, no trailing newline).
+std::string omp_banner();
+
+}  // namespace ddprun::agent

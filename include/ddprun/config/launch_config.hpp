@@ -1,0 +1,96 @@
+#pragma once
+// LaunchConfig: the typed, validated launch settings, each with a note of where it came from.
+// resolve() is pure: host facts (CPU and GPU counts, a random run id) are passed in.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddprun/cli/args.hpp"
+#include "ddprun/util/env.hpp"
+#include "ddprun/util/result.hpp"
+
+namespace ddprun::config {
+
+struct NodeRange {
+  int min = 1;
+  int max = 1;
+};
+
+struct Endpoint {
+  std::string host;
+  int port = 0;
+};
+
+enum class AgentStore { automatic, on, off };
+
+/// Facts about this machine that resolve() needs; gathered by the app's shell.
+struct HostFacts {
+  int cpu_count = 1;                 ///< CPUs in the inherited affinity mask
+  std::optional<int> gpu_count;      ///< nullopt: no GPU information available
+  std::string random_run_id;         ///< a fresh uuid4 text, used by --standalone
+};
+
+/// One line of --print-config.
+struct ConfigItem {
+  std::string name;
+  std::string value;
+  std::string origin;
+};
+
+struct LaunchConfig {
+  NodeRange nnodes;
+  int nproc_per_node = 1;
+  std::string rdzv_backend = "static";
+  Endpoint rdzv_endpoint;  ///< host empty when not given
+  std::string rdzv_id = "none";
+  std::map<std::string, std::string> rdzv_conf;
+  bool standalone = false;
+  int max_restarts = 0;
+  std::chrono::milliseconds monitor_interval{100};
+  std::string start_method = "spawn";
+  std::string event_log_handler = "null";
+  std::string role = "default";
+  bool module = false;
+  bool no_python = false;
+  bool run_path = false;
+  std::string log_dir;
+  std::string redirects = "0";
+  std::string tee = "0";
+  std::string local_ranks_filter;
+  int node_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  std::string local_addr;
+  std::vector<int> signals_to_handle;
+  std::string python;  ///< interpreter for Python workers
+  bool append_local_rank = false;
+  std::string local_rank_flag = "--local_rank";
+  bool print_config = false;
+  std::string log_level = "info";
+  std::chrono::milliseconds shutdown_timeout{30000};
+  std::string events_file;
+  AgentStore agent_store = AgentStore::automatic;
+  std::string training_script;
+  std::vector<std::string> training_script_args;
+  std::vector<ConfigItem> items;  ///< every setting with its origin, for --print-config
+};
+
+/// Converts and validates parsed arguments. Errors are ErrorCode::usage with one line naming
+/// the flag (or environment variable), the value and what was expected.
+Result<LaunchConfig> resolve(const cli::ParsedArgs& args, const util::Env& env,
+                             const HostFacts& host);
+
+/// `--nnodes` text: "N" or "MIN:MAX" with 0 < MIN <= MAX.
+Result<NodeRange> parse_nnodes(std::string_view text);
+/// `--rdzv-conf` text: "k1=v1,k2=v2" (keys and values stripped, neither may be empty).
+Result<std::map<std::string, std::string>> parse_rdzv_conf(std::string_view text);
+/// `host[:port]`, `[v6]:port` or `[v6]`; a missing port becomes `default_port`.
+Result<Endpoint> parse_endpoint(std::string_view text, int default_port);
+
+/// The "name = value (origin)" listing printed by --print-config.
+std::string render_config(const LaunchConfig& config);
+
+}  // namespace ddprun::config

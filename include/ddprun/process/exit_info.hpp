@@ -1,0 +1,52 @@
+#pragma once
+// Pure helpers about process exits and signals: decoding wait statuses, naming signals,
+// and the kill-escalation plan expressed as data.
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ddprun/util/result.hpp"
+
+namespace ddprun::process {
+
+/// How a child ended. `code()` is torchrun's exitcode: the exit status, or -signal.
+struct ExitInfo {
+  int exit_status = 0;  ///< valid when !signaled
+  int signal = 0;       ///< valid when signaled
+  bool signaled = false;
+  bool core_dumped = false;
+
+  int code() const { return signaled ? -signal : exit_status; }
+  bool success() const { return !signaled && exit_status == 0; }
+};
+
+/// Decodes a waitpid() status word.
+ExitInfo decode_wait_status(int status);
+
+/// "SIGSEGV" for 11; "signal 77" for numbers without a name.
+std::string signal_name(int sig);
+
+/// Accepts "SIGTERM", "TERM", "sigterm" or a number; errors name the text.
+Result<int> parse_signal(std::string_view text);
+
+/// torchrun's --signals-to-handle list ("SIGTERM,SIGINT"). Unknown names are an error here
+/// (torchrun logs and ignores them; ddprun fails loudly at startup instead).
+Result<std::vector<int>> parse_signal_list(std::string_view text);
+
+/// One step of a stop: send `signal` to every live worker group, then wait up to `wait`
+/// for them to exit before the next step.
+struct StopStep {
+  int signal = 0;
+  std::chrono::milliseconds wait{0};
+};
+using StopPlan = std::vector<StopStep>;
+
+/// Time given to SIGKILL to take effect before a worker is reported abandoned.
+inline constexpr std::chrono::milliseconds k_kill_wait{5000};
+
+/// SIGCONT (wake stopped workers), then `first_signal` with `grace`, then SIGKILL.
+StopPlan make_stop_plan(int first_signal, std::chrono::milliseconds grace);
+
+}  // namespace ddprun::process

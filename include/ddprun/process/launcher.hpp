@@ -1,0 +1,39 @@
+#pragma once
+// The process seam: what the agent asks of the OS to start and signal workers.
+// PosixLauncher does it with fork/exec; tests use a fake.
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "ddprun/util/result.hpp"
+
+namespace ddprun::process {
+
+/// Everything a child needs, built before fork so the child side only does syscalls.
+struct SpawnRequest {
+  std::vector<std::string> argv;  ///< argv[0] is resolved against PATH from `env` if no '/'
+  std::vector<std::string> env;   ///< "NAME=value" entries, the child's whole environment
+  std::string cwd;                ///< empty: inherit
+  int stdout_fd = -1;             ///< dup2'd onto fd 1; -1 inherits
+  int stderr_fd = -1;             ///< dup2'd onto fd 2; -1 inherits
+  std::vector<int> cpu_affinity;  ///< empty: inherit the agent's mask
+};
+
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+  /// Starts the child in its own process group (pgid == pid) and returns its pid once exec
+  /// succeeded. Exec failures ("no such file", "permission denied") come back as errors
+  /// naming the path and errno; the failed child has already been reaped.
+  virtual Result<pid_t> spawn(const SpawnRequest& request) = 0;
+  /// Sends `sig` to the whole process group `pgid`. Returns false when the group is gone.
+  virtual bool signal_group(pid_t pgid, int sig) = 0;
+};
+
+/// Finds `program` the way execvp would, using `path_var` (a PATH value). Programs with a
+/// '/' are returned as given if they exist and are executable.
+Result<std::string> resolve_executable(const std::string& program, const std::string& path_var);
+
+}  // namespace ddprun::process

@@ -1,0 +1,35 @@
+#pragma once
+// fork/exec implementation of Launcher. See src/process/posix_launcher.cpp for the sequence.
+
+#include "ddprun/process/launcher.hpp"
+
+namespace ddprun::process {
+
+class PosixLauncher final : public Launcher {
+ public:
+  Result<pid_t> spawn(const SpawnRequest& request) override;
+  bool signal_group(pid_t pgid, int sig) override;
+};
+
+/// Makes this process a child subreaper, so orphaned grandchildren of workers are
+/// re-parented to the agent (and reaped by it) instead of init.
+void become_subreaper();
+
+/// True when a process group still has members (kill(-pgid, 0) succeeds).
+bool group_alive(pid_t pgid);
+
+}  // namespace ddprun::process
+
+namespace ddprun::process {
+
+/// One reaped child: its pid and how it ended.
+struct Reaped {
+  pid_t pid;
+  int status;
+};
+
+/// Reaps every child that has exited, without blocking (waitpid(-1, WNOHANG) until none is
+/// left). The agent owns all its children, including orphans adopted as subreaper.
+std::vector<Reaped> reap_exited();
+
+}  // namespace ddprun::process

@@ -1,0 +1,36 @@
+#include "ddprun/agent/policy.hpp"
+
+namespace ddprun::agent {
+
+Step next_step(Outcome outcome, int restarts_left) {
+  switch (outcome) {
+    case Outcome::succeeded:
+      return Step::finish_success;
+    case Outcome::signaled:
+      return Step::exit_signaled;
+    case Outcome::membership_changed:
+      return Step::restart_free;
+    case Outcome::failed:
+    case Outcome::peer_failed:
+      return restarts_left > 0 ? Step::restart : Step::fail;
+  }
+  return Step::fail;
+}
+
+std::string to_string(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::succeeded:
+      return "SUCCEEDED";
+    case Outcome::failed:
+      return "FAILED";
+    case Outcome::signaled:
+      return "SIGNALED";
+    case Outcome::membership_changed:
+      return "MEMBERSHIP_CHANGED";
+    case Outcome::peer_failed:
+      return "PEER_FAILED";
+  }
+  return "UNKNOWN";
+}
+
+}  // namespace ddprun::agent

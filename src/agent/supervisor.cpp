@@ -1,0 +1,290 @@
+// The supervisor runs one agent's rounds on a single-threaded io_context.
+//
+// A round: join the rendezvous, start every local worker (each in its own process group),
+// then wait for events. Events come from three producers that never block:
+//   - signal_loop(): Asio's signal_set delivers SIGCHLD and the handled signals. On SIGCHLD it
+//     reaps every exited child (waitpid(-1, WNOHANG): the agent is a child subreaper and owns
+//     all of its children, including grandchildren orphaned by a dead worker) and queues one
+//     event per child. Signals coalesce, so one SIGCHLD may stand for many exits.
+//   - rdzv_watch_loop(): the rendezvous says the round must end (a node joined or left, or a
+//     peer's group failed). Each loop carries the round's generation so a late wake-up from an
+//     old round is ignored.
+//   - the clock: stop_workers() waits with deadlines for its escalation steps.
+// monitor() consumes events until the round's outcome is known; next_step() (pure) decides
+// what follows. Stopping always signals whole process groups, including groups whose leader
+// already exited, and finishes only when every group is empty, so no grandchild survives.
+
+#include "ddprun/agent/supervisor.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+
+#include "ddprun/process/posix_launcher.hpp"
+
+namespace ddprun::agent {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+}
+
+Supervisor::Supervisor(asio::io_context& ctx, const config::LaunchConfig& cfg,
+                       util::Env agent_env, process::Launcher& launcher, Rendezvous& rdzv,
+                       WorkerIo& io, SupervisorHooks hooks)
+    : ctx_(ctx),
+      cfg_(cfg),
+      agent_env_(std::move(agent_env)),
+      launcher_(launcher),
+      rdzv_(rdzv),
+      io_(io),
+      hooks_(std::move(hooks)),
+      signals_(ctx, SIGCHLD),
+      events_(ctx) {
+  for (int sig : cfg_.signals_to_handle) {
+    signals_.add(sig);
+  }
+}
+
+asio::awaitable<void> Supervisor::signal_loop() {
+  while (true) {
+    boost::system::error_code ec;
+    int sig = co_await signals_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      co_return;
+    }
+    if (sig != SIGCHLD) {
+      events_.push(Event{Event::Kind::agent_signal, 0, 0, sig});
+      continue;
+    }
+    for (const auto& r : process::reap_exited()) {
+      events_.push(Event{Event::Kind::child_exited, r.pid, r.status});
+    }
+  }
+}
+
+asio::awaitable<void> Supervisor::rdzv_watch_loop(int generation) {
+  RdzvSignal s = co_await rdzv_.watch();
+  if (s != RdzvSignal::none && generation == generation_) {
+    events_.push(Event{Event::Kind::rdzv, 0, 0, 0, s});
+  }
+}
+
+Result<void> Supervisor::start_workers(const Round& round) {
+  workers_.clear();
+  failure_order_.clear();
+  auto attempt = io_.begin_attempt(round.info.restart_count, static_cast<int>(round.ranks.size()));
+  if (!attempt) {
+    return attempt.error();
+  }
+  std::vector<pid_t> pids;
+  for (const auto& ranks : round.ranks) {
+    auto env = worker_env(agent_env_, round.info, ranks, io_.error_file(ranks.local_rank));
+    auto fds = io_.open(ranks);
+    if (!fds) {
+      return fds.error();
+    }
+    process::SpawnRequest req{worker_argv(cfg_, ranks.local_rank), env.to_strings(), "",
+                              fds->out, fds->err, {}};
+    auto pid = launcher_.spawn(req);
+    io_.spawned(ranks.local_rank);
+    if (!pid) {
+      return pid.error();
+    }
+    workers_.push_back(Worker{ranks, *pid, true, false, {}, {}});
+    pids.push_back(*pid);
+  }
+  if (hooks_.workers_started) {
+    hooks_.workers_started(round, pids);
+  }
+  return {};
+}
+
+void Supervisor::handle_child(pid_t pid, int status) {
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    auto& w = workers_[i];
+    if (w.pid != pid || !w.running) {
+      continue;
+    }
+    w.running = false;
+    w.exit = process::decode_wait_status(status);
+    w.exit_time = std::chrono::system_clock::now();
+    if (!w.exit.success() && !w.stop_requested) {
+      failure_order_.push_back(i);
+    }
+    if (hooks_.worker_exited) {
+      hooks_.worker_exited(w.ranks, pid, w.exit);
+    }
+    return;
+  }
+  spdlog::debug("reaped process {} (an orphan adopted from a worker's tree)", pid);
+}
+
+bool Supervisor::all_succeeded() const {
+  for (const auto& w : workers_) {
+    if (w.running || !w.exit.success()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+asio::awaitable<Outcome> Supervisor::monitor() {
+  while (true) {
+    Event ev = co_await events_.pop();
+    if (ev.kind == Event::Kind::agent_signal) {
+      received_signal_ = ev.signal;
+      spdlog::warn("Received {} death signal, shutting down workers", process::signal_name(ev.signal));
+      co_return Outcome::signaled;
+    }
+    if (ev.kind == Event::Kind::rdzv) {
+      co_return ev.rdzv == RdzvSignal::peer_failed ? Outcome::peer_failed
+                                                   : Outcome::membership_changed;
+    }
+    handle_child(ev.pid, ev.status);
+    if (!failure_order_.empty()) {
+      // Exits reaped in the same wake-up belong to the same poll (spec §5.2).
+      while (auto more = events_.try_pop()) {
+        if (more->kind == Event::Kind::child_exited) {
+          handle_child(more->pid, more->status);
+        } else {
+          events_.push(*more);
+          break;
+        }
+      }
+      co_return Outcome::failed;
+    }
+    if (all_succeeded()) {
+      co_return Outcome::succeeded;
+    }
+  }
+}
+
+bool Supervisor::all_stopped() const {
+  for (const auto& w : workers_) {
+    if (w.running || process::group_alive(w.pid)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Supervisor::signal_all(int sig) {
+  for (auto& w : workers_) {
+    if (!w.running && !process::group_alive(w.pid)) {
+      continue;
+    }
+    if (sig == SIGKILL && w.running) {
+      spdlog::warn("Unable to shutdown process {} via {}, forcefully exiting via SIGKILL", w.pid,
+                   process::signal_name(received_signal_ ? received_signal_ : SIGTERM));
+    } else if (sig != SIGCONT && sig != SIGKILL && w.running) {
+      spdlog::warn("Sending process {} closing signal {}", w.pid, process::signal_name(sig));
+    }
+    w.stop_requested = w.stop_requested || w.running;
+    launcher_.signal_group(w.pid, sig);
+  }
+}
+
+asio::awaitable<void> Supervisor::stop_workers(int first_signal) {
+  for (const auto& step : process::make_stop_plan(first_signal, cfg_.shutdown_timeout)) {
+    if (all_stopped()) {
+      co_return;
+    }
+    signal_all(step.signal);
+    auto deadline = Clock::now() + step.wait;
+    while (!all_stopped()) {
+      auto ev = co_await events_.pop_until(deadline);
+      if (!ev) {
+        break;
+      }
+      if (ev->kind == Event::Kind::child_exited) {
+        handle_child(ev->pid, ev->status);
+      } else if (ev->kind == Event::Kind::agent_signal && step.signal != SIGCONT) {
+        spdlog::warn("Received {} again while stopping: killing workers now",
+                     process::signal_name(ev->signal));
+        received_signal_ = received_signal_ ? received_signal_ : ev->signal;
+        break;
+      }
+    }
+  }
+  for (const auto& w : workers_) {
+    if (w.running) {
+      spdlog::error("process {} (local_rank {}) did not exit after SIGKILL; abandoning it", w.pid,
+                    w.ranks.local_rank);
+    }
+  }
+}
+
+std::vector<WorkerFailure> Supervisor::collect_failures() const {
+  std::vector<WorkerFailure> out;
+  for (auto i : failure_order_) {
+    const auto& w = workers_[i];
+    out.push_back(WorkerFailure{w.ranks, w.pid, w.exit, w.exit_time,
+                                io_.error_file(w.ranks.local_rank),
+                                io_.stderr_tail(w.ranks.local_rank)});
+  }
+  return out;
+}
+
+asio::awaitable<int> Supervisor::finish(Step step, Outcome outcome) {
+  (void)outcome;
+  if (step == Step::exit_signaled) {
+    co_await stop_workers(received_signal_);
+    co_await io_.drain(std::chrono::seconds(2));
+    co_return 1;
+  }
+  co_await stop_workers(SIGTERM);
+  co_await io_.drain(std::chrono::seconds(5));
+  if (step == Step::finish_success) {
+    co_await rdzv_.exit_barrier(true);
+    co_await rdzv_.shutdown();
+    co_return 0;
+  }
+  if (hooks_.failed) {
+    hooks_.failed(collect_failures());
+  }
+  co_await rdzv_.report_failure();
+  co_await rdzv_.exit_barrier(false);
+  co_await rdzv_.shutdown();
+  co_return 1;
+}
+
+asio::awaitable<int> Supervisor::run() {
+  process::become_subreaper();
+  asio::co_spawn(ctx_, signal_loop(), asio::detached);
+  int remaining = cfg_.max_restarts;
+  while (true) {
+    auto round = co_await rdzv_.next_round(cfg_.max_restarts - remaining);
+    if (!round) {
+      spdlog::error("rendezvous failed: {}", round.error().message);
+      co_return 1;
+    }
+    if (auto started = start_workers(*round); !started) {
+      spdlog::error("{}", started.error().message);
+      co_await stop_workers(SIGTERM);
+      co_return 1;
+    }
+    asio::co_spawn(ctx_, rdzv_watch_loop(++generation_), asio::detached);
+    Outcome outcome = co_await monitor();
+    Step step = next_step(outcome, remaining);
+    if (hooks_.round_ended) {
+      hooks_.round_ended(outcome, step, remaining);
+    }
+    if (step != Step::restart && step != Step::restart_free) {
+      co_return co_await finish(step, outcome);
+    }
+    if (step == Step::restart) {
+      spdlog::warn("[{}] Worker group {}. {}/{} attempts left; will restart worker group",
+                   cfg_.role, to_string(outcome), remaining, cfg_.max_restarts);
+      --remaining;
+    } else {
+      spdlog::info("[{}] membership changed; will restart worker group", cfg_.role);
+    }
+    co_await stop_workers(SIGTERM);
+    co_await io_.drain(std::chrono::seconds(5));
+    if (outcome == Outcome::failed) {
+      co_await rdzv_.report_failure();
+    }
+  }
+}
+
+}  // namespace ddprun::agent

@@ -1,0 +1,81 @@
+#include "host_facts.hpp"
+
+#include <sched.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "ddprun/util/strings.hpp"
+
+namespace ddprun::app {
+
+namespace {
+
+int affinity_cpu_count() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) {
+    return 1;
+  }
+  return std::max(1, CPU_COUNT(&set));
+}
+
+std::string random_uuid4() {
+  unsigned char b[16] = {};
+  std::ifstream urandom("/dev/urandom", std::ios::binary);
+  urandom.read(reinterpret_cast<char*>(b), sizeof b);
+  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
+  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
+  char out[37];
+  std::snprintf(out, sizeof out,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  return out;
+}
+
+std::optional<int> driver_gpu_count() {
+  std::error_code ec;
+  std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", ec);
+  if (ec) {
+    return std::nullopt;
+  }
+  int n = 0;
+  for (const auto& entry : it) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+int count_visible_devices(const std::string& value) {
+  int n = 0;
+  for (const auto& item : util::split(value, ',')) {
+    auto t = util::trim(item);
+    if (t.empty()) {
+      continue;
+    }
+    if (util::parse_int(t) && *util::parse_int(t) < 0) {
+      break;  // CUDA stops at the first invalid (negative) index
+    }
+    ++n;
+  }
+  return n;
+}
+
+config::HostFacts gather_host_facts(const util::Env& env) {
+  config::HostFacts host;
+  host.cpu_count = affinity_cpu_count();
+  if (auto visible = env.get("CUDA_VISIBLE_DEVICES")) {
+    host.gpu_count = count_visible_devices(*visible);
+  } else {
+    host.gpu_count = driver_gpu_count();
+  }
+  host.random_run_id = random_uuid4();
+  return host;
+}
+
+}  // namespace ddprun::app

@@ -1,0 +1,116 @@
+// launch(): parse -> resolve -> preflight -> run the supervisor on one io_context -> status.
+
+#include "launch.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+
+#include "ddprun/agent/local_rendezvous.hpp"
+#include "ddprun/agent/supervisor.hpp"
+#include "ddprun/cli/args.hpp"
+#include "ddprun/config/launch_config.hpp"
+#include "ddprun/process/posix_launcher.hpp"
+#include "ddprun/util/fatal.hpp"
+#include "ddprun/util/strings.hpp"
+#include "host_facts.hpp"
+#include "logging.hpp"
+#include "version.hpp"
+#include "worker_io.hpp"
+
+namespace ddprun::app {
+
+namespace {
+
+std::string version_text() {
+  return std::string("ddprun ") + k_version + " (git " + k_git_revision + ", " + k_build_type +
+         ", " + k_build_options + ")";
+}
+
+/// Spawning nothing is better than spawning workers that cannot start: check the program
+/// (and the script, for Python workers) before anything runs.
+Result<void> preflight(const config::LaunchConfig& cfg, const util::Env& env) {
+  auto path = env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
+  const std::string& program = cfg.no_python && !cfg.run_path ? cfg.training_script : cfg.python;
+  auto resolved = process::resolve_executable(program, path);
+  if (!resolved) {
+    return resolved.error();
+  }
+  if (access(resolved->c_str(), X_OK) != 0) {
+    return make_error(ErrorCode::io, "cannot execute " + util::quoted(*resolved) +
+                                         ": Permission denied (errno 13)");
+  }
+  bool script_is_file = !(cfg.no_python && !cfg.run_path) && !cfg.module;
+  if (script_is_file && access(cfg.training_script.c_str(), R_OK) != 0) {
+    return make_error(ErrorCode::io, "training script " + util::quoted(cfg.training_script) +
+                                         " cannot be read: No such file or permission denied");
+  }
+  return {};
+}
+
+agent::MasterEndpoint master_endpoint(const config::LaunchConfig& cfg) {
+  if (cfg.rdzv_backend == "static") {
+    return {cfg.master_addr, cfg.master_port, false};
+  }
+  std::string addr = cfg.local_addr.empty() ? agent::host_fqdn() : cfg.local_addr;
+  return {addr, value_or_throw(agent::find_free_port("localhost")), false};
+}
+
+int run_agent(const config::LaunchConfig& cfg, util::Env agent_env) {
+  asio::io_context ctx(1);
+  process::PosixLauncher launcher;
+  agent::LocalRendezvous rdzv(ctx, cfg, master_endpoint(cfg));
+  auto io = make_worker_io(ctx, cfg);
+  agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, rdzv, *io,
+                               make_hooks(cfg, *io));
+  spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
+               util::quoted(cfg.training_script), rdzv.describe(), cfg.max_restarts);
+  int status = 1;
+  asio::co_spawn(ctx, supervisor.run(), [&](std::exception_ptr e, int code) {
+    status = e ? 1 : code;
+    ctx.stop();
+    if (e) {
+      std::rethrow_exception(e);
+    }
+  });
+  ctx.run();
+  return status;
+}
+
+}  // namespace
+
+int launch(const std::vector<std::string>& args, const util::Env& env) {
+  auto parsed = value_or_throw(cli::parse_args(args, env));
+  if (parsed.help) {
+    std::fputs(cli::render_help().c_str(), stdout);
+    return 0;
+  }
+  if (parsed.version) {
+    std::printf("%s\n", version_text().c_str());
+    return 0;
+  }
+  auto cfg = value_or_throw(config::resolve(parsed, env, gather_host_facts(env)));
+  if (cfg.print_config) {
+    std::fputs(config::render_config(cfg).c_str(), stdout);
+    return 0;
+  }
+  if (cfg.nnodes.max > 1) {
+    throw Fatal(make_error(ErrorCode::usage,
+                           "--nnodes " + std::to_string(cfg.nnodes.max) +
+                               ": multi-node rendezvous is not available in this build yet"));
+  }
+  setup_logging(cfg.log_level);
+  if (auto ok = preflight(cfg, env); !ok) {
+    throw Fatal(make_error(ErrorCode::io, ok.error().message));
+  }
+  std::signal(SIGPIPE, SIG_IGN);
+  util::Env agent_env = env;
+  if (agent::apply_omp_default(agent_env, cfg.nproc_per_node)) {
+    spdlog::warn("\n{}", agent::omp_banner());
+  }
+  return run_agent(cfg, std::move(agent_env));
+}
+
+}  // namespace ddprun::app

@@ -1,0 +1,10 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ddprun/util/env.hpp"
+
+namespace ddprun::app {
+/// The launcher proper (`ddprun [flags] script args...`). Throws Fatal on usage/config errors.
+int launch(const std::vector<std::string>& args, const util::Env& env);
+}  // namespace ddprun::app

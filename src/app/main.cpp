@@ -1,0 +1,34 @@
+#include "ddprun/app/main.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "ddprun/util/fatal.hpp"
+#include "launch.hpp"
+
+namespace ddprun::app {
+
+namespace {
+
+int exit_code_for(const Error& e) {
+  return e.code == ErrorCode::usage || e.code == ErrorCode::config ? 2 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv, char** envp) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    return launch(args, util::Env::from_environ(envp));
+  } catch (const Fatal& f) {
+    std::fprintf(stderr, "ddprun: error: %s\n", f.what());
+    return exit_code_for(f.error());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ddprun: internal error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace ddprun::app

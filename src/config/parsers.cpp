@@ -1,0 +1,82 @@
+#include <regex>
+
+#include "ddprun/config/launch_config.hpp"
+#include "ddprun/util/strings.hpp"
+
+namespace ddprun::config {
+
+using util::quoted;
+
+Result<NodeRange> parse_nnodes(std::string_view text) {
+  auto parts = util::split(text, ':');
+  if (parts.size() > 2) {
+    return make_error(ErrorCode::usage,
+                      "--nnodes " + quoted(text) + " is not in \"N\" or \"MIN:MAX\" format");
+  }
+  auto lo = util::parse_int_in(parts[0], 1, 1 << 20);
+  auto hi = util::parse_int_in(parts.back(), 1, 1 << 20);
+  if (!lo || !hi) {
+    return make_error(ErrorCode::usage, "--nnodes " + quoted(text) +
+                                            " must be a positive integer N or MIN:MAX");
+  }
+  if (*lo > *hi) {
+    return make_error(ErrorCode::usage,
+                      "--nnodes " + quoted(text) + ": MIN must not be greater than MAX");
+  }
+  return NodeRange{static_cast<int>(*lo), static_cast<int>(*hi)};
+}
+
+Result<std::map<std::string, std::string>> parse_rdzv_conf(std::string_view text) {
+  std::map<std::string, std::string> out;
+  if (util::trim(text).empty()) {
+    return out;
+  }
+  for (const auto& item : util::split(text, ',')) {
+    auto eq = item.find('=');
+    auto key = util::trim(std::string_view(item).substr(0, eq));
+    auto value = eq == std::string::npos ? std::string_view{}
+                                         : util::trim(std::string_view(item).substr(eq + 1));
+    if (key.empty() || value.empty()) {
+      return make_error(ErrorCode::usage, "--rdzv-conf item " + quoted(item) +
+                                              " is not in key=value form (expected k1=v1,k2=v2)");
+    }
+    out[std::string(key)] = std::string(value);
+  }
+  return out;
+}
+
+Result<Endpoint> parse_endpoint(std::string_view text, int default_port) {
+  auto t = util::trim(text);
+  if (t.empty()) {
+    return Endpoint{"localhost", default_port};
+  }
+  std::string host(t);
+  std::string port_text;
+  if (t.front() == '[' && t.back() == ']') {
+    host = std::string(t.substr(1, t.size() - 2));
+  } else if (auto colon = t.rfind(':'); colon != std::string_view::npos) {
+    host = std::string(t.substr(0, colon));
+    port_text = std::string(t.substr(colon + 1));
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+  }
+  static const std::regex host_re(R"(^[\w\.:-]+$)");
+  if (!std::regex_match(host, host_re)) {
+    return make_error(ErrorCode::usage, "endpoint " + quoted(text) + " has an invalid host " +
+                                            quoted(host) + " (expected host[:port])");
+  }
+  int port = default_port;
+  if (!port_text.empty() || t.back() == ':') {
+    auto p = port_text.size() <= 5 ? util::parse_int_in(port_text, 0, 65535)
+                                   : Result<std::int64_t>(Error{});
+    if (!p || port_text.find_first_not_of("0123456789") != std::string::npos) {
+      return make_error(ErrorCode::usage, "endpoint " + quoted(text) + " has an invalid port " +
+                                              quoted(port_text) + " (expected 0-65535)");
+    }
+    port = static_cast<int>(*p);
+  }
+  return Endpoint{host, port};
+}
+
+}  // namespace ddprun::config

@@ -1,0 +1,316 @@
+// config::resolve: ParsedArgs (text + origin) -> LaunchConfig (typed, validated).
+// Each resolve_* step converts one concern and records the origin of every value it sets.
+
+#include <csignal>
+#include <set>
+
+#include "ddprun/config/launch_config.hpp"
+#include "ddprun/process/exit_info.hpp"
+#include "ddprun/util/strings.hpp"
+
+namespace ddprun::config {
+
+namespace {
+
+using util::quoted;
+
+constexpr int k_default_c10d_port = 29400;
+
+class Resolver {
+ public:
+  Resolver(const cli::ParsedArgs& args, const util::Env& env, const HostFacts& host)
+      : args_(args), env_(env), host_(host) {}
+
+  Result<LaunchConfig> run();
+
+ private:
+  const cli::Setting& at(const std::string& dest) const { return args_.at(dest); }
+  const std::string& text(const std::string& dest) const { return at(dest).value; }
+  bool on(const std::string& dest) const { return args_.flag_on(dest); }
+
+  std::string origin_of(const std::string& dest) const {
+    const auto& s = at(dest);
+    switch (s.origin) {
+      case cli::Origin::flag:
+        return "flag " + s.source;
+      case cli::Origin::env:
+        return "env " + s.source;
+      case cli::Origin::default_value:
+        break;
+    }
+    return "default";
+  }
+  void note(const std::string& name, const std::string& value, const std::string& origin) {
+    cfg_.items.push_back({name, value, origin});
+  }
+  void note(const std::string& dest, const std::string& value) {
+    note(dest, value, origin_of(dest));
+  }
+  Error bad(const std::string& dest, const std::string& expected) const {
+    const auto& s = at(dest);
+    std::string who = s.origin == cli::Origin::env ? s.source : "--" + dest_dash(dest);
+    return make_error(ErrorCode::usage, who + " " + quoted(s.value) + ": expected " + expected);
+  }
+  static std::string dest_dash(std::string dest) {
+    for (auto& c : dest) {
+      c = c == '_' ? '-' : c;
+    }
+    return dest;
+  }
+  Result<int> int_in(const std::string& dest, int lo, int hi, const std::string& expected) {
+    auto v = util::parse_int_in(text(dest), lo, hi);
+    if (!v) {
+      return bad(dest, expected);
+    }
+    return static_cast<int>(*v);
+  }
+
+  Result<void> nodes_and_workers();
+  Result<void> rendezvous();
+  Result<void> worker_command();
+  Result<void> supervision();
+  Result<void> logging();
+  Result<void> static_node();
+
+  const cli::ParsedArgs& args_;
+  const util::Env& env_;
+  const HostFacts& host_;
+  LaunchConfig cfg_;
+};
+
+Result<void> Resolver::nodes_and_workers() {
+  auto nodes = parse_nnodes(text("nnodes"));
+  if (!nodes) {
+    return nodes.error();
+  }
+  cfg_.nnodes = *nodes;
+  note("nnodes", std::to_string(nodes->min) + ":" + std::to_string(nodes->max));
+  const auto& n = text("nproc_per_node");
+  if (n == "cpu" || (n == "auto" && !host_.gpu_count.value_or(0))) {
+    cfg_.nproc_per_node = host_.cpu_count;
+  } else if (n == "gpu" || n == "auto") {
+    if (!host_.gpu_count.value_or(0)) {
+      return bad("nproc_per_node", "a count, or 'gpu' only where a CUDA GPU is visible (none is)");
+    }
+    cfg_.nproc_per_node = *host_.gpu_count;
+  } else {
+    auto v = int_in("nproc_per_node", 1, 1 << 16, "a positive integer, cpu, gpu or auto");
+    if (!v) {
+      return v.error();
+    }
+    cfg_.nproc_per_node = *v;
+  }
+  note("nproc_per_node", std::to_string(cfg_.nproc_per_node));
+  return {};
+}
+
+Result<void> Resolver::rendezvous() {
+  cfg_.standalone = on("standalone");
+  cfg_.rdzv_backend = text("rdzv_backend");
+  cfg_.rdzv_id = text("rdzv_id");
+  std::string endpoint_text = text("rdzv_endpoint");
+  std::string forced = "forced by --standalone";
+  if (cfg_.standalone) {
+    cfg_.rdzv_backend = "c10d";
+    endpoint_text = "localhost:0";
+    cfg_.rdzv_id = host_.random_run_id;
+    note("standalone", "true");
+  }
+  if (cfg_.rdzv_backend != "static" && cfg_.rdzv_backend != "c10d") {
+    return bad("rdzv_backend", "static or c10d (etcd backends are not supported by ddprun)");
+  }
+  note("rdzv_backend", cfg_.rdzv_backend, cfg_.standalone ? forced : origin_of("rdzv_backend"));
+  auto ep = parse_endpoint(endpoint_text, k_default_c10d_port);
+  if (!ep) {
+    return ep.error();
+  }
+  cfg_.rdzv_endpoint = *ep;
+  if (endpoint_text.empty()) {
+    cfg_.rdzv_endpoint.host.clear();
+  }
+  note("rdzv_endpoint", endpoint_text, cfg_.standalone ? forced : origin_of("rdzv_endpoint"));
+  note("rdzv_id", cfg_.rdzv_id, cfg_.standalone ? forced : origin_of("rdzv_id"));
+  auto conf = parse_rdzv_conf(text("rdzv_conf"));
+  if (!conf) {
+    return conf.error();
+  }
+  cfg_.rdzv_conf = *conf;
+  note("rdzv_conf", text("rdzv_conf"));
+  return static_node();
+}
+
+Result<void> Resolver::static_node() {
+  auto rank = int_in("node_rank", 0, 1 << 20, "a non-negative integer");
+  if (!rank) {
+    return rank.error();
+  }
+  if (cfg_.rdzv_backend == "static" && *rank >= cfg_.nnodes.max) {
+    return bad("node_rank", "a node rank below --nnodes (" + std::to_string(cfg_.nnodes.max) + ")");
+  }
+  cfg_.node_rank = *rank;
+  note("node_rank", std::to_string(cfg_.node_rank));
+  cfg_.master_addr = text("master_addr");
+  if (cfg_.master_addr.empty()) {
+    return bad("master_addr", "a host name or address");
+  }
+  note("master_addr", cfg_.master_addr);
+  auto port = int_in("master_port", 0, 65535, "a port number 0-65535");
+  if (!port) {
+    return port.error();
+  }
+  cfg_.master_port = *port;
+  note("master_port", std::to_string(cfg_.master_port));
+  cfg_.local_addr = text("local_addr");
+  note("local_addr", cfg_.local_addr);
+  return {};
+}
+
+Result<void> Resolver::worker_command() {
+  cfg_.module = on("module");
+  cfg_.no_python = on("no_python");
+  cfg_.run_path = on("run_path");
+  if (cfg_.module && cfg_.no_python) {
+    return make_error(ErrorCode::usage,
+                      "don't use both the '--no-python' flag and the '--module' flag at the same time");
+  }
+  note("module", cfg_.module ? "true" : "false", origin_of("module"));
+  note("no_python", cfg_.no_python ? "true" : "false", origin_of("no_python"));
+  note("run_path", cfg_.run_path ? "true" : "false", origin_of("run_path"));
+  if (!text("python").empty()) {
+    cfg_.python = text("python");
+    note("python", cfg_.python);
+  } else if (auto exec = env_.get_nonempty("PYTHON_EXEC")) {
+    cfg_.python = *exec;
+    note("python", cfg_.python, "env PYTHON_EXEC");
+  } else {
+    cfg_.python = "python3";
+    note("python", cfg_.python, "default (python3 on PATH)");
+  }
+  bool legacy = on("legacy_local_rank");
+  bool use_env = on("use_env");
+  if (legacy && !use_env && cfg_.no_python) {
+    return make_error(ErrorCode::usage,
+                      "when using the '--no-python' flag with --legacy-local-rank, you must also "
+                      "set the '--use-env' flag");
+  }
+  cfg_.append_local_rank = legacy && !use_env;
+  const auto& style = text("local_rank_arg");
+  if (style != "underscore" && style != "dash") {
+    return bad("local_rank_arg", "underscore (--local_rank=N) or dash (--local-rank=N)");
+  }
+  cfg_.local_rank_flag = style == "dash" ? "--local-rank" : "--local_rank";
+  note("append_local_rank", cfg_.append_local_rank ? cfg_.local_rank_flag + "=N" : "no",
+       origin_of("legacy_local_rank"));
+  cfg_.role = text("role");
+  if (cfg_.role.empty()) {
+    return bad("role", "a non-empty role name");
+  }
+  note("role", cfg_.role);
+  return {};
+}
+
+Result<void> Resolver::supervision() {
+  auto restarts = int_in("max_restarts", 0, 1 << 30, "a non-negative integer");
+  if (!restarts) {
+    return restarts.error();
+  }
+  cfg_.max_restarts = *restarts;
+  note("max_restarts", std::to_string(cfg_.max_restarts));
+  auto interval = util::parse_seconds(text("monitor_interval"));
+  if (!interval || interval->count() <= 0) {
+    return bad("monitor_interval", "a positive number of seconds");
+  }
+  cfg_.monitor_interval = *interval;
+  note("monitor_interval", text("monitor_interval"));
+  cfg_.start_method = text("start_method");
+  static const std::set<std::string> methods{"spawn", "fork", "forkserver"};
+  if (methods.count(cfg_.start_method) == 0) {
+    return bad("start_method", "one of spawn, fork, forkserver");
+  }
+  note("start_method", cfg_.start_method);
+  auto grace = util::parse_seconds(text("shutdown_timeout"));
+  if (!grace) {
+    return bad("shutdown_timeout", "a non-negative number of seconds");
+  }
+  cfg_.shutdown_timeout = *grace;
+  note("shutdown_timeout", text("shutdown_timeout"));
+  auto sigs = process::parse_signal_list(text("signals_to_handle"));
+  if (!sigs) {
+    return bad("signals_to_handle", "a comma list of signal names (" + sigs.error().message + ")");
+  }
+  cfg_.signals_to_handle = *sigs;
+  note("signals_to_handle", text("signals_to_handle"));
+  const auto& store = text("agent_store");
+  if (store != "auto" && store != "on" && store != "off") {
+    return bad("agent_store", "auto, on or off");
+  }
+  cfg_.agent_store = store == "on" ? AgentStore::on : store == "off" ? AgentStore::off : AgentStore::automatic;
+  note("agent_store", store);
+  return {};
+}
+
+Result<void> Resolver::logging() {
+  cfg_.log_dir = text("log_dir");
+  note("log_dir", cfg_.log_dir.empty() ? "(a new torchelastic_* directory)" : cfg_.log_dir,
+       origin_of("log_dir"));
+  cfg_.redirects = text("redirects");
+  note("redirects", cfg_.redirects);
+  cfg_.tee = text("tee");
+  note("tee", cfg_.tee);
+  cfg_.local_ranks_filter = text("local_ranks_filter");
+  note("local_ranks_filter", cfg_.local_ranks_filter);
+  cfg_.events_file = text("events_file");
+  note("events_file", cfg_.events_file);
+  cfg_.log_level = text("log_level").empty() ? "info" : util::to_lower(text("log_level"));
+  static const std::set<std::string> levels{"trace", "debug", "info", "warning", "warn",
+                                            "error", "critical", "off"};
+  if (levels.count(cfg_.log_level) == 0) {
+    return bad("log_level", "one of debug, info, warning, error, critical, off");
+  }
+  note("log_level", cfg_.log_level);
+  if (!text("logs_specs").empty()) {
+    return bad("logs_specs", "nothing: custom Python log specs cannot be loaded by ddprun");
+  }
+  if (!text("numa_binding").empty()) {
+    return bad("numa_binding", "nothing yet: NUMA binding is not implemented in this ddprun");
+  }
+  cfg_.event_log_handler = text("event_log_handler");
+  note("event_log_handler", cfg_.event_log_handler);
+  return {};
+}
+
+Result<LaunchConfig> Resolver::run() {
+  for (auto step : {&Resolver::nodes_and_workers, &Resolver::rendezvous, &Resolver::worker_command,
+                    &Resolver::supervision, &Resolver::logging}) {
+    if (auto r = (this->*step)(); !r) {
+      return r.error();
+    }
+  }
+  cfg_.print_config = on("print_config");
+  cfg_.training_script = args_.training_script.value_or("");
+  cfg_.training_script_args = args_.training_script_args;
+  note("training_script", cfg_.training_script, "positional");
+  return cfg_;
+}
+
+}  // namespace
+
+Result<LaunchConfig> resolve(const cli::ParsedArgs& args, const util::Env& env,
+                             const HostFacts& host) {
+  return Resolver(args, env, host).run();
+}
+
+std::string render_config(const LaunchConfig& config) {
+  std::size_t width = 0;
+  for (const auto& item : config.items) {
+    width = std::max(width, item.name.size());
+  }
+  std::string out;
+  for (const auto& item : config.items) {
+    out += item.name + std::string(width - item.name.size(), ' ') + " = " + item.value + "  (" +
+           item.origin + ")\n";
+  }
+  return out;
+}
+
+}  // namespace ddprun::config

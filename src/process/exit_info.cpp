@@ -1,0 +1,104 @@
+#include "ddprun/process/exit_info.hpp"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <csignal>
+#include <utility>
+
+#include "ddprun/util/strings.hpp"
+
+namespace ddprun::process {
+
+namespace {
+
+struct SignalName {
+  int number;
+  const char* name;
+};
+
+constexpr std::array<SignalName, 31> k_signals{{
+    {SIGHUP, "SIGHUP"},     {SIGINT, "SIGINT"},       {SIGQUIT, "SIGQUIT"},
+    {SIGILL, "SIGILL"},     {SIGTRAP, "SIGTRAP"},     {SIGABRT, "SIGABRT"},
+    {SIGBUS, "SIGBUS"},     {SIGFPE, "SIGFPE"},       {SIGKILL, "SIGKILL"},
+    {SIGUSR1, "SIGUSR1"},   {SIGSEGV, "SIGSEGV"},     {SIGUSR2, "SIGUSR2"},
+    {SIGPIPE, "SIGPIPE"},   {SIGALRM, "SIGALRM"},     {SIGTERM, "SIGTERM"},
+    {SIGSTKFLT, "SIGSTKFLT"}, {SIGCHLD, "SIGCHLD"},   {SIGCONT, "SIGCONT"},
+    {SIGSTOP, "SIGSTOP"},   {SIGTSTP, "SIGTSTP"},     {SIGTTIN, "SIGTTIN"},
+    {SIGTTOU, "SIGTTOU"},   {SIGURG, "SIGURG"},       {SIGXCPU, "SIGXCPU"},
+    {SIGXFSZ, "SIGXFSZ"},   {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"},
+    {SIGWINCH, "SIGWINCH"}, {SIGIO, "SIGIO"},         {SIGPWR, "SIGPWR"},
+    {SIGSYS, "SIGSYS"},
+}};
+
+}  // namespace
+
+ExitInfo decode_wait_status(int status) {
+  ExitInfo info;
+  if (WIFSIGNALED(status)) {
+    info.signaled = true;
+    info.signal = WTERMSIG(status);
+    info.core_dumped = WCOREDUMP(status);
+  } else if (WIFEXITED(status)) {
+    info.exit_status = WEXITSTATUS(status);
+  }
+  return info;
+}
+
+std::string signal_name(int sig) {
+  for (const auto& s : k_signals) {
+    if (s.number == sig) {
+      return s.name;
+    }
+  }
+  return "signal " + std::to_string(sig);
+}
+
+Result<int> parse_signal(std::string_view text) {
+  auto t = util::trim(text);
+  if (auto n = util::parse_int(t); n) {
+    if (*n > 0 && *n < NSIG) {
+      return static_cast<int>(*n);
+    }
+    return make_error(ErrorCode::usage, "signal number " + util::quoted(t) + " is out of range");
+  }
+  std::string upper;
+  for (char c : t) {
+    upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  if (!util::starts_with(upper, "SIG")) {
+    upper = "SIG" + upper;
+  }
+  for (const auto& s : k_signals) {
+    if (upper == s.name) {
+      return s.number;
+    }
+  }
+  return make_error(ErrorCode::usage,
+                    "unknown signal " + util::quoted(t) + " (expected a name like SIGTERM or a number)");
+}
+
+Result<std::vector<int>> parse_signal_list(std::string_view text) {
+  std::vector<int> out;
+  for (const auto& part : util::split(text, ',')) {
+    if (util::trim(part).empty()) {
+      continue;
+    }
+    auto sig = parse_signal(part);
+    if (!sig) {
+      return sig.error();
+    }
+    if (*sig == SIGKILL || *sig == SIGSTOP || *sig == SIGCHLD) {
+      return make_error(ErrorCode::usage, "signal " + util::quoted(util::trim(part)) +
+                                              " cannot be handled (SIGKILL, SIGSTOP and SIGCHLD are not allowed)");
+    }
+    out.push_back(*sig);
+  }
+  return out;
+}
+
+StopPlan make_stop_plan(int first_signal, std::chrono::milliseconds grace) {
+  return StopPlan{{SIGCONT, std::chrono::milliseconds(0)}, {first_signal, grace}, {SIGKILL, k_kill_wait}};
+}
+
+}  // namespace ddprun::process

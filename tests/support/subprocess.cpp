@@ -1,0 +1,185 @@
+#include "support/subprocess.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace ddprun::test {
+
+namespace {
+
+std::vector<std::string> child_env(const RunOptions& o) {
+  std::map<std::string, std::string> vars;
+  for (char** p = environ; *p != nullptr; ++p) {
+    std::string e(*p);
+    auto eq = e.find('=');
+    if (eq != std::string::npos) {
+      vars[e.substr(0, eq)] = e.substr(eq + 1);
+    }
+  }
+  for (const auto& name : o.env_remove) {
+    vars.erase(name);
+  }
+  for (const auto& [k, v] : o.env_add) {
+    vars[k] = v;
+  }
+  std::vector<std::string> out;
+  for (const auto& [k, v] : vars) {
+    out.push_back(k + "=" + v);
+  }
+  return out;
+}
+
+pid_t spawn(const std::vector<std::string>& argv, const RunOptions& o, int out_fd, int err_fd) {
+  auto env = child_env(o);
+  std::vector<char*> cargv;
+  std::vector<char*> cenv;
+  for (const auto& a : argv) {
+    cargv.push_back(const_cast<char*>(a.c_str()));
+  }
+  cargv.push_back(nullptr);
+  for (const auto& e : env) {
+    cenv.push_back(const_cast<char*>(e.c_str()));
+  }
+  cenv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
+    if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) {
+      _exit(125);
+    }
+    execve(cargv[0], cargv.data(), cenv.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  return pid;
+}
+
+int decode(int status) {
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+void sleep_a_moment() { std::this_thread::sleep_for(std::chrono::milliseconds(10)); }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string make_temp_dir(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base != nullptr ? base : "/tmp") + "/" + prefix + "XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (mkdtemp(buf.data()) == nullptr) {
+    return "";
+  }
+  return buf.data();
+}
+
+Background start(const std::vector<std::string>& argv, const RunOptions& options) {
+  Background bg;
+  auto dir = make_temp_dir("ddprun-bg-");
+  bg.out_path = dir + "/out";
+  bg.err_path = dir + "/err";
+  int out = open(bg.out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int err = open(bg.err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bg.pid = spawn(argv, options, out, err);
+  close(out);
+  close(err);
+  return bg;
+}
+
+int wait_for(pid_t pid, std::chrono::milliseconds timeout) {
+  int status = 0;
+  bool done = eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, timeout);
+  return done ? decode(status) : -1;
+}
+
+RunResult run(const std::vector<std::string>& argv, const RunOptions& options) {
+  auto bg = start(argv, options);
+  RunResult r;
+  r.status = wait_for(bg.pid, options.timeout);
+  if (r.status < 0) {
+    r.timed_out = true;
+    kill(-bg.pid, SIGKILL);
+    r.status = wait_for(bg.pid, std::chrono::seconds(10));
+  }
+  r.out = read_file(bg.out_path);
+  r.err = read_file(bg.err_path);
+  std::filesystem::remove_all(std::filesystem::path(bg.out_path).parent_path());
+  return r;
+}
+
+std::string ddprun_bin() {
+  const char* b = std::getenv("DDPRUN_BIN");
+  return b != nullptr ? b : DDPRUN_TEST_BIN;
+}
+
+std::string source_path(const std::string& relative) {
+  const char* s = std::getenv("DDPRUN_SOURCE_DIR");
+  return std::string(s != nullptr ? s : DDPRUN_TEST_SOURCE_DIR) + "/" + relative;
+}
+
+namespace {
+
+bool is_zombie(const std::filesystem::path& proc_dir) {
+  std::string line = read_file((proc_dir / "stat").string());
+  auto close_paren = line.rfind(')');
+  return close_paren == std::string::npos || line.substr(close_paren + 2, 1) == "Z";
+}
+
+}  // namespace
+
+std::vector<pid_t> processes_with_env(const std::string& name_eq_value) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) {
+      continue;
+    }
+    std::string environ_text = read_file((entry.path() / "environ").string());
+    std::string needle = std::string(1, '\0') + name_eq_value + std::string(1, '\0');
+    if ((std::string(1, '\0') + environ_text + std::string(1, '\0')).find(needle) == std::string::npos) {
+      continue;
+    }
+    if (!is_zombie(entry.path())) {
+      out.push_back(static_cast<pid_t>(std::stol(name)));
+    }
+  }
+  return out;
+}
+
+std::string unique_tag() {
+  static int counter = 0;
+  return "DDPRUN_TEST_TAG=" + std::to_string(getpid()) + "-" + std::to_string(++counter);
+}
+
+bool have_torch() {
+  static int cached = -1;
+  if (cached < 0) {
+    auto r = run({"/usr/bin/python3", "-c", "import torch"}, {{}, {}, "", std::chrono::seconds(60)});
+    cached = r.status == 0 ? 1 : 0;
+  }
+  return cached == 1;
+}
+
+}  // namespace ddprun::test

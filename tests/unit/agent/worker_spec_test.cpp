@@ -1,0 +1,133 @@
+#include "ddprun/agent/worker_spec.hpp"
+
+#include <gtest/gtest.h>
+
+#include "ddprun/agent/policy.hpp"
+
+using namespace ddprun;
+using namespace ddprun::agent;
+
+namespace {
+
+config::LaunchConfig python_config() {
+  config::LaunchConfig cfg;
+  cfg.python = "/usr/bin/python3";
+  cfg.training_script = "train.py";
+  cfg.training_script_args = {"--lr=${local_rank}", "$local_rank", "${rank}", "a$$b"};
+  return cfg;
+}
+
+}  // namespace
+
+TEST(AssignRanks, HeterogeneousPrefixSums) {
+  // Spec §2.2: agents with nproc 1 and 3 give ranks 0 and 1..3, world 4.
+  std::vector<NodeInfo> nodes{{"default", 1, 3}, {"default", 0, 1}};
+  auto second = assign_ranks(nodes, 1);
+  ASSERT_EQ(second.size(), 3u);
+  EXPECT_EQ(second[0].rank, 1);
+  EXPECT_EQ(second[2].rank, 3);
+  EXPECT_EQ(second[2].local_rank, 2);
+  EXPECT_EQ(second[0].world_size, 4);
+  EXPECT_EQ(second[0].group_world_size, 2);
+  EXPECT_EQ(second[0].local_world_size, 3);
+  EXPECT_EQ(assign_ranks(nodes, 0)[0].rank, 0);
+  EXPECT_TRUE(assign_ranks(nodes, 5).empty());
+}
+
+TEST(AssignRanks, RoleRanksCountOnlyTheSameRole) {
+  std::vector<NodeInfo> nodes{{"trainer", 0, 2}, {"reader", 1, 1}, {"trainer", 2, 2}};
+  auto third = assign_ranks(nodes, 2);
+  EXPECT_EQ(third[0].rank, 3);
+  EXPECT_EQ(third[0].role_rank, 2);
+  EXPECT_EQ(third[0].role_world_size, 4);
+  EXPECT_EQ(third[0].world_size, 5);
+}
+
+TEST(WorkerArgv, PythonScriptWithMacroSubstitution) {
+  auto argv = worker_argv(python_config(), 1);
+  EXPECT_EQ(argv, (std::vector<std::string>{"/usr/bin/python3", "-u", "train.py", "--lr=1", "1",
+                                            "${rank}", "a$b"}));
+}
+
+TEST(WorkerArgv, ModuleAndLegacyLocalRank) {
+  auto cfg = python_config();
+  cfg.module = true;
+  cfg.append_local_rank = true;
+  cfg.training_script_args = {"x"};
+  EXPECT_EQ(worker_argv(cfg, 0), (std::vector<std::string>{"/usr/bin/python3", "-u", "-m",
+                                                           "train.py", "--local_rank=0", "x"}));
+  cfg.local_rank_flag = "--local-rank";
+  EXPECT_EQ(worker_argv(cfg, 3)[4], "--local-rank=3");
+}
+
+TEST(WorkerArgv, NoPythonRunsTheScriptItself) {
+  auto cfg = python_config();
+  cfg.no_python = true;
+  cfg.training_script = "./run.sh";
+  cfg.training_script_args = {"a", "b"};
+  EXPECT_EQ(worker_argv(cfg, 0), (std::vector<std::string>{"./run.sh", "a", "b"}));
+  cfg.run_path = true;  // --run-path wins over --no-python (emulated with python -u)
+  EXPECT_EQ(worker_argv(cfg, 0)[0], "/usr/bin/python3");
+}
+
+TEST(WorkerEnv, MatchesTheCapturedTorchrunExample) {
+  // Spec §2.2, worker 1 of `--standalone --nproc_per_node=2`.
+  util::Env agent{{"FOO", "bar"}, {"PATH", "/usr/bin:/bin"}, {"OMP_NUM_THREADS", "1"}};
+  RoundInfo round{"localhost", 37547, 0, 0, "fe52e109", false, "default"};
+  WorkerRanks ranks{1, 1, 0, 1, 2, 2, 1, 2};
+  auto env = worker_env(agent, round, ranks, "/tmp/x/attempt_0/1/error.json");
+  util::Env expected{{"FOO", "bar"},
+                     {"PATH", "/usr/bin:/bin"},
+                     {"OMP_NUM_THREADS", "1"},
+                     {"GROUP_RANK", "0"},
+                     {"GROUP_WORLD_SIZE", "1"},
+                     {"LOCAL_RANK", "1"},
+                     {"LOCAL_WORLD_SIZE", "2"},
+                     {"MASTER_ADDR", "localhost"},
+                     {"MASTER_PORT", "37547"},
+                     {"NCCL_ASYNC_ERROR_HANDLING", "1"},
+                     {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
+                     {"RANK", "1"},
+                     {"ROLE_NAME", "default"},
+                     {"ROLE_RANK", "1"},
+                     {"ROLE_WORLD_SIZE", "2"},
+                     {"TORCHELASTIC_ERROR_FILE", "/tmp/x/attempt_0/1/error.json"},
+                     {"TORCHELASTIC_MAX_RESTARTS", "0"},
+                     {"TORCHELASTIC_RESTART_COUNT", "0"},
+                     {"TORCHELASTIC_RUN_ID", "fe52e109"},
+                     {"TORCHELASTIC_USE_AGENT_STORE", "False"},
+                     {"WORLD_SIZE", "2"}};
+  EXPECT_EQ(env.vars(), expected.vars());
+}
+
+TEST(WorkerEnv, KeepsTheUsersNcclSetting) {
+  util::Env agent{{"NCCL_ASYNC_ERROR_HANDLING", "0"}};
+  auto env = worker_env(agent, RoundInfo{"h", 1, 2, 3, "id", true, "r"}, WorkerRanks{}, "");
+  EXPECT_EQ(env.get("NCCL_ASYNC_ERROR_HANDLING"), "0");
+  EXPECT_EQ(env.get("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1");
+  EXPECT_EQ(env.get("TORCHELASTIC_USE_AGENT_STORE"), "True");
+  EXPECT_EQ(env.get("TORCHELASTIC_RESTART_COUNT"), "2");
+  EXPECT_EQ(env.get("TORCHELASTIC_ERROR_FILE"), "");
+}
+
+TEST(OmpDefault, OnlyWhenUnsetAndSeveralWorkers) {
+  util::Env env;
+  EXPECT_FALSE(apply_omp_default(env, 1));
+  EXPECT_TRUE(apply_omp_default(env, 2));
+  EXPECT_EQ(env.get("OMP_NUM_THREADS"), "1");
+  util::Env user{{"OMP_NUM_THREADS", "8"}};
+  EXPECT_FALSE(apply_omp_default(user, 4));
+  EXPECT_EQ(user.get("OMP_NUM_THREADS"), "8");
+  EXPECT_EQ(omp_banner().substr(0, 42), std::string(41, '*') + "\n");
+  EXPECT_NE(omp_banner().find("as needed. \n"), std::string::npos);
+}
+
+TEST(NextStep, PolicyTable) {
+  EXPECT_EQ(next_step(Outcome::succeeded, 0), Step::finish_success);
+  EXPECT_EQ(next_step(Outcome::failed, 1), Step::restart);
+  EXPECT_EQ(next_step(Outcome::failed, 0), Step::fail);
+  EXPECT_EQ(next_step(Outcome::peer_failed, 2), Step::restart);
+  EXPECT_EQ(next_step(Outcome::peer_failed, 0), Step::fail);
+  EXPECT_EQ(next_step(Outcome::membership_changed, 0), Step::restart_free);
+  EXPECT_EQ(next_step(Outcome::signaled, 5), Step::exit_signaled);
+}

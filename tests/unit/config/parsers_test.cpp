@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+
+#include "ddprun/cli/args.hpp"
+#include "ddprun/config/launch_config.hpp"
+
+using namespace ddprun;
+using namespace ddprun::config;
+
+TEST(ParseNnodes, SingleAndRange) {
+  EXPECT_EQ(parse_nnodes("2")->min, 2);
+  EXPECT_EQ(parse_nnodes("2")->max, 2);
+  EXPECT_EQ(parse_nnodes("1:4")->max, 4);
+  for (const char* bad : {"0", "4:2", "1:2:3", "x", "", "-1", "1:"}) {
+    EXPECT_FALSE(parse_nnodes(bad)) << bad;
+  }
+  EXPECT_NE(parse_nnodes("1:2:3").error().message.find("'1:2:3'"), std::string::npos);
+}
+
+TEST(ParseRdzvConf, SplitsAndStrips) {
+  auto conf = parse_rdzv_conf(" join_timeout = 5 ,is_host=1");
+  ASSERT_TRUE(conf);
+  EXPECT_EQ(conf->at("join_timeout"), "5");
+  EXPECT_EQ(conf->at("is_host"), "1");
+  EXPECT_TRUE(parse_rdzv_conf("")->empty());
+  EXPECT_FALSE(parse_rdzv_conf("a=1,b"));
+  EXPECT_FALSE(parse_rdzv_conf("=1"));
+  EXPECT_FALSE(parse_rdzv_conf("a="));
+}
+
+TEST(ParseEndpoint, TorchrunRules) {
+  struct Row {
+    const char* text;
+    const char* host;
+    int port;
+  } rows[] = {{"", "localhost", 29400},          {"node1", "node1", 29400},
+              {"node1:1234", "node1", 1234},     {"[::1]:5000", "::1", 5000},
+              {"[fe80::1]", "fe80::1", 29400},   {"10.0.0.1:0", "10.0.0.1", 0}};
+  for (const auto& r : rows) {
+    auto ep = parse_endpoint(r.text, 29400);
+    ASSERT_TRUE(ep) << r.text;
+    EXPECT_EQ(ep->host, r.host) << r.text;
+    EXPECT_EQ(ep->port, r.port) << r.text;
+  }
+  for (const char* bad : {"host:99999", "host:12ab", "ho st:1", "host:123456"}) {
+    EXPECT_FALSE(parse_endpoint(bad, 29400)) << bad;
+  }
+}
+
+namespace {
+
+Result<LaunchConfig> resolve_args(std::vector<std::string> args, util::Env env = {}) {
+  auto parsed = cli::parse_args(args, env);
+  if (!parsed) {
+    return parsed.error();
+  }
+  HostFacts host{8, 2, "11111111-2222-4333-8444-555555555555"};
+  return resolve(*parsed, env, host);
+}
+
+}  // namespace
+
+TEST(Resolve, StandaloneForcesC10dFreePortAndRandomId) {
+  auto cfg = resolve_args({"--standalone", "--rdzv_backend=static", "--rdzv_id=x", "t.py"});
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->rdzv_backend, "c10d");
+  EXPECT_EQ(cfg->rdzv_endpoint.host, "localhost");
+  EXPECT_EQ(cfg->rdzv_endpoint.port, 0);
+  EXPECT_EQ(cfg->rdzv_id, "11111111-2222-4333-8444-555555555555");
+}
+
+TEST(Resolve, NprocKeywords) {
+  EXPECT_EQ(resolve_args({"--nproc_per_node=cpu", "t.py"})->nproc_per_node, 8);
+  EXPECT_EQ(resolve_args({"--nproc_per_node=gpu", "t.py"})->nproc_per_node, 2);
+  EXPECT_EQ(resolve_args({"--nproc_per_node=auto", "t.py"})->nproc_per_node, 2);
+  EXPECT_FALSE(resolve_args({"--nproc_per_node=0", "t.py"}));
+  EXPECT_FALSE(resolve_args({"--nproc_per_node=two", "t.py"}));
+}
+
+TEST(Resolve, BadValuesNameTheFlagAndValue) {
+  struct Row {
+    std::vector<std::string> args;
+    std::string needle;
+  } rows[] = {
+      {{"--max_restarts=-1", "t.py"}, "--max-restarts '-1'"},
+      {{"--monitor_interval=0", "t.py"}, "--monitor-interval '0'"},
+      {{"--master_port=70000", "t.py"}, "--master-port '70000'"},
+      {{"--start_method=thread", "t.py"}, "'thread'"},
+      {{"--rdzv_backend=etcd", "t.py"}, "--rdzv-backend 'etcd'"},
+      {{"--nnodes=2", "--node_rank=2", "t.py"}, "--node-rank '2'"},
+      {{"--signals_to_handle=SIGNOPE", "t.py"}, "--signals-to-handle 'SIGNOPE'"},
+      {{"--role=", "t.py"}, "--role ''"},
+      {{"-m", "--no_python", "t.py"}, "--no-python"},
+  };
+  for (const auto& r : rows) {
+    auto cfg = resolve_args(r.args);
+    ASSERT_FALSE(cfg) << r.needle;
+    EXPECT_NE(cfg.error().message.find(r.needle), std::string::npos) << cfg.error().message;
+    EXPECT_EQ(cfg.error().code, ErrorCode::usage);
+  }
+}
+
+TEST(Resolve, EnvDefaultsAreNamedInErrorsAndOrigins) {
+  auto bad = resolve_args({"t.py"}, util::Env{{"PET_MAX_RESTARTS", "x"}});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("PET_MAX_RESTARTS 'x'"), std::string::npos);
+  auto cfg = resolve_args({"t.py"}, util::Env{{"PET_NPROC_PER_NODE", "3"}});
+  ASSERT_TRUE(cfg);
+  EXPECT_EQ(cfg->nproc_per_node, 3);
+  auto text = render_config(*cfg);
+  EXPECT_NE(text.find("nproc_per_node"), std::string::npos);
+  EXPECT_NE(text.find("(env PET_NPROC_PER_NODE)"), std::string::npos);
+}
+
+TEST(Resolve, PythonInterpreterPrecedence) {
+  EXPECT_EQ(resolve_args({"t.py"})->python, "python3");
+  EXPECT_EQ(resolve_args({"t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py"}})->python, "/opt/py");
+  EXPECT_EQ(resolve_args({"--python", "/x/py", "t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py"}})->python,
+            "/x/py");
+}

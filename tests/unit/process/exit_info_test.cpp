@@ -1,0 +1,64 @@
+#include "ddprun/process/exit_info.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <csignal>
+
+using namespace ddprun::process;
+
+TEST(DecodeWaitStatus, ExitCodes) {
+  auto ok = decode_wait_status(W_EXITCODE(0, 0));
+  EXPECT_TRUE(ok.success());
+  auto three = decode_wait_status(W_EXITCODE(3, 0));
+  EXPECT_FALSE(three.success());
+  EXPECT_EQ(three.code(), 3);
+  EXPECT_FALSE(three.signaled);
+}
+
+TEST(DecodeWaitStatus, SignalsAreNegativeLikeTorchrun) {
+  auto segv = decode_wait_status(W_EXITCODE(0, SIGSEGV));
+  EXPECT_TRUE(segv.signaled);
+  EXPECT_EQ(segv.signal, SIGSEGV);
+  EXPECT_EQ(segv.code(), -11);
+  auto core = decode_wait_status(W_EXITCODE(0, SIGABRT) | 0x80);
+  EXPECT_TRUE(core.core_dumped);
+  EXPECT_EQ(core.code(), -6);
+}
+
+TEST(SignalName, NamesKnownAndUnknown) {
+  EXPECT_EQ(signal_name(SIGKILL), "SIGKILL");
+  EXPECT_EQ(signal_name(SIGUSR1), "SIGUSR1");
+  EXPECT_EQ(signal_name(77), "signal 77");
+}
+
+TEST(ParseSignal, AcceptsNamesShortNamesAndNumbers) {
+  EXPECT_EQ(*parse_signal("SIGTERM"), SIGTERM);
+  EXPECT_EQ(*parse_signal("usr1"), SIGUSR1);
+  EXPECT_EQ(*parse_signal(" 2 "), SIGINT);
+  auto bad = parse_signal("SIGFOO");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("'SIGFOO'"), std::string::npos);
+  EXPECT_FALSE(parse_signal("0"));
+  EXPECT_FALSE(parse_signal("999"));
+}
+
+TEST(ParseSignalList, DefaultListAndRejections) {
+  auto list = parse_signal_list("SIGTERM,SIGINT,SIGHUP,SIGQUIT");
+  ASSERT_TRUE(list);
+  EXPECT_EQ(*list, (std::vector<int>{SIGTERM, SIGINT, SIGHUP, SIGQUIT}));
+  EXPECT_FALSE(parse_signal_list("SIGTERM,SIGKILL"));
+  EXPECT_FALSE(parse_signal_list("SIGCHLD"));
+  EXPECT_TRUE(parse_signal_list("")->empty());
+}
+
+TEST(StopPlan, ContTermGraceThenKill) {
+  auto plan = make_stop_plan(SIGINT, std::chrono::seconds(30));
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].signal, SIGCONT);
+  EXPECT_EQ(plan[0].wait.count(), 0);
+  EXPECT_EQ(plan[1].signal, SIGINT);
+  EXPECT_EQ(plan[1].wait, std::chrono::seconds(30));
+  EXPECT_EQ(plan[2].signal, SIGKILL);
+  EXPECT_EQ(plan[2].wait, k_kill_wait);
+}
