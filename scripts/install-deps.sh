@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what ddprun needs to build, test and run its examples on Debian 12 (as root, or
+# with sudo available). Safe to run again: apt skips what is already installed.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build clang
+  libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev
+  python3-torch
+  iproute2 procps util-linux
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
