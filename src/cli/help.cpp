@@ -1,5 +1,6 @@
 // --help text, rendered from the flag table in argparse's layout: the invocation at column 2,
 // the help at column 24 (on the next line when the invocation is too wide), wrapped at 100.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@ namespace {
 constexpr std::size_t k_width = 100;
 constexpr std::size_t k_indent = 2;
 constexpr std::size_t k_help_column = 24;
+// Joins words that must stay on one line ("default: 1:1"); printed as a space.
+constexpr char k_glue = '\x1f';
 
 constexpr std::string_view k_usage =
     "usage: ddprun [-h] [options] training_script [training_script_args ...]\n";
@@ -52,6 +55,9 @@ std::vector<std::string> wrap(std::string_view text, std::size_t width) {
   }
   if (!line.empty()) {
     lines.push_back(std::move(line));
+  }
+  for (auto& l : lines) {
+    std::replace(l.begin(), l.end(), k_glue, ' ');
   }
   return lines;
 }
@@ -100,13 +106,13 @@ std::string invocation(const FlagSpec& flag) {
 std::string origin_note(const FlagSpec& flag) {
   std::string note;
   if (flag.kind == FlagKind::valued) {
-    note = flag.default_value.empty() ? "default: empty"
-                                      : "default: " + std::string(flag.default_value);
+    note = std::string("default:") + k_glue +
+           std::string(flag.default_value.empty() ? "empty" : flag.default_value);
   } else if (flag.kind == FlagKind::boolean) {
-    note = "default: off";
+    note = std::string("default:") + k_glue + "off";
   }
   if (!flag.env_var.empty()) {
-    note += "; env " + std::string(flag.env_var);
+    note += std::string("; env") + k_glue + std::string(flag.env_var);
   }
   return note.empty() ? note : " (" + note + ")";
 }
