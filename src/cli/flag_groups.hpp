@@ -1,10 +1,10 @@
 #pragma once
 // Module-private: the per-concern pieces of the flag table, concatenated by flag_table().
 
+#include "ddprun/cli/flags.hpp"
+
 #include <utility>
 #include <vector>
-
-#include "ddprun/cli/flags.hpp"
 
 namespace ddprun::cli::detail {
 

@@ -8,51 +8,96 @@ namespace ddprun::cli::detail {
 namespace {
 
 std::vector<FlagSpec> command_extras() {
-  using enum FlagKind;
   const auto g = FlagGroup::extras;
   return {
-      {"python", {"--python"}, valued, "", "", "PATH", {}, g,
-       "Interpreter for the workers; empty means $PYTHON_EXEC, else python3 on PATH."},
-      {"use_env", {"--use-env", "--use_env"}, boolean, "0", "", "", {}, g,
-       "Legacy torch.distributed.launch flag: accepted for symmetry; LOCAL_RANK is always set "
-       "in the environment."},
-      {"legacy_local_rank", {"--legacy-local-rank", "--legacy_local_rank"}, boolean, "0", "", "",
-       {}, g,
-       "Append --local_rank=N after the script, like torch.distributed.launch without "
-       "--use-env."},
-      {"local_rank_arg", {"--local-rank-arg", "--local_rank_arg"}, valued, "underscore", "",
-       "STYLE", {"underscore", "dash"}, g,
-       "Spelling of the legacy argument: underscore gives --local_rank=N, dash gives "
-       "--local-rank=N."},
+      {.dest = "python",
+       .spellings = {"--python"},
+       .kind = FlagKind::valued,
+       .metavar = "PATH",
+       .group = g,
+       .help = "Interpreter for the workers; empty means $PYTHON_EXEC, else python3 on PATH."},
+      {.dest = "use_env",
+       .spellings = {"--use-env", "--use_env"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .group = g,
+       .help = "Legacy torch.distributed.launch flag: accepted for symmetry; LOCAL_RANK is always "
+               "set in the environment."},
+      {.dest = "legacy_local_rank",
+       .spellings = {"--legacy-local-rank", "--legacy_local_rank"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .group = g,
+       .help = "Append --local_rank=N after the script, like torch.distributed.launch without "
+               "--use-env."},
+      {.dest = "local_rank_arg",
+       .spellings = {"--local-rank-arg", "--local_rank_arg"},
+       .kind = FlagKind::valued,
+       .default_value = "underscore",
+       .metavar = "STYLE",
+       .choices = {"underscore", "dash"},
+       .group = g,
+       .help = "Spelling of the legacy argument: underscore gives --local_rank=N, dash gives "
+               "--local-rank=N."},
   };
 }
 
 std::vector<FlagSpec> agent_extras() {
-  using enum FlagKind;
   const auto g = FlagGroup::extras;
   return {
-      {"agent_store", {"--agent-store", "--agent_store"}, valued, "auto", "", "MODE",
-       {"auto", "on", "off"}, g,
-       "Whether the launcher hosts the workers' TCPStore: auto follows torchrun, on forces it, "
-       "off means 1.13 behaviour (worker rank 0 hosts the store for c10d)."},
-      {"shutdown_timeout", {"--shutdown-timeout", "--shutdown_timeout"}, valued, "30",
-       "TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "SECONDS", {}, g,
-       "Grace period between SIGTERM and SIGKILL when stopping workers."},
-      {"events_file", {"--events-file", "--events_file"}, valued, "", "", "PATH", {}, g,
-       "Append the launcher's events as JSON lines to this file."},
-      {"log_level", {"--log-level", "--log_level"}, valued, "WARNING", "LOGLEVEL", "LEVEL", {}, g,
-       "Level of the launcher's own messages: DEBUG, INFO, WARNING, ERROR or CRITICAL."},
+      {.dest = "agent_store",
+       .spellings = {"--agent-store", "--agent_store"},
+       .kind = FlagKind::valued,
+       .default_value = "auto",
+       .metavar = "MODE",
+       .choices = {"auto", "on", "off"},
+       .group = g,
+       .help = "Whether the launcher hosts the workers' TCPStore: auto follows torchrun, on forces "
+               "it, off means 1.13 behaviour (worker rank 0 hosts the store for c10d)."},
+      {.dest = "shutdown_timeout",
+       .spellings = {"--shutdown-timeout", "--shutdown_timeout"},
+       .kind = FlagKind::valued,
+       .default_value = "30",
+       .env_var = "TORCH_ELASTIC_SHUTDOWN_TIMEOUT",
+       .metavar = "SECONDS",
+       .group = g,
+       .help = "Grace period between SIGTERM and SIGKILL when stopping workers."},
+      {.dest = "events_file",
+       .spellings = {"--events-file", "--events_file"},
+       .kind = FlagKind::valued,
+       .metavar = "PATH",
+       .group = g,
+       .help = "Append the launcher's events as JSON lines to this file."},
+      {.dest = "log_level",
+       .spellings = {"--log-level", "--log_level"},
+       .kind = FlagKind::valued,
+       .default_value = "WARNING",
+       .env_var = "LOGLEVEL",
+       .metavar = "LEVEL",
+       .group = g,
+       .help = "Level of the launcher's own messages: DEBUG, INFO, WARNING, ERROR or CRITICAL."},
   };
 }
 
 std::vector<FlagSpec> info_extras() {
-  using enum FlagKind;
   const auto g = FlagGroup::extras;
   return {
-      {"print_config", {"--print-config", "--print_config"}, boolean, "0", "", "", {}, g,
-       "Print the resolved configuration, with where each value came from, and exit."},
-      {"version", {"--version"}, version, "", "", "", {}, g, "Print ddprun's version and exit."},
-      {"help", {"-h", "--help"}, help, "", "", "", {}, g, "Show this help message and exit."},
+      {.dest = "print_config",
+       .spellings = {"--print-config", "--print_config"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .group = g,
+       .help = "Print the resolved configuration, with where each value came from, and exit."},
+      {.dest = "version",
+       .spellings = {"--version"},
+       .kind = FlagKind::version,
+       .group = g,
+       .help = "Print ddprun's version and exit."},
+      {.dest = "help",
+       .spellings = {"-h", "--help"},
+       .kind = FlagKind::help,
+       .group = g,
+       .help = "Show this help message and exit."},
   };
 }
 

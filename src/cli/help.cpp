@@ -1,10 +1,10 @@
 // --help text, rendered from the flag table in argparse's layout: the invocation at column 2,
 // the help at column 24 (on the next line when the invocation is too wide), wrapped at 100.
+#include "ddprun/cli/flags.hpp"
+
 #include <algorithm>
 #include <string>
 #include <vector>
-
-#include "ddprun/cli/flags.hpp"
 
 namespace ddprun::cli {
 

@@ -3,10 +3,10 @@
 // (ambiguity is an error), then a short option with glued text.
 #include "lookup.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <algorithm>
 #include <cctype>
-
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::cli::detail {
 
@@ -16,7 +16,9 @@ constexpr std::string_view k_long_prefix = "--";
 
 bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
-bool all_digits(std::string_view s) { return !s.empty() && std::all_of(s.begin(), s.end(), is_digit); }
+bool all_digits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), is_digit);
+}
 
 const FlagSpec* find_exact(std::span<const FlagSpec> table, std::string_view spelling) {
   for (const auto& flag : table) {
@@ -72,8 +74,8 @@ Result<std::optional<OptionMatch>> find_by_prefix(std::span<const FlagSpec> tabl
     return std::optional<OptionMatch>{};
   }
   if (hits.flags.size() > 1) {
-    return make_error(ErrorCode::usage, "ambiguous option: " + std::string(name) +
-                                            " could match " + join_spellings(hits.spellings));
+    return make_error(ErrorCode::usage, "ambiguous option: " + std::string(name) + " could match " +
+                                            join_spellings(hits.spellings));
   }
   OptionMatch m{hits.flags.front(), std::string(hits.first_spelling), std::nullopt, false};
   if (eq != std::string_view::npos) {

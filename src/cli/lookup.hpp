@@ -2,13 +2,13 @@
 // Module-private: argparse's option recognition (_parse_optional) over a flag table.
 // Pure functions; parse.cpp drives them token by token.
 
+#include "ddprun/cli/flags.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include "ddprun/cli/flags.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::cli::detail {
 

@@ -4,10 +4,11 @@
 // worker flags that look like launcher flags pass through untouched. Unlike argparse, a token
 // that looks like an unknown option is never taken as the script; it is reported instead.
 // Settings not given on the command line are filled from the environment, then the defaults.
-#include <utility>
-
 #include "ddprun/cli/flags.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <utility>
+
 #include "lookup.hpp"
 
 namespace ddprun::cli {
@@ -156,9 +157,9 @@ Result<void> Parser::apply_boolean(const OptionMatch& match, const std::vector<s
     ++i;
     return {};
   }
-  auto no_value = make_error(ErrorCode::usage, "option " + quoted(match.spelling) +
-                                                   " takes no value (got " +
-                                                   quoted(*match.attached) + ")");
+  auto no_value =
+      make_error(ErrorCode::usage, "option " + quoted(match.spelling) + " takes no value (got " +
+                                       quoted(*match.attached) + ")");
   if (!match.glued_short) {
     return no_value;
   }
@@ -169,8 +170,10 @@ Result<void> Parser::apply_boolean(const OptionMatch& match, const std::vector<s
   }
   auto chained = **next;
   if (rest.size() > 2) {
-    chained.attached = rest.substr(2);
-    chained.glued_short = true;
+    // "-mr=3" gives -r the value "3" (Python 3.11 would keep "=3"; newer argparse strips it).
+    auto glued = rest.substr(rest[2] == '=' ? 3 : 2);
+    chained.attached = glued;
+    chained.glued_short = rest[2] != '=';
   }
   return apply(std::move(chained), args, i);  // i still points at the cluster token
 }

@@ -3,14 +3,14 @@
 // parse_args, render_help and docs are all derived. The table is data; the argparse emulation
 // that walks it lives in src/cli/parse.cpp.
 
+#include "ddprun/cli/args.hpp"
+#include "ddprun/util/env.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "ddprun/cli/args.hpp"
-#include "ddprun/util/env.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::cli {
 
@@ -24,15 +24,15 @@ enum class FlagGroup { nodes, rendezvous, worker_command, supervision, logs, ext
 /// One option. Every spelling maps to `dest`; short spellings ("-m") come first, then the
 /// dash long form, then the underscore form (argparse lists them in that order).
 struct FlagSpec {
-  std::string_view dest;                   ///< settings key, e.g. "nproc_per_node"
-  std::vector<std::string_view> spellings;  ///< "-r", "--nproc-per-node", "--nproc_per_node"
+  std::string_view dest{};                    ///< settings key, e.g. "nproc_per_node"
+  std::vector<std::string_view> spellings{};  ///< "-r", "--nproc-per-node", "--nproc_per_node"
   FlagKind kind = FlagKind::valued;
-  std::string_view default_value;  ///< text used when neither flag nor env gives one
-  std::string_view env_var;        ///< env fallback ("PET_NNODES", "LOGLEVEL"), "" for none
-  std::string_view metavar;        ///< value placeholder for --help (valued only)
-  std::vector<std::string_view> choices;  ///< allowed values; empty means any text
+  std::string_view default_value{};  ///< text used when neither flag nor env gives one
+  std::string_view env_var{};        ///< env fallback ("PET_NNODES", "LOGLEVEL"), "" for none
+  std::string_view metavar{};        ///< value placeholder for --help (valued only)
+  std::vector<std::string_view> choices{};  ///< allowed values; empty means any text
   FlagGroup group = FlagGroup::extras;
-  std::string_view help;  ///< one sentence for --help
+  std::string_view help{};  ///< one sentence for --help
 };
 
 /// Every option ddprun accepts (torchrun's, the legacy launcher's and ddprun's own), grouped

@@ -1,14 +1,14 @@
 // The flag table against the spec (torchrun.md §1.2, §1.4 and the ddprun extras), written out
 // independently of src/cli so a typo in either place fails here. Every spelling of every
 // option is parsed into its dest; defaults and environment fallbacks are checked per option.
+#include "ddprun/cli/args.hpp"
+#include "ddprun/cli/flags.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 #include <vector>
-
-#include "ddprun/cli/args.hpp"
-#include "ddprun/cli/flags.hpp"
 
 namespace ddprun::cli {
 namespace {
@@ -24,7 +24,10 @@ struct Expected {
 const std::vector<Expected>& expected_flags() {
   static const std::vector<Expected> flags = {
       {"nnodes", {"--nnodes"}, false, "1:1", "PET_NNODES"},
-      {"nproc_per_node", {"--nproc-per-node", "--nproc_per_node"}, false, "1",
+      {"nproc_per_node",
+       {"--nproc-per-node", "--nproc_per_node"},
+       false,
+       "1",
        "PET_NPROC_PER_NODE"},
       {"rdzv_backend", {"--rdzv-backend", "--rdzv_backend"}, false, "static", "PET_RDZV_BACKEND"},
       {"rdzv_endpoint", {"--rdzv-endpoint", "--rdzv_endpoint"}, false, "", "PET_RDZV_ENDPOINT"},
@@ -32,10 +35,16 @@ const std::vector<Expected>& expected_flags() {
       {"rdzv_conf", {"--rdzv-conf", "--rdzv_conf"}, false, "", "PET_RDZV_CONF"},
       {"standalone", {"--standalone"}, true, "0", "PET_STANDALONE"},
       {"max_restarts", {"--max-restarts", "--max_restarts"}, false, "0", "PET_MAX_RESTARTS"},
-      {"monitor_interval", {"--monitor-interval", "--monitor_interval"}, false, "0.1",
+      {"monitor_interval",
+       {"--monitor-interval", "--monitor_interval"},
+       false,
+       "0.1",
        "PET_MONITOR_INTERVAL"},
       {"start_method", {"--start-method", "--start_method"}, false, "spawn", "PET_START_METHOD"},
-      {"event_log_handler", {"--event-log-handler", "--event_log_handler"}, false, "null",
+      {"event_log_handler",
+       {"--event-log-handler", "--event_log_handler"},
+       false,
+       "null",
        "PET_EVENT_LOG_HANDLER"},
       {"role", {"--role"}, false, "default", "PET_ROLE"},
       {"module", {"-m", "--module"}, true, "0", "PET_MODULE"},
@@ -44,7 +53,10 @@ const std::vector<Expected>& expected_flags() {
       {"log_dir", {"--log-dir", "--log_dir"}, false, "", "PET_LOG_DIR"},
       {"redirects", {"-r", "--redirects"}, false, "0", "PET_REDIRECTS"},
       {"tee", {"-t", "--tee"}, false, "0", "PET_TEE"},
-      {"local_ranks_filter", {"--local-ranks-filter", "--local_ranks_filter"}, false, "",
+      {"local_ranks_filter",
+       {"--local-ranks-filter", "--local_ranks_filter"},
+       false,
+       "",
        "PET_LOCAL_RANKS_FILTER"},
       {"node_rank", {"--node-rank", "--node_rank"}, false, "0", "PET_NODE_RANK"},
       {"master_addr", {"--master-addr", "--master_addr"}, false, "127.0.0.1", "PET_MASTER_ADDR"},
@@ -52,8 +64,11 @@ const std::vector<Expected>& expected_flags() {
       {"local_addr", {"--local-addr", "--local_addr"}, false, "", "PET_LOCAL_ADDR"},
       {"logs_specs", {"--logs-specs", "--logs_specs"}, false, "", ""},
       {"numa_binding", {"--numa-binding", "--numa_binding"}, false, "", ""},
-      {"signals_to_handle", {"--signals-to-handle", "--signals_to_handle"}, false,
-       "SIGTERM,SIGINT,SIGHUP,SIGQUIT", "PET_SIGNALS_TO_HANDLE"},
+      {"signals_to_handle",
+       {"--signals-to-handle", "--signals_to_handle"},
+       false,
+       "SIGTERM,SIGINT,SIGHUP,SIGQUIT",
+       "PET_SIGNALS_TO_HANDLE"},
       // ddprun extras and the legacy launcher's --use-env.
       {"python", {"--python"}, false, "", ""},
       {"use_env", {"--use-env", "--use_env"}, true, "0", ""},
@@ -61,7 +76,10 @@ const std::vector<Expected>& expected_flags() {
       {"local_rank_arg", {"--local-rank-arg", "--local_rank_arg"}, false, "underscore", ""},
       {"print_config", {"--print-config", "--print_config"}, true, "0", ""},
       {"log_level", {"--log-level", "--log_level"}, false, "WARNING", "LOGLEVEL"},
-      {"shutdown_timeout", {"--shutdown-timeout", "--shutdown_timeout"}, false, "30",
+      {"shutdown_timeout",
+       {"--shutdown-timeout", "--shutdown_timeout"},
+       false,
+       "30",
        "TORCH_ELASTIC_SHUTDOWN_TIMEOUT"},
       {"events_file", {"--events-file", "--events_file"}, false, "", ""},
       {"agent_store", {"--agent-store", "--agent_store"}, false, "auto", ""},
@@ -180,8 +198,11 @@ TEST(FlagTable, EnvironmentFallbackPerOption) {
 }
 
 TEST(FlagTable, OptionsWithoutEnvIgnoreAPetVariable) {
-  util::Env env{{"PET_LOGS_SPECS", "x"}, {"PET_NUMA_BINDING", "node"}, {"PET_PYTHON", "p"},
-                {"PET_USE_ENV", "1"}, {"PET_AGENT_STORE", "on"}};
+  util::Env env{{"PET_LOGS_SPECS", "x"},
+                {"PET_NUMA_BINDING", "node"},
+                {"PET_PYTHON", "p"},
+                {"PET_USE_ENV", "1"},
+                {"PET_AGENT_STORE", "on"}};
   auto r = parse({"train.py"}, env);
   ASSERT_TRUE(r) << r.error().message;
   for (const auto* dest : {"logs_specs", "numa_binding", "python", "use_env", "agent_store"}) {

@@ -1,21 +1,21 @@
 // render_help(): complete (every spelling, metavar, default and env of the table), grouped in
 // the documented order, and wrapped at 100 columns.
+#include "ddprun/cli/args.hpp"
+#include "ddprun/cli/flags.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
-
-#include "ddprun/cli/args.hpp"
-#include "ddprun/cli/flags.hpp"
 
 namespace ddprun::cli {
 namespace {
 
 TEST(RenderHelp, StartsWithUsageAndPositionals) {
   auto help = render_help();
-  EXPECT_EQ(help.rfind("usage: ddprun [-h] [options] training_script [training_script_args ...]\n",
-                       0),
-            0U);
+  EXPECT_EQ(
+      help.rfind("usage: ddprun [-h] [options] training_script [training_script_args ...]\n", 0),
+      0U);
   EXPECT_NE(help.find("\npositional arguments:\n  training_script "), std::string::npos);
   EXPECT_NE(help.find("\n  training_script_args  "), std::string::npos);
   EXPECT_NE(help.find("PET_"), std::string::npos);
@@ -48,8 +48,7 @@ TEST(RenderHelp, EveryTableEntryAppearsWithSpellingsMetavarDefaultAndEnv) {
 
 TEST(RenderHelp, ChoicesAreShownLikeArgparse) {
   auto help = render_help();
-  EXPECT_NE(help.find("--start-method, --start_method {spawn,fork,forkserver}"),
-            std::string::npos);
+  EXPECT_NE(help.find("--start-method, --start_method {spawn,fork,forkserver}"), std::string::npos);
   EXPECT_NE(help.find("--agent-store, --agent_store {auto,on,off}"), std::string::npos);
 }
 
@@ -62,9 +61,9 @@ TEST(RenderHelp, AgentStoreOffIsDocumentedAsTheOldBehaviour) {
 TEST(RenderHelp, GroupsAppearInOrder) {
   auto help = render_help();
   std::size_t last = 0;
-  for (const auto* title : {"\nNodes and workers:\n", "\nRendezvous:\n", "\nWorker command:\n",
-                            "\nRestarts and supervision:\n", "\nLogs and output:\n",
-                            "\nddprun extras:\n"}) {
+  for (const auto* title :
+       {"\nNodes and workers:\n", "\nRendezvous:\n", "\nWorker command:\n",
+        "\nRestarts and supervision:\n", "\nLogs and output:\n", "\nddprun extras:\n"}) {
     auto at = help.find(title);
     ASSERT_NE(at, std::string::npos) << title;
     EXPECT_GT(at, last) << title;
@@ -86,8 +85,15 @@ TEST(RenderHelp, NoLineIsWiderThanOneHundredColumns) {
 
 TEST(RenderHelp, LongInvocationPutsHelpOnTheNextLine) {
   std::vector<FlagSpec> table = {
-      {"x", {"--a-very-long-option-name"}, FlagKind::valued, "", "", "VALUE", {},
-       FlagGroup::nodes, "Does a thing."},
+      {"x",
+       {"--a-very-long-option-name"},
+       FlagKind::valued,
+       "",
+       "",
+       "VALUE",
+       {},
+       FlagGroup::nodes,
+       "Does a thing."},
       {"y", {"--short"}, FlagKind::boolean, "0", "", "", {}, FlagGroup::nodes, "Short one."},
   };
   auto help = render_help_with(table);

@@ -1,11 +1,11 @@
 // argparse behaviour of parse_args on the real table: value forms, short options, REMAINDER,
 // "--", PET_ defaults and every usage error.
+#include "ddprun/cli/args.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "ddprun/cli/args.hpp"
 
 namespace ddprun::cli {
 namespace {
@@ -88,6 +88,9 @@ TEST(ParseArgs, ShortBooleanClustersWithFollowingShortOptions) {
   ASSERT_TRUE(glued) << glued.error().message;
   EXPECT_TRUE(glued->flag_on("module"));
   EXPECT_EQ(glued->at("redirects").value, "3");
+  auto equals = parse({"-mr=3", "pkg"});
+  ASSERT_TRUE(equals) << equals.error().message;
+  EXPECT_EQ(equals->at("redirects").value, "3");
   auto spaced = parse({"-mt", "2", "pkg"});
   ASSERT_TRUE(spaced) << spaced.error().message;
   EXPECT_TRUE(spaced->flag_on("module"));
@@ -233,9 +236,9 @@ TEST(PetEnv, BooleanUsesPythonIntSemantics) {
     std::string text;
     std::string value;
   };
-  for (const auto& c : {Case{"1", "1"}, Case{"0", "0"}, Case{"2", "1"}, Case{"-1", "1"},
-                        Case{" 1 ", "1"}, Case{"00", "0"}, Case{"+0", "0"}, Case{"1_0", "1"},
-                        Case{"0_0", "0"}}) {
+  for (const auto& c :
+       {Case{"1", "1"}, Case{"0", "0"}, Case{"2", "1"}, Case{"-1", "1"}, Case{" 1 ", "1"},
+        Case{"00", "0"}, Case{"+0", "0"}, Case{"1_0", "1"}, Case{"0_0", "0"}}) {
     auto r = parse({"x"}, util::Env{{"PET_STANDALONE", c.text}});
     ASSERT_TRUE(r) << "'" << c.text << "': " << r.error().message;
     EXPECT_EQ(r->at("standalone").value, c.value) << "'" << c.text << "'";
@@ -258,8 +261,8 @@ TEST(PetEnv, EmptyBooleanEnvIsIgnored) {
 }
 
 TEST(PetEnv, StandaloneAndNprocFromEnvLikeTheSpecRun) {
-  auto r = parse({"--no_python", "x"},
-                 util::Env{{"PET_NPROC_PER_NODE", "3"}, {"PET_STANDALONE", "1"}});
+  auto r =
+      parse({"--no_python", "x"}, util::Env{{"PET_NPROC_PER_NODE", "3"}, {"PET_STANDALONE", "1"}});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->at("nproc_per_node").value, "3");
   EXPECT_TRUE(r->flag_on("standalone"));

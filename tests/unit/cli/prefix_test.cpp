@@ -1,11 +1,11 @@
 // Unique-prefix abbreviation of long options, as argparse's allow_abbrev does it: on the real
 // table, and on small synthetic tables for the exact-match-wins rule.
+#include "ddprun/cli/flags.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "ddprun/cli/flags.hpp"
 
 namespace ddprun::cli {
 namespace {
@@ -15,8 +15,8 @@ using Args = std::vector<std::string>;
 Result<ParsedArgs> parse(Args args) { return parse_args(args, util::Env{}); }
 
 TEST(Abbreviation, UniquePrefixesSelectTheOption) {
-  auto r = parse({"--nnode=1", "--nproc=2", "--max_r", "1", "--stand", "--rdzv-b", "c10d",
-                  "--no-p", "x"});
+  auto r = parse(
+      {"--nnode=1", "--nproc=2", "--max_r", "1", "--stand", "--rdzv-b", "c10d", "--no-p", "x"});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->at("nnodes").value, "1");
   EXPECT_EQ(r->at("nproc_per_node").value, "2");
@@ -52,8 +52,7 @@ TEST(Abbreviation, AmbiguousPrefixListsEveryCandidate) {
 TEST(Abbreviation, AmbiguousPrefixWithValueNamesOnlyTheOption) {
   auto r = parse({"--rdzv=c10d", "x"});
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message.rfind("ambiguous option: --rdzv could match --rdzv-backend, ", 0),
-            0U)
+  EXPECT_EQ(r.error().message.rfind("ambiguous option: --rdzv could match --rdzv-backend, ", 0), 0U)
       << r.error().message;
 }
 
@@ -72,8 +71,15 @@ TEST(Abbreviation, ShortOptionsAreNeverPrefixMatched) {
 std::vector<FlagSpec> conflicting_table() {
   return {
       {"nnodes", {"--nnodes"}, FlagKind::valued, "1", "", "N", {}, FlagGroup::nodes, "n"},
-      {"nnodes_foo", {"--nnodes-foo", "--nnodes_foo"}, FlagKind::valued, "f", "", "F", {},
-       FlagGroup::nodes, "f"},
+      {"nnodes_foo",
+       {"--nnodes-foo", "--nnodes_foo"},
+       FlagKind::valued,
+       "f",
+       "",
+       "F",
+       {},
+       FlagGroup::nodes,
+       "f"},
       {"dry", {"--dry"}, FlagKind::boolean, "0", "", "", {}, FlagGroup::nodes, "d"},
       {"dry_run", {"--dry-run"}, FlagKind::boolean, "0", "", "", {}, FlagGroup::nodes, "r"},
   };
