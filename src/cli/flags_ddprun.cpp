@@ -1,0 +1,113 @@
+// ddprun's own options, plus --use-env from the legacy torch.distributed.launch parser.
+// None reads PET_: they are not torchrun's. --log-level and --shutdown-timeout fall back on the
+// environment variables torch itself reads for the same knobs.
+#include "flag_groups.hpp"
+
+namespace ddprun::cli::detail {
+
+namespace {
+
+std::vector<FlagSpec> command_extras() {
+  const auto g = FlagGroup::extras;
+  return {
+      {.dest = "python",
+       .spellings = {"--python"},
+       .kind = FlagKind::valued,
+       .metavar = "PATH",
+       .group = g,
+       .help = "Interpreter for the workers; empty means $PYTHON_EXEC, else python3 on PATH."},
+      {.dest = "use_env",
+       .spellings = {"--use-env", "--use_env"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .group = g,
+       .help = "Legacy torch.distributed.launch flag: accepted for symmetry; LOCAL_RANK is always "
+               "set in the environment."},
+      {.dest = "legacy_local_rank",
+       .spellings = {"--legacy-local-rank", "--legacy_local_rank"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .group = g,
+       .help = "Append --local_rank=N after the script, like torch.distributed.launch without "
+               "--use-env."},
+      {.dest = "local_rank_arg",
+       .spellings = {"--local-rank-arg", "--local_rank_arg"},
+       .kind = FlagKind::valued,
+       .default_value = "underscore",
+       .metavar = "STYLE",
+       .choices = {"underscore", "dash"},
+       .group = g,
+       .help = "Spelling of the legacy argument: underscore gives --local_rank=N, dash gives "
+               "--local-rank=N."},
+  };
+}
+
+std::vector<FlagSpec> agent_extras() {
+  const auto g = FlagGroup::extras;
+  return {
+      {.dest = "agent_store",
+       .spellings = {"--agent-store", "--agent_store"},
+       .kind = FlagKind::valued,
+       .default_value = "auto",
+       .metavar = "MODE",
+       .choices = {"auto", "on", "off"},
+       .group = g,
+       .help = "Whether the launcher hosts the workers' TCPStore: auto follows torchrun, on forces "
+               "it, off means 1.13 behaviour (worker rank 0 hosts the store for c10d)."},
+      {.dest = "shutdown_timeout",
+       .spellings = {"--shutdown-timeout", "--shutdown_timeout"},
+       .kind = FlagKind::valued,
+       .default_value = "30",
+       .env_var = "TORCH_ELASTIC_SHUTDOWN_TIMEOUT",
+       .metavar = "SECONDS",
+       .group = g,
+       .help = "Grace period between SIGTERM and SIGKILL when stopping workers."},
+      {.dest = "events_file",
+       .spellings = {"--events-file", "--events_file"},
+       .kind = FlagKind::valued,
+       .metavar = "PATH",
+       .group = g,
+       .help = "Append the launcher's events as JSON lines to this file."},
+      {.dest = "log_level",
+       .spellings = {"--log-level", "--log_level"},
+       .kind = FlagKind::valued,
+       .default_value = "WARNING",
+       .env_var = "LOGLEVEL",
+       .metavar = "LEVEL",
+       .group = g,
+       .help = "Level of the launcher's own messages: DEBUG, INFO, WARNING, ERROR or CRITICAL."},
+  };
+}
+
+std::vector<FlagSpec> info_extras() {
+  const auto g = FlagGroup::extras;
+  return {
+      {.dest = "print_config",
+       .spellings = {"--print-config", "--print_config"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .group = g,
+       .help = "Print the resolved configuration, with where each value came from, and exit."},
+      {.dest = "version",
+       .spellings = {"--version"},
+       .kind = FlagKind::version,
+       .group = g,
+       .help = "Print ddprun's version and exit."},
+      {.dest = "help",
+       .spellings = {"-h", "--help"},
+       .kind = FlagKind::help,
+       .group = g,
+       .help = "Show this help message and exit."},
+  };
+}
+
+}  // namespace
+
+std::vector<FlagSpec> ddprun_flags() {
+  auto flags = command_extras();
+  append(flags, agent_extras());
+  append(flags, info_extras());
+  return flags;
+}
+
+}  // namespace ddprun::cli::detail

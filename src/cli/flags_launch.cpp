@@ -1,0 +1,99 @@
+// Nodes, workers and the worker command: torchrun's spellings, defaults and PET_ names.
+#include "flag_groups.hpp"
+
+namespace ddprun::cli::detail {
+
+namespace {
+
+std::vector<FlagSpec> node_flags() {
+  const auto g = FlagGroup::nodes;
+  return {
+      {.dest = "nnodes",
+       .spellings = {"--nnodes"},
+       .kind = FlagKind::valued,
+       .default_value = "1:1",
+       .env_var = "PET_NNODES",
+       .metavar = "MIN:MAX",
+       .group = g,
+       .help = "Number of nodes, or the range of nodes in form <minimum_nodes>:<maximum_nodes>."},
+      {.dest = "nproc_per_node",
+       .spellings = {"--nproc-per-node", "--nproc_per_node"},
+       .kind = FlagKind::valued,
+       .default_value = "1",
+       .env_var = "PET_NPROC_PER_NODE",
+       .metavar = "NPROC",
+       .group = g,
+       .help = "Number of workers per node: an integer, or cpu, gpu, xpu or auto."},
+      {.dest = "node_rank",
+       .spellings = {"--node-rank", "--node_rank"},
+       .kind = FlagKind::valued,
+       .default_value = "0",
+       .env_var = "PET_NODE_RANK",
+       .metavar = "RANK",
+       .group = g,
+       .help = "Rank of this node for multi-node training (static rendezvous only)."},
+      {.dest = "numa_binding",
+       .spellings = {"--numa-binding", "--numa_binding"},
+       .kind = FlagKind::valued,
+       .metavar = "MODE",
+       .choices = {"node", "socket", "exclusive", "core-complex"},
+       .group = g,
+       .help = "Bind each worker to the CPUs near its GPU (local rank) with numactl. Not read from "
+               "PET_."},
+  };
+}
+
+std::vector<FlagSpec> command_flags() {
+  const auto g = FlagGroup::worker_command;
+  return {
+      {.dest = "role",
+       .spellings = {"--role"},
+       .kind = FlagKind::valued,
+       .default_value = "default",
+       .env_var = "PET_ROLE",
+       .metavar = "ROLE",
+       .group = g,
+       .help = "User-defined role of the workers (ROLE_NAME, log prefixes)."},
+      {.dest = "module",
+       .spellings = {"-m", "--module"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .env_var = "PET_MODULE",
+       .group = g,
+       .help = "Interpret the training script as a Python module, like 'python -m'."},
+      {.dest = "no_python",
+       .spellings = {"--no-python", "--no_python"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .env_var = "PET_NO_PYTHON",
+       .group = g,
+       .help = "Execute the training script directly instead of through 'python -u'."},
+      {.dest = "run_path",
+       .spellings = {"--run-path", "--run_path"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .env_var = "PET_RUN_PATH",
+       .group = g,
+       .help =
+           "Run the script with runpy.run_path in the worker (takes precedence over --no-python)."},
+      {.dest = "start_method",
+       .spellings = {"--start-method", "--start_method"},
+       .kind = FlagKind::valued,
+       .default_value = "spawn",
+       .env_var = "PET_START_METHOD",
+       .metavar = "METHOD",
+       .choices = {"spawn", "fork", "forkserver"},
+       .group = g,
+       .help = "Multiprocessing start method for workers created with --run-path."},
+  };
+}
+
+}  // namespace
+
+std::vector<FlagSpec> launch_flags() {
+  auto flags = node_flags();
+  append(flags, command_flags());
+  return flags;
+}
+
+}  // namespace ddprun::cli::detail

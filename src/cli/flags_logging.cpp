@@ -1,0 +1,100 @@
+// Supervision (restarts, monitoring, signals, events) and worker output (logs, -r, -t) flags.
+#include "flag_groups.hpp"
+
+namespace ddprun::cli::detail {
+
+namespace {
+
+std::vector<FlagSpec> supervision_flags() {
+  const auto g = FlagGroup::supervision;
+  return {
+      {.dest = "max_restarts",
+       .spellings = {"--max-restarts", "--max_restarts"},
+       .kind = FlagKind::valued,
+       .default_value = "0",
+       .env_var = "PET_MAX_RESTARTS",
+       .metavar = "N",
+       .group = g,
+       .help = "Maximum number of worker group restarts before failing."},
+      {.dest = "monitor_interval",
+       .spellings = {"--monitor-interval", "--monitor_interval"},
+       .kind = FlagKind::valued,
+       .default_value = "0.1",
+       .env_var = "PET_MONITOR_INTERVAL",
+       .metavar = "SECONDS",
+       .group = g,
+       .help = "Interval, in seconds, between checks of the workers' state."},
+      {.dest = "signals_to_handle",
+       .spellings = {"--signals-to-handle", "--signals_to_handle"},
+       .kind = FlagKind::valued,
+       .default_value = "SIGTERM,SIGINT,SIGHUP,SIGQUIT",
+       .env_var = "PET_SIGNALS_TO_HANDLE",
+       .metavar = "SIGNALS",
+       .group = g,
+       .help = "Comma-separated signal names the launcher traps and forwards to the workers."},
+      {.dest = "event_log_handler",
+       .spellings = {"--event-log-handler", "--event_log_handler"},
+       .kind = FlagKind::valued,
+       .default_value = "null",
+       .env_var = "PET_EVENT_LOG_HANDLER",
+       .metavar = "HANDLER",
+       .group = g,
+       .help = "Name of the events sink: null or console."},
+  };
+}
+
+std::vector<FlagSpec> output_flags() {
+  const auto g = FlagGroup::logs;
+  return {
+      {.dest = "log_dir",
+       .spellings = {"--log-dir", "--log_dir"},
+       .kind = FlagKind::valued,
+       .env_var = "PET_LOG_DIR",
+       .metavar = "DIR",
+       .group = g,
+       .help = "Base directory for log files; empty means a new temporary directory, /dev/null "
+               "disables log files."},
+      {.dest = "redirects",
+       .spellings = {"-r", "--redirects"},
+       .kind = FlagKind::valued,
+       .default_value = "0",
+       .env_var = "PET_REDIRECTS",
+       .metavar = "STD",
+       .group = g,
+       .help = "Redirect std streams into log files: 0 none, 1 stdout, 2 stderr, 3 both; per local "
+               "rank as in 0:1,1:2."},
+      {.dest = "tee",
+       .spellings = {"-t", "--tee"},
+       .kind = FlagKind::valued,
+       .default_value = "0",
+       .env_var = "PET_TEE",
+       .metavar = "STD",
+       .group = g,
+       .help = "Tee std streams into log files and the console, same syntax as --redirects."},
+      {.dest = "local_ranks_filter",
+       .spellings = {"--local-ranks-filter", "--local_ranks_filter"},
+       .kind = FlagKind::valued,
+       .env_var = "PET_LOCAL_RANKS_FILTER",
+       .metavar = "RANKS",
+       .group = g,
+       .help = "Comma-separated local ranks whose output reaches the console, e.g. 0,1; files keep "
+               "everything."},
+      {.dest = "logs_specs",
+       .spellings = {"--logs-specs", "--logs_specs"},
+       .kind = FlagKind::valued,
+       .metavar = "NAME",
+       .group = g,
+       .help = "torchrun.logs_specs entry point for a custom log layout; ddprun accepts only the "
+               "default (empty). Not read from PET_."},
+  };
+}
+
+}  // namespace
+
+std::vector<FlagSpec> logging_flags() {
+  auto flags = supervision_flags();
+  append(flags, output_flags());
+  return flags;
+}
+
+}  // namespace ddprun::cli::detail

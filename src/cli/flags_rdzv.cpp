@@ -1,0 +1,73 @@
+// Rendezvous flags: backend, endpoint, run id, conf, --standalone and the static store address.
+#include "flag_groups.hpp"
+
+namespace ddprun::cli::detail {
+
+std::vector<FlagSpec> rdzv_flags() {
+  const auto g = FlagGroup::rendezvous;
+  return {
+      {.dest = "rdzv_backend",
+       .spellings = {"--rdzv-backend", "--rdzv_backend"},
+       .kind = FlagKind::valued,
+       .default_value = "static",
+       .env_var = "PET_RDZV_BACKEND",
+       .metavar = "BACKEND",
+       .group = g,
+       .help = "Rendezvous backend: static or c10d."},
+      {.dest = "rdzv_endpoint",
+       .spellings = {"--rdzv-endpoint", "--rdzv_endpoint"},
+       .kind = FlagKind::valued,
+       .env_var = "PET_RDZV_ENDPOINT",
+       .metavar = "HOST[:PORT]",
+       .group = g,
+       .help = "Rendezvous backend endpoint; c10d uses port 29400 when none is given."},
+      {.dest = "rdzv_id",
+       .spellings = {"--rdzv-id", "--rdzv_id"},
+       .kind = FlagKind::valued,
+       .default_value = "none",
+       .env_var = "PET_RDZV_ID",
+       .metavar = "ID",
+       .group = g,
+       .help = "User-defined group id (job id) shared by every node of the job."},
+      {.dest = "rdzv_conf",
+       .spellings = {"--rdzv-conf", "--rdzv_conf"},
+       .kind = FlagKind::valued,
+       .env_var = "PET_RDZV_CONF",
+       .metavar = "K=V,...",
+       .group = g,
+       .help = "Additional rendezvous configuration, e.g. join_timeout=600,read_timeout=60."},
+      {.dest = "standalone",
+       .spellings = {"--standalone"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .env_var = "PET_STANDALONE",
+       .group = g,
+       .help = "Single-node job: start a local c10d rendezvous on a free port with a random id, "
+               "overriding the --rdzv-* options."},
+      {.dest = "master_addr",
+       .spellings = {"--master-addr", "--master_addr"},
+       .kind = FlagKind::valued,
+       .default_value = "127.0.0.1",
+       .env_var = "PET_MASTER_ADDR",
+       .metavar = "ADDR",
+       .group = g,
+       .help = "Address of the node with rank 0 (static rendezvous only); becomes MASTER_ADDR."},
+      {.dest = "master_port",
+       .spellings = {"--master-port", "--master_port"},
+       .kind = FlagKind::valued,
+       .default_value = "29500",
+       .env_var = "PET_MASTER_PORT",
+       .metavar = "PORT",
+       .group = g,
+       .help = "Port on the rank 0 node (static rendezvous only); becomes MASTER_PORT."},
+      {.dest = "local_addr",
+       .spellings = {"--local-addr", "--local_addr"},
+       .kind = FlagKind::valued,
+       .env_var = "PET_LOCAL_ADDR",
+       .metavar = "ADDR",
+       .group = g,
+       .help = "Address this node advertises to the rendezvous; defaults to the host's FQDN."},
+  };
+}
+
+}  // namespace ddprun::cli::detail

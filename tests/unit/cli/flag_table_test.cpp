@@ -1,0 +1,214 @@
+// The flag table against the spec (torchrun.md §1.2, §1.4 and the ddprun extras), written out
+// independently of src/cli so a typo in either place fails here. Every spelling of every
+// option is parsed into its dest; defaults and environment fallbacks are checked per option.
+#include "ddprun/cli/args.hpp"
+#include "ddprun/cli/flags.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ddprun::cli {
+namespace {
+
+struct Expected {
+  std::string dest;
+  std::vector<std::string> spellings;
+  bool boolean;
+  std::string default_value;
+  std::string env_var;  // "" when the option reads no environment variable
+};
+
+const std::vector<Expected>& expected_flags() {
+  static const std::vector<Expected> flags = {
+      {"nnodes", {"--nnodes"}, false, "1:1", "PET_NNODES"},
+      {"nproc_per_node",
+       {"--nproc-per-node", "--nproc_per_node"},
+       false,
+       "1",
+       "PET_NPROC_PER_NODE"},
+      {"rdzv_backend", {"--rdzv-backend", "--rdzv_backend"}, false, "static", "PET_RDZV_BACKEND"},
+      {"rdzv_endpoint", {"--rdzv-endpoint", "--rdzv_endpoint"}, false, "", "PET_RDZV_ENDPOINT"},
+      {"rdzv_id", {"--rdzv-id", "--rdzv_id"}, false, "none", "PET_RDZV_ID"},
+      {"rdzv_conf", {"--rdzv-conf", "--rdzv_conf"}, false, "", "PET_RDZV_CONF"},
+      {"standalone", {"--standalone"}, true, "0", "PET_STANDALONE"},
+      {"max_restarts", {"--max-restarts", "--max_restarts"}, false, "0", "PET_MAX_RESTARTS"},
+      {"monitor_interval",
+       {"--monitor-interval", "--monitor_interval"},
+       false,
+       "0.1",
+       "PET_MONITOR_INTERVAL"},
+      {"start_method", {"--start-method", "--start_method"}, false, "spawn", "PET_START_METHOD"},
+      {"event_log_handler",
+       {"--event-log-handler", "--event_log_handler"},
+       false,
+       "null",
+       "PET_EVENT_LOG_HANDLER"},
+      {"role", {"--role"}, false, "default", "PET_ROLE"},
+      {"module", {"-m", "--module"}, true, "0", "PET_MODULE"},
+      {"no_python", {"--no-python", "--no_python"}, true, "0", "PET_NO_PYTHON"},
+      {"run_path", {"--run-path", "--run_path"}, true, "0", "PET_RUN_PATH"},
+      {"log_dir", {"--log-dir", "--log_dir"}, false, "", "PET_LOG_DIR"},
+      {"redirects", {"-r", "--redirects"}, false, "0", "PET_REDIRECTS"},
+      {"tee", {"-t", "--tee"}, false, "0", "PET_TEE"},
+      {"local_ranks_filter",
+       {"--local-ranks-filter", "--local_ranks_filter"},
+       false,
+       "",
+       "PET_LOCAL_RANKS_FILTER"},
+      {"node_rank", {"--node-rank", "--node_rank"}, false, "0", "PET_NODE_RANK"},
+      {"master_addr", {"--master-addr", "--master_addr"}, false, "127.0.0.1", "PET_MASTER_ADDR"},
+      {"master_port", {"--master-port", "--master_port"}, false, "29500", "PET_MASTER_PORT"},
+      {"local_addr", {"--local-addr", "--local_addr"}, false, "", "PET_LOCAL_ADDR"},
+      {"logs_specs", {"--logs-specs", "--logs_specs"}, false, "", ""},
+      {"numa_binding", {"--numa-binding", "--numa_binding"}, false, "", ""},
+      {"signals_to_handle",
+       {"--signals-to-handle", "--signals_to_handle"},
+       false,
+       "SIGTERM,SIGINT,SIGHUP,SIGQUIT",
+       "PET_SIGNALS_TO_HANDLE"},
+      // ddprun extras and the legacy launcher's --use-env.
+      {"python", {"--python"}, false, "", ""},
+      {"use_env", {"--use-env", "--use_env"}, true, "0", ""},
+      {"legacy_local_rank", {"--legacy-local-rank", "--legacy_local_rank"}, true, "0", ""},
+      {"local_rank_arg", {"--local-rank-arg", "--local_rank_arg"}, false, "underscore", ""},
+      {"print_config", {"--print-config", "--print_config"}, true, "0", ""},
+      {"log_level", {"--log-level", "--log_level"}, false, "WARNING", "LOGLEVEL"},
+      {"shutdown_timeout",
+       {"--shutdown-timeout", "--shutdown_timeout"},
+       false,
+       "30",
+       "TORCH_ELASTIC_SHUTDOWN_TIMEOUT"},
+      {"events_file", {"--events-file", "--events_file"}, false, "", ""},
+      {"agent_store", {"--agent-store", "--agent_store"}, false, "auto", ""},
+  };
+  return flags;
+}
+
+// A value the option accepts that differs from its default.
+std::string sample_value(const std::string& dest) {
+  for (const auto& flag : flag_table()) {
+    if (flag.dest == dest && !flag.choices.empty()) {
+      return std::string(flag.choices.back());
+    }
+  }
+  return "v-" + dest;
+}
+
+Result<ParsedArgs> parse(std::vector<std::string> args, const util::Env& env = {}) {
+  return parse_args(args, env);
+}
+
+TEST(FlagTable, MatchesTheSpecExactly) {
+  std::set<std::string> expected_dests;
+  for (const auto& e : expected_flags()) {
+    expected_dests.insert(e.dest);
+  }
+  std::set<std::string> table_dests;
+  for (const auto& flag : flag_table()) {
+    if (flag.kind == FlagKind::valued || flag.kind == FlagKind::boolean) {
+      EXPECT_TRUE(table_dests.insert(std::string(flag.dest)).second) << flag.dest;
+    }
+  }
+  EXPECT_EQ(table_dests, expected_dests);
+}
+
+TEST(FlagTable, EverySpellingIsUnique) {
+  std::set<std::string_view> seen;
+  for (const auto& flag : flag_table()) {
+    for (auto s : flag.spellings) {
+      EXPECT_TRUE(seen.insert(s).second) << s;
+    }
+  }
+}
+
+TEST(FlagTable, EveryMultiWordFlagHasDashAndUnderscoreSpellings) {
+  for (const auto& flag : flag_table()) {
+    std::string dest(flag.dest);
+    if (dest.find('_') == std::string::npos) {
+      continue;
+    }
+    std::string dashed = dest;
+    std::replace(dashed.begin(), dashed.end(), '_', '-');
+    std::vector<std::string> spellings(flag.spellings.begin(), flag.spellings.end());
+    EXPECT_NE(std::find(spellings.begin(), spellings.end(), "--" + dashed), spellings.end());
+    EXPECT_NE(std::find(spellings.begin(), spellings.end(), "--" + dest), spellings.end());
+  }
+}
+
+TEST(FlagTable, EveryEntryHasHelpAndValuedEntriesHaveAMetavar) {
+  for (const auto& flag : flag_table()) {
+    EXPECT_FALSE(flag.help.empty()) << flag.dest;
+    if (flag.kind == FlagKind::valued) {
+      EXPECT_FALSE(flag.metavar.empty()) << flag.dest;
+    }
+  }
+}
+
+TEST(FlagTable, DefaultsWhenNothingIsGiven) {
+  auto r = parse({"train.py"});
+  ASSERT_TRUE(r) << r.error().message;
+  for (const auto& e : expected_flags()) {
+    const auto& s = r->at(e.dest);
+    EXPECT_EQ(s.value, e.default_value) << e.dest;
+    EXPECT_EQ(s.origin, Origin::default_value) << e.dest;
+    EXPECT_EQ(s.source, "default") << e.dest;
+  }
+}
+
+TEST(FlagTable, EverySpellingSetsItsDestWithSpaceAndEqualsForms) {
+  for (const auto& e : expected_flags()) {
+    for (const auto& spelling : e.spellings) {
+      if (e.boolean) {
+        auto r = parse({spelling, "train.py"});
+        ASSERT_TRUE(r) << spelling << ": " << r.error().message;
+        EXPECT_EQ(r->at(e.dest).value, "1") << spelling;
+        EXPECT_EQ(r->at(e.dest).origin, Origin::flag) << spelling;
+        EXPECT_EQ(r->at(e.dest).source, spelling);
+        continue;
+      }
+      auto value = sample_value(e.dest);
+      for (const auto& args : {std::vector<std::string>{spelling, value, "train.py"},
+                               std::vector<std::string>{spelling + "=" + value, "train.py"}}) {
+        auto r = parse(args);
+        ASSERT_TRUE(r) << args[0] << ": " << r.error().message;
+        EXPECT_EQ(r->at(e.dest).value, value) << args[0];
+        EXPECT_EQ(r->at(e.dest).origin, Origin::flag) << args[0];
+        EXPECT_EQ(r->at(e.dest).source, spelling) << args[0];
+        EXPECT_EQ(r->training_script, "train.py");
+      }
+    }
+  }
+}
+
+TEST(FlagTable, EnvironmentFallbackPerOption) {
+  for (const auto& e : expected_flags()) {
+    if (e.env_var.empty()) {
+      continue;
+    }
+    std::string value = e.boolean ? "1" : sample_value(e.dest);
+    auto r = parse({"train.py"}, util::Env{{e.env_var, value}});
+    ASSERT_TRUE(r) << e.env_var << ": " << r.error().message;
+    EXPECT_EQ(r->at(e.dest).value, value) << e.env_var;
+    EXPECT_EQ(r->at(e.dest).origin, Origin::env) << e.env_var;
+    EXPECT_EQ(r->at(e.dest).source, e.env_var);
+  }
+}
+
+TEST(FlagTable, OptionsWithoutEnvIgnoreAPetVariable) {
+  util::Env env{{"PET_LOGS_SPECS", "x"},
+                {"PET_NUMA_BINDING", "node"},
+                {"PET_PYTHON", "p"},
+                {"PET_USE_ENV", "1"},
+                {"PET_AGENT_STORE", "on"}};
+  auto r = parse({"train.py"}, env);
+  ASSERT_TRUE(r) << r.error().message;
+  for (const auto* dest : {"logs_specs", "numa_binding", "python", "use_env", "agent_store"}) {
+    EXPECT_EQ(r->at(dest).origin, Origin::default_value) << dest;
+  }
+}
+
+}  // namespace
+}  // namespace ddprun::cli
