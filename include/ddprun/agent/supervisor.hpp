@@ -86,7 +86,6 @@ class Supervisor {
   std::vector<std::size_t> failure_order_;  // indices of failed workers, in observed order
   int received_signal_ = 0;
   int generation_ = 0;
-  bool stopping_ = false;
 };
 
 }  // namespace ddprun::agent
