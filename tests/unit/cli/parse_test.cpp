@@ -12,10 +12,12 @@ namespace {
 
 using Args = std::vector<std::string>;
 
-Result<ParsedArgs> parse(Args args, const util::Env& env = {}) { return parse_args(args, env); }
+Result<ParsedArgs> parse(const Args& args, const util::Env& env = {}) {
+  return parse_args(args, env);
+}
 
-std::string error_of(Args args, const util::Env& env = {}) {
-  auto r = parse(std::move(args), env);
+std::string error_of(const Args& args, const util::Env& env = {}) {
+  auto r = parse(args, env);
   if (r) {
     return "<no error>";
   }
