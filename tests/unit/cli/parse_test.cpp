@@ -46,6 +46,14 @@ TEST(ParseArgs, RemainderKeepsLauncherLookingFlagsForTheWorker) {
   EXPECT_FALSE(r->version);
 }
 
+// CPython's argparse classifies every token up front, so an ambiguous prefix such as "--n"
+// in the worker's arguments kills torchrun; ddprun never looks past the script.
+TEST(ParseArgs, RemainderIsNotCheckedForAmbiguousPrefixes) {
+  auto r = parse({"train.py", "--n", "--nproc", "-x"});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->training_script_args, (Args{"--n", "--nproc", "-x"}));
+}
+
 TEST(ParseArgs, SeparatorBeforeScriptIsDropped) {
   auto r = parse({"--nnodes=2", "--", "train.py", "--", "x"});
   ASSERT_TRUE(r) << r.error().message;
