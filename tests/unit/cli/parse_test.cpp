@@ -163,6 +163,10 @@ TEST(ParseArgs, UnknownOptionIsAnErrorAndNeverTheScript) {
             "unrecognized option '-nproc_per_node=2' (see ddprun --help)");
 }
 
+TEST(ParseArgs, DashLedTokenWithASpaceIsNotTheScript) {
+  EXPECT_EQ(error_of({"--nproc 2", "x"}), "unrecognized option '--nproc 2' (see ddprun --help)");
+}
+
 TEST(ParseArgs, UnknownOptionReportsTheFirstOne) {
   EXPECT_EQ(error_of({"--foo", "--bar", "x"}), "unrecognized option '--foo' (see ddprun --help)");
 }
@@ -262,6 +266,12 @@ TEST(PetEnv, BooleanEnvThatIsNotAnIntegerIsAnError) {
               std::string("invalid value '") + text +
                   "' in PET_NO_PYTHON (expected an integer: 0 is off, non-zero is on)");
   }
+}
+
+TEST(PetEnv, ExplicitBooleanFlagSkipsABadEnvValue) {
+  auto r = parse({"--standalone", "x"}, util::Env{{"PET_STANDALONE", "yes"}});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->flag_on("standalone"));
 }
 
 TEST(PetEnv, EmptyBooleanEnvIsIgnored) {
