@@ -97,7 +97,7 @@ std::string sample_value(const std::string& dest) {
   return "v-" + dest;
 }
 
-Result<ParsedArgs> parse(std::vector<std::string> args, const util::Env& env = {}) {
+Result<ParsedArgs> parse(const std::vector<std::string>& args, const util::Env& env = {}) {
   return parse_args(args, env);
 }
 
@@ -170,8 +170,10 @@ TEST(FlagTable, EverySpellingSetsItsDestWithSpaceAndEqualsForms) {
         continue;
       }
       auto value = sample_value(e.dest);
+      std::string joined = spelling;
+      joined.append("=").append(value);
       for (const auto& args : {std::vector<std::string>{spelling, value, "train.py"},
-                               std::vector<std::string>{spelling + "=" + value, "train.py"}}) {
+                               std::vector<std::string>{joined, "train.py"}}) {
         auto r = parse(args);
         ASSERT_TRUE(r) << args[0] << ": " << r.error().message;
         EXPECT_EQ(r->at(e.dest).value, value) << args[0];

@@ -12,10 +12,12 @@ namespace {
 
 using Args = std::vector<std::string>;
 
-Result<ParsedArgs> parse(Args args, const util::Env& env = {}) { return parse_args(args, env); }
+Result<ParsedArgs> parse(const Args& args, const util::Env& env = {}) {
+  return parse_args(args, env);
+}
 
-std::string error_of(Args args, const util::Env& env = {}) {
-  auto r = parse(std::move(args), env);
+std::string error_of(const Args& args, const util::Env& env = {}) {
+  auto r = parse(args, env);
   if (r) {
     return "<no error>";
   }
@@ -42,6 +44,14 @@ TEST(ParseArgs, RemainderKeepsLauncherLookingFlagsForTheWorker) {
   EXPECT_TRUE(r->flag_on("no_python"));
   EXPECT_FALSE(r->help);
   EXPECT_FALSE(r->version);
+}
+
+// CPython's argparse classifies every token up front, so an ambiguous prefix such as "--n"
+// in the worker's arguments kills torchrun; ddprun never looks past the script.
+TEST(ParseArgs, RemainderIsNotCheckedForAmbiguousPrefixes) {
+  auto r = parse({"train.py", "--n", "--nproc", "-x"});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->training_script_args, (Args{"--n", "--nproc", "-x"}));
 }
 
 TEST(ParseArgs, SeparatorBeforeScriptIsDropped) {
@@ -153,6 +163,10 @@ TEST(ParseArgs, UnknownOptionIsAnErrorAndNeverTheScript) {
             "unrecognized option '-nproc_per_node=2' (see ddprun --help)");
 }
 
+TEST(ParseArgs, DashLedTokenWithASpaceIsNotTheScript) {
+  EXPECT_EQ(error_of({"--nproc 2", "x"}), "unrecognized option '--nproc 2' (see ddprun --help)");
+}
+
 TEST(ParseArgs, UnknownOptionReportsTheFirstOne) {
   EXPECT_EQ(error_of({"--foo", "--bar", "x"}), "unrecognized option '--foo' (see ddprun --help)");
 }
@@ -252,6 +266,12 @@ TEST(PetEnv, BooleanEnvThatIsNotAnIntegerIsAnError) {
               std::string("invalid value '") + text +
                   "' in PET_NO_PYTHON (expected an integer: 0 is off, non-zero is on)");
   }
+}
+
+TEST(PetEnv, ExplicitBooleanFlagSkipsABadEnvValue) {
+  auto r = parse({"--standalone", "x"}, util::Env{{"PET_STANDALONE", "yes"}});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->flag_on("standalone"));
 }
 
 TEST(PetEnv, EmptyBooleanEnvIsIgnored) {

@@ -12,7 +12,7 @@ namespace {
 
 using Args = std::vector<std::string>;
 
-Result<ParsedArgs> parse(Args args) { return parse_args(args, util::Env{}); }
+Result<ParsedArgs> parse(const Args& args) { return parse_args(args, util::Env{}); }
 
 TEST(Abbreviation, UniquePrefixesSelectTheOption) {
   auto r = parse(
