@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <utility>
 
@@ -37,6 +38,7 @@ PipeReader::~PipeReader() {
 
 void PipeReader::start(std::function<void()> on_eof) {
   on_eof_ = std::move(on_eof);
+  started_ = true;
   read_some();
 }
 
@@ -47,7 +49,12 @@ void PipeReader::read_some() {
                           if (n > 0) {
                             self->on_data(std::string_view(self->buffer_.data(), n));
                           }
-                          if (ec == asio::error::operation_aborted || self->eof_) {
+                          if (self->eof_) {
+                            return;
+                          }
+                          if (self->stopping_) {
+                            self->drain_ready();
+                            self->finish();
                             return;
                           }
                           if (ec) {
@@ -88,6 +95,7 @@ void PipeReader::write_file(std::string_view data) {
       continue;
     }
     if (n <= 0) {
+      file_errno_ = n < 0 ? errno : EIO;
       file_errors_ += data.size();  // ENOSPC, EIO...: counted, reading goes on
       return;
     }
@@ -110,6 +118,7 @@ void PipeReader::finish() {
     ::close(config_.file_fd);
     config_.file_fd = -1;
   }
+  report_file_errors();
   if (auto done = std::exchange(on_eof_, nullptr)) {
     done();
   }
@@ -126,12 +135,31 @@ void PipeReader::drain_ready() {
   }
 }
 
+void PipeReader::report_file_errors() {
+  if (file_errors_ == 0 || !config_.notes) {
+    return;
+  }
+  config_.notes->append_line(
+      "", "[ddprun] could not write " + std::to_string(file_errors_) + " bytes to " +
+              config_.file_path + " (" + std::strerror(file_errno_) + ")",
+      config_.local_rank);
+  config_.notes->flush();
+}
+
+// A read may have completed already with its handler still queued, so the last bytes are
+// taken by that handler (in stream order), which then drains the pipe and finishes.
 void PipeReader::stop() {
   on_eof_ = nullptr;
-  if (!eof_) {
-    drain_ready();
+  if (eof_) {
+    return;
   }
-  finish();
+  if (!started_) {
+    finish();
+    return;
+  }
+  stopping_ = true;
+  boost::system::error_code ignored;
+  pipe_.cancel(ignored);
 }
 
 std::vector<std::string> PipeReader::tail(std::size_t n) const {

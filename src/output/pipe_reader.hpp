@@ -18,7 +18,9 @@ namespace ddprun::output::detail {
 
 struct PipeReaderConfig {
   int file_fd = -1;                       ///< owned; -1 for no file copy
+  std::string file_path;                  ///< for the note about failed writes
   std::shared_ptr<ConsoleSink> console;   ///< null: no console copy
+  std::shared_ptr<ConsoleSink> notes;     ///< where a failed-write note goes (agent stderr)
   std::string prefix;
   int local_rank = 0;
   std::size_t tail_lines = 0;             ///< 0: keep no tail
@@ -35,7 +37,9 @@ class PipeReader : public std::enable_shared_from_this<PipeReader> {
 
   /// Starts reading; on_eof runs once when the pipe is closed by every writer.
   void start(std::function<void()> on_eof);
-  /// Flushes the partial line, closes the pipe and the file; on_eof is not called.
+  /// Stops reading: what is already in the pipe is still taken, the partial last line is
+  /// flushed and the pipe and file are closed from the next handler run on the
+  /// io_context; on_eof is not called.
   void stop();
 
   bool at_eof() const { return eof_; }
@@ -49,6 +53,7 @@ class PipeReader : public std::enable_shared_from_this<PipeReader> {
   void write_file(std::string_view data);
   void drain_ready();
   void finish();
+  void report_file_errors();
 
   asio::posix::stream_descriptor pipe_;
   PipeReaderConfig config_;
@@ -57,7 +62,10 @@ class PipeReader : public std::enable_shared_from_this<PipeReader> {
   std::deque<std::string> tail_;
   std::function<void()> on_eof_;
   std::uint64_t file_errors_ = 0;
+  int file_errno_ = 0;
   bool eof_ = false;
+  bool started_ = false;
+  bool stopping_ = false;
 };
 
 /// The last n lines of a file (reads at most its last 64 KiB); empty when unreadable.

@@ -84,6 +84,8 @@ Result<int> OutputRouter::open_stream(Slot& slot, Route route, const std::string
   (void)::fcntl(fds[0], F_SETPIPE_SZ, static_cast<int>(options_.pipe_buffer_bytes));
   detail::PipeReaderConfig config;
   config.file_fd = file_fd;
+  config.file_path = path;
+  config.notes = console_err_;
   config.console = is_err ? console_err_ : console_out_;
   config.prefix = render_prefix(options_.prefix_template, slot.id.role, slot.id.rank,
                                 slot.id.local_rank);

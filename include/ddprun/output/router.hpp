@@ -81,7 +81,9 @@ class OutputRouter {
   std::uint64_t console_dropped_bytes(int local_rank) const;
   /// Log-file bytes that could not be written (ENOSPC...) in the current attempt.
   std::uint64_t file_error_bytes(int local_rank) const;
-  /// Between attempts: stops every reader (flushing partial lines) and forgets all workers.
+  /// Between attempts: stops every reader and forgets all workers. Bytes already in the
+  /// pipes and partial last lines are still written by handlers on the io_context, so run
+  /// it (briefly) after reset() to get them out.
   void reset();
 
  private:

@@ -283,6 +283,22 @@ TEST_F(RouterTest, ResetFlushesPartialLinesAndForgetsWorkers) {
   ::waitpid(pid, nullptr, 0);
 }
 
+TEST_F(RouterTest, FullDiskIsCountedAndReportedWhileConsoleGoesOn) {
+  asio::io_context ctx;
+  OutputRouter router(ctx, options());
+  LogPaths paths;
+  paths.stdout_log = "/dev/full";  // every write fails with ENOSPC
+  auto io = router.prepare({"default", 0, 0}, {Route::tee, Route::inherit}, paths);
+  ASSERT_TRUE(io) << io.error().message;
+  run_worker(ctx, router, 0, "echo one; echo two", *io);
+  EXPECT_EQ(router.file_error_bytes(0), 8U);
+  EXPECT_EQ(console_out_, "[default0]:one\n[default0]:two\n");
+  EXPECT_TRUE(run_until(ctx, [&] {
+    return console_err_ ==
+           "[ddprun] could not write 8 bytes to /dev/full (No space left on device)\n";
+  })) << console_err_;
+}
+
 TEST_F(RouterTest, PrepareFailsWithPathWhenLogDirIsMissing) {
   asio::io_context ctx;
   OutputRouter router(ctx, options());
