@@ -1,0 +1,192 @@
+#include "pipe_reader.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <utility>
+
+namespace ddprun::output::detail {
+namespace {
+
+// Tail lines are for a summary box: long lines are cut.
+constexpr std::size_t k_tail_line_bytes = 300;
+constexpr std::streamoff k_tail_read_bytes = 64 * 1024;
+
+std::string cut(std::string_view line) {
+  if (line.size() <= k_tail_line_bytes) {
+    return std::string(line);
+  }
+  return std::string(line.substr(0, k_tail_line_bytes)) + "...";
+}
+
+}  // namespace
+
+PipeReader::PipeReader(asio::io_context& ctx, int read_fd, PipeReaderConfig config)
+    : pipe_(ctx, read_fd),
+      config_(std::move(config)),
+      buffer_(config_.read_chunk),
+      splitter_(config_.max_line) {}
+
+PipeReader::~PipeReader() {
+  if (config_.file_fd >= 0) {
+    ::close(config_.file_fd);
+  }
+}
+
+void PipeReader::start(std::function<void()> on_eof) {
+  on_eof_ = std::move(on_eof);
+  started_ = true;
+  read_some();
+}
+
+void PipeReader::read_some() {
+  auto self = shared_from_this();
+  pipe_.async_read_some(asio::buffer(buffer_),
+                        [self](const boost::system::error_code& ec, std::size_t n) {
+                          if (n > 0) {
+                            self->on_data(std::string_view(self->buffer_.data(), n));
+                          }
+                          if (self->eof_) {
+                            return;
+                          }
+                          if (self->stopping_) {
+                            self->drain_ready();
+                            self->finish();
+                            return;
+                          }
+                          if (ec) {
+                            self->finish();  // EOF, or an error that ends the stream
+                            return;
+                          }
+                          self->read_some();
+                        });
+}
+
+void PipeReader::on_data(std::string_view data) {
+  write_file(data);
+  if (!config_.console && config_.tail_lines == 0) {
+    return;
+  }
+  splitter_.feed(data, [this](std::string_view line) { on_line(line); });
+  if (config_.console) {
+    config_.console->flush();
+  }
+}
+
+void PipeReader::on_line(std::string_view line) {
+  if (config_.console) {
+    config_.console->append_line(config_.prefix, line, config_.local_rank);
+  }
+  if (config_.tail_lines > 0) {
+    tail_.push_back(cut(line));
+    if (tail_.size() > config_.tail_lines) {
+      tail_.pop_front();
+    }
+  }
+}
+
+void PipeReader::write_file(std::string_view data) {
+  while (config_.file_fd >= 0 && !data.empty()) {
+    auto n = ::write(config_.file_fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      file_errno_ = n < 0 ? errno : EIO;
+      file_errors_ += data.size();  // ENOSPC, EIO...: counted, reading goes on
+      return;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+void PipeReader::finish() {
+  if (eof_) {
+    return;
+  }
+  eof_ = true;
+  splitter_.finish([this](std::string_view line) { on_line(line); });
+  if (config_.console) {
+    config_.console->flush();
+  }
+  boost::system::error_code ignored;
+  pipe_.close(ignored);
+  if (config_.file_fd >= 0) {
+    ::close(config_.file_fd);
+    config_.file_fd = -1;
+  }
+  report_file_errors();
+  if (auto done = std::exchange(on_eof_, nullptr)) {
+    done();
+  }
+}
+
+// Takes what the worker already wrote into the pipe, so that stopping loses nothing
+// that was written before it.
+void PipeReader::drain_ready() {
+  boost::system::error_code ec;
+  pipe_.non_blocking(true, ec);
+  while (!ec && !eof_) {
+    auto n = pipe_.read_some(asio::buffer(buffer_), ec);
+    on_data(std::string_view(buffer_.data(), n));
+  }
+}
+
+void PipeReader::report_file_errors() {
+  if (file_errors_ == 0 || !config_.notes) {
+    return;
+  }
+  config_.notes->append_line(
+      "", "[ddprun] could not write " + std::to_string(file_errors_) + " bytes to " +
+              config_.file_path + " (" + std::strerror(file_errno_) + ")",
+      config_.local_rank);
+  config_.notes->flush();
+}
+
+// A read may have completed already with its handler still queued, so the last bytes are
+// taken by that handler (in stream order), which then drains the pipe and finishes.
+void PipeReader::stop() {
+  on_eof_ = nullptr;
+  if (eof_) {
+    return;
+  }
+  if (!started_) {
+    finish();
+    return;
+  }
+  stopping_ = true;
+  boost::system::error_code ignored;
+  pipe_.cancel(ignored);
+}
+
+std::vector<std::string> PipeReader::tail(std::size_t n) const {
+  auto first = tail_.size() > n ? tail_.end() - static_cast<std::ptrdiff_t>(n) : tail_.begin();
+  return {first, tail_.end()};
+}
+
+std::vector<std::string> read_file_tail_lines(const std::string& path, std::size_t n) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in || n == 0) {
+    return {};
+  }
+  auto size = static_cast<std::streamoff>(in.tellg());
+  auto start = size > k_tail_read_bytes ? size - k_tail_read_bytes : 0;
+  in.seekg(start);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::deque<std::string> lines;
+  LineSplitter splitter;
+  auto keep = [&](std::string_view line) {
+    lines.push_back(cut(line));
+    if (lines.size() > n) {
+      lines.pop_front();
+    }
+  };
+  splitter.feed(text, keep);
+  splitter.finish(keep);
+  return {lines.begin(), lines.end()};
+}
+
+}  // namespace ddprun::output::detail

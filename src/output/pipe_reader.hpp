@@ -1,0 +1,74 @@
+#pragma once
+// Module-private: reads one worker stream from its pipe on the agent's io_context. Raw
+// bytes go to the log file (never dropped; write errors are counted), whole lines go to
+// the console sink with the prefix, and stderr keeps a short tail for the failure summary.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "console_sink.hpp"
+#include "ddprun/net/asio.hpp"
+#include "ddprun/output/line_splitter.hpp"
+
+namespace ddprun::output::detail {
+
+struct PipeReaderConfig {
+  int file_fd = -1;                       ///< owned; -1 for no file copy
+  std::string file_path;                  ///< for the note about failed writes
+  std::shared_ptr<ConsoleSink> console;   ///< null: no console copy
+  std::shared_ptr<ConsoleSink> notes;     ///< where a failed-write note goes (agent stderr)
+  std::string prefix;
+  int local_rank = 0;
+  std::size_t tail_lines = 0;             ///< 0: keep no tail
+  std::size_t max_line = k_max_line_bytes;
+  std::size_t read_chunk = 64 * 1024;
+};
+
+class PipeReader : public std::enable_shared_from_this<PipeReader> {
+ public:
+  PipeReader(asio::io_context& ctx, int read_fd, PipeReaderConfig config);
+  ~PipeReader();
+  PipeReader(const PipeReader&) = delete;
+  PipeReader& operator=(const PipeReader&) = delete;
+
+  /// Starts reading; on_eof runs once when the pipe is closed by every writer.
+  void start(std::function<void()> on_eof);
+  /// Stops reading: what is already in the pipe is still taken, the partial last line is
+  /// flushed and the pipe and file are closed from the next handler run on the
+  /// io_context; on_eof is not called.
+  void stop();
+
+  bool at_eof() const { return eof_; }
+  std::vector<std::string> tail(std::size_t n) const;
+  std::uint64_t file_error_bytes() const { return file_errors_; }
+
+ private:
+  void read_some();
+  void on_data(std::string_view data);
+  void on_line(std::string_view line);
+  void write_file(std::string_view data);
+  void drain_ready();
+  void finish();
+  void report_file_errors();
+
+  asio::posix::stream_descriptor pipe_;
+  PipeReaderConfig config_;
+  std::vector<char> buffer_;
+  LineSplitter splitter_;
+  std::deque<std::string> tail_;
+  std::function<void()> on_eof_;
+  std::uint64_t file_errors_ = 0;
+  int file_errno_ = 0;
+  bool eof_ = false;
+  bool started_ = false;
+  bool stopping_ = false;
+};
+
+/// The last n lines of a file (reads at most its last 64 KiB); empty when unreadable.
+std::vector<std::string> read_file_tail_lines(const std::string& path, std::size_t n);
+
+}  // namespace ddprun::output::detail

@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "ddprun/errors/error_file.hpp"
+#include "ddprun/errors/event_log.hpp"
+
+namespace ddprun::errors {
+namespace {
+
+ProcessFailure failure_with_record(int exit_code, const std::string& json) {
+  FailureInput in;
+  in.exit_code = exit_code;
+  in.pid = 3;
+  in.error_file = "/e";
+  in.record = parse_error_file(json);
+  return make_failure(in);
+}
+
+TEST(RenderParentErrorFile, CopiesRecordWithErrorCodeInserted) {
+  auto f = failure_with_record(
+      1, R"({"message": {"message": "E: x", "extraInfo": {"py_callstack": "tb", "timestamp": "5"}}})");
+  EXPECT_EQ(render_parent_error_file(f),
+            R"({"message":{"message":"E: x","extraInfo":{"py_callstack":"tb","timestamp":"5"},"errorCode":1}})");
+}
+
+TEST(RenderParentErrorFile, LeavesStringMessageAndZeroCodeUnchanged) {
+  auto text = R"({"message": "plain", "timestamp": 5})";
+  EXPECT_EQ(render_parent_error_file(failure_with_record(1, text)),
+            R"({"message":"plain","timestamp":5})");
+  auto dict = R"({"message": {"message": "m"}})";
+  EXPECT_EQ(render_parent_error_file(failure_with_record(0, dict)), R"({"message":{"message":"m"}})");
+}
+
+TEST(RenderParentErrorFile, WritesOwnRecordWithoutWorkerFile) {
+  FailureInput in;
+  in.exit_code = -11;
+  in.pid = 42;
+  in.now = 100;
+  in.stderr_tail = {"a", "b"};
+  auto doc = nlohmann::json::parse(render_parent_error_file(make_failure(in)));
+  EXPECT_EQ(doc["message"]["message"], "Signal 11 (SIGSEGV) received by PID 42");
+  EXPECT_EQ(doc["message"]["extraInfo"]["py_callstack"], "a\nb\n");
+  EXPECT_EQ(doc["message"]["extraInfo"]["timestamp"], "100");
+  EXPECT_EQ(doc["message"]["errorCode"], -11);
+  // What we write must read back as a valid record.
+  EXPECT_TRUE(parse_error_file(doc.dump()));
+}
+
+TEST(RenderErrorRecord, OmitsZeroErrorCode) {
+  EXPECT_EQ(render_error_record("SignalException: got 15", "tb", 7, 0),
+            R"({"message":{"message":"SignalException: got 15","extraInfo":{"py_callstack":"tb","timestamp":"7"}}})");
+}
+
+TEST(RenderEvent, PutsTsAndEventFirst) {
+  EventFields fields = {{"local_rank", 1}, {"signal", "SIGKILL"}};
+  EXPECT_EQ(render_event(12.5, "worker_exit", fields),
+            "{\"ts\":12.5,\"event\":\"worker_exit\",\"local_rank\":1,\"signal\":\"SIGKILL\"}\n");
+  EXPECT_EQ(render_event(1, "stop", EventFields::object()), "{\"ts\":1.0,\"event\":\"stop\"}\n");
+}
+
+}  // namespace
+}  // namespace ddprun::errors
