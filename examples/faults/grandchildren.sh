@@ -21,6 +21,7 @@ while [ "$i" -lt "$count" ]; do
     if [ "${GC_KEEP_STDIO:-0}" = 1 ]; then
         sleep 1000 &
     else
+        # shellcheck disable=SC2217  # detach the grandchild from the worker's pipes
         sleep 1000 < /dev/null > /dev/null 2>&1 &
     fi
     echo "$!" >> "$out"

@@ -90,7 +90,7 @@ def main(argv=None) -> None:
         crash_mode=args.crash_mode, crash_exit_code=args.crash_exit_code,
         log_every=args.log_every)
     trainer = Trainer(model, dataset, optimizer, cfg, device)
-    trainer.log(f"world_size {dist.get_world_size()} device {device} "
+    trainer.log(f"pid {os.getpid()} world_size {dist.get_world_size()} device {device} "
                 f"params {sum(p.numel() for p in model.parameters())} "
                 f"samples {len(dataset)} steps/epoch {trainer.steps_per_epoch()}")
     trainer.train()
