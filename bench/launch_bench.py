@@ -87,8 +87,9 @@ def main() -> None:
     print()
     print(markdown(samples))
     if args.json:
-        raw = [{"floor_ru_maxrss_kib": floor.ru_maxrss_kib}] + [{"launcher": s.launcher.name, "argv": s.launcher.argv + WORKLOAD,
-                "runs": [vars(r) for r in s.runs]} for s in samples]
+        launchers_raw = [{"launcher": s.launcher.name, "argv": s.launcher.argv + WORKLOAD,
+                          "runs": [vars(r) for r in s.runs]} for s in samples]
+        raw = {"floor_ru_maxrss_kib": floor.ru_maxrss_kib, "launchers": launchers_raw}
         with open(args.json, "w") as out:
             json.dump(raw, out, indent=2)
 

@@ -23,8 +23,10 @@ hashes() {  # distinct params_sha256 values in a log
 
 # shellcheck disable=SC2086
 $launcher --standalone --nproc_per_node 2 "$here/train.py" "${common[@]}" \
-    --snapshot-path "$work/plain.pt" > "$work/plain.log" 2>&1 || fail "plain run failed: $work/plain.log"
-[ "$(grep -c 'params_sha256' "$work/plain.log")" = 2 ] || fail "plain run: want 2 final lines: $work/plain.log"
+    --snapshot-path "$work/plain.pt" > "$work/plain.log" 2>&1 \
+    || fail "plain run failed: $work/plain.log"
+[ "$(grep -c 'params_sha256' "$work/plain.log")" = 2 ] \
+    || fail "plain run: want 2 final lines: $work/plain.log"
 plain="$(hashes "$work/plain.log")"
 [ "$(echo "$plain" | wc -l)" = 1 ] || fail "ranks disagree in $work/plain.log"
 

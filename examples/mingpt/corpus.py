@@ -43,7 +43,8 @@ def _sentence(rng: random.Random) -> str:
         return (f"{name} and {other} {rng.choice(_ADVERBS)} walk to "
                 f"{rng.choice(_PLACES)} {rng.choice(_TIMES)}.")
     if kind == 4:
-        return f"{_article(rng.choice(_CREATURES))} waits by {rng.choice(_PLACES)}, and {name} smiles."
+        creature = _article(rng.choice(_CREATURES))
+        return f"{creature} waits by {rng.choice(_PLACES)}, and {name} smiles."
     return f"\"Is it {rng.choice(_WEATHER)} today?\" asks {name}. \"It is,\" says {other}."
 
 

@@ -35,7 +35,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="global step (epoch*steps_per_epoch+batch) to fail at, attempt 0 only")
     p.add_argument("--crash-rank", type=int, default=0, help="global rank that crashes")
     p.add_argument("--crash-mode", choices=["raise", "exit"], default="raise")
-    p.add_argument("--crash-exit-code", type=int, default=1, help="exit status for --crash-mode exit")
+    p.add_argument("--crash-exit-code", type=int, default=1,
+                   help="exit status for --crash-mode exit")
     p.add_argument("--log-every", type=int, default=1, help="print every N batches")
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=1337)
