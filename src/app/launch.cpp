@@ -17,6 +17,7 @@
 #include "ddprun/util/strings.hpp"
 #include "host_facts.hpp"
 #include "logging.hpp"
+#include "reporting.hpp"
 #include "version.hpp"
 #include "worker_io.hpp"
 
@@ -62,9 +63,10 @@ int run_agent(const config::LaunchConfig& cfg, util::Env agent_env) {
   asio::io_context ctx(1);
   process::PosixLauncher launcher;
   agent::LocalRendezvous rdzv(ctx, cfg, master_endpoint(cfg));
-  auto io = make_worker_io(ctx, cfg);
+  auto io = make_worker_io(ctx, cfg, agent_env);
+  Reporter reporter(cfg, agent_env);
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, rdzv, *io,
-                               make_hooks(cfg, *io));
+                               reporter.hooks());
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
                util::quoted(cfg.training_script), rdzv.describe(), cfg.max_restarts);
   int status = 1;
@@ -76,6 +78,7 @@ int run_agent(const config::LaunchConfig& cfg, util::Env agent_env) {
     }
   });
   ctx.run();
+  reporter.finish(status);
   return status;
 }
 

@@ -2,36 +2,113 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ddprun/output/log_dir.hpp"
+#include "ddprun/output/router.hpp"
+#include "ddprun/output/std_spec.hpp"
+#include "ddprun/output/stdio_plan.hpp"
+#include "ddprun/util/fatal.hpp"
+
 namespace ddprun::app {
 
 namespace {
 
-class InheritIo final : public agent::WorkerIo {
- public:
-  Result<void> begin_attempt(int, int) override { return {}; }
-  std::string error_file(int) const override { return ""; }
-  Result<agent::ChildFds> open(const agent::WorkerRanks&) override { return agent::ChildFds{}; }
-  void spawned(int) override {}
-  asio::awaitable<void> drain(std::chrono::milliseconds) override { co_return; }
-  std::vector<std::string> stderr_tail(int) const override { return {}; }
-  std::string run_dir() const override { return ""; }
+constexpr std::size_t k_stderr_tail_lines = 10;
+
+struct Routing {
+  output::StdSpec redirects;
+  output::StdSpec tee;
+  std::set<int> filter;
 };
+
+/// torchrun's log files and stream routing behind the supervisor's WorkerIo seam.
+class RouterIo final : public agent::WorkerIo {
+ public:
+  RouterIo(asio::io_context& ctx, const config::LaunchConfig& cfg, std::string run_dir,
+           Routing routing, output::RouterOptions options)
+      : ctx_(ctx), cfg_(cfg), run_dir_(std::move(run_dir)), routing_(std::move(routing)),
+        router_(ctx, std::move(options)) {}
+
+  Result<void> begin_attempt(int attempt, int nproc) override {
+    router_.reset();
+    attempt_ = attempt;
+    return output::prepare_attempt_dir(run_dir_, attempt, nproc);
+  }
+
+  std::string error_file(int local_rank) const override {
+    return output::log_paths(run_dir_, attempt_, local_rank).error_file;
+  }
+
+  Result<agent::ChildFds> open(const agent::WorkerRanks& ranks) override {
+    auto plan = output::decide_stdio(routing_.redirects, routing_.tee, routing_.filter,
+                                     ranks.local_rank, !run_dir_.empty());
+    auto stdio = router_.prepare({cfg_.role, ranks.rank, ranks.local_rank}, plan,
+                                 output::log_paths(run_dir_, attempt_, ranks.local_rank));
+    if (!stdio) {
+      return stdio.error();
+    }
+    return agent::ChildFds{stdio->out_fd, stdio->err_fd};
+  }
+
+  void spawned(int local_rank) override { router_.on_spawned(local_rank); }
+
+  asio::awaitable<void> drain(std::chrono::milliseconds max_wait) override {
+    if (router_.drained()) {
+      co_return;
+    }
+    // The router calls back at EOF or at max_wait; the timer (shared with the callback, which
+    // may run after this frame is gone) is only a backstop.
+    auto timer = std::make_shared<asio::steady_timer>(ctx_, max_wait + std::chrono::seconds(1));
+    router_.async_wait_drained(max_wait, [timer] { timer->cancel(); });
+    boost::system::error_code ec;
+    co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+
+  std::vector<std::string> stderr_tail(int local_rank) const override {
+    return router_.tail_lines(local_rank, k_stderr_tail_lines);
+  }
+
+  std::string run_dir() const override { return run_dir_; }
+
+ private:
+  asio::io_context& ctx_;
+  const config::LaunchConfig& cfg_;
+  std::string run_dir_;
+  Routing routing_;
+  output::OutputRouter router_;
+  int attempt_ = 0;
+};
+
+Routing parse_routing(const config::LaunchConfig& cfg) {
+  auto redirects = output::parse_std_spec(cfg.redirects, "--redirects");
+  auto tee = output::parse_std_spec(cfg.tee, "--tee");
+  auto filter = output::parse_local_ranks_filter(cfg.local_ranks_filter);
+  for (const Error* e : {redirects ? nullptr : &redirects.error(), tee ? nullptr : &tee.error(),
+                         filter ? nullptr : &filter.error()}) {
+    if (e != nullptr) {
+      throw Fatal(make_error(ErrorCode::usage, e->message));
+    }
+  }
+  return Routing{*redirects, *tee, *filter};
+}
 
 }  // namespace
 
-std::unique_ptr<agent::WorkerIo> make_worker_io(asio::io_context&, const config::LaunchConfig&) {
-  return std::make_unique<InheritIo>();
-}
-
-agent::SupervisorHooks make_hooks(const config::LaunchConfig&, agent::WorkerIo&) {
-  agent::SupervisorHooks hooks;
-  hooks.failed = [](const std::vector<agent::WorkerFailure>& failures) {
-    for (const auto& f : failures) {
-      spdlog::error("failed (exitcode: {}) local_rank: {} (pid: {})", f.exit.code(),
-                    f.ranks.local_rank, f.pid);
-    }
-  };
-  return hooks;
+std::unique_ptr<agent::WorkerIo> make_worker_io(asio::io_context& ctx,
+                                                const config::LaunchConfig& cfg,
+                                                const util::Env& env) {
+  auto routing = parse_routing(cfg);
+  auto run_dir = output::make_run_dir(cfg.log_dir, cfg.rdzv_id);
+  if (!run_dir) {
+    throw Fatal(make_error(ErrorCode::config, run_dir.error().message));
+  }
+  if (!run_dir->empty()) {
+    spdlog::info("log directory set to: {}", *run_dir);
+  }
+  output::RouterOptions options;
+  if (auto prefix = env.get_nonempty(std::string(output::k_prefix_template_env))) {
+    options.prefix_template = *prefix;
+  }
+  return std::make_unique<RouterIo>(ctx, cfg, *run_dir, std::move(routing), std::move(options));
 }
 
 }  // namespace ddprun::app

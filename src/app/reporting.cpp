@@ -1,0 +1,118 @@
+#include "reporting.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "ddprun/agent/local_rendezvous.hpp"
+#include "ddprun/errors/error_file.hpp"
+#include "ddprun/errors/failure.hpp"
+#include "ddprun/util/fatal.hpp"
+
+namespace ddprun::app {
+
+namespace {
+
+std::int64_t epoch_seconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+}
+
+errors::ProcessFailure to_failure(const agent::WorkerFailure& f, const errors::OomCounters& before,
+                                  const errors::OomCounters& after) {
+  errors::FailureInput in;
+  in.local_rank = f.ranks.local_rank;
+  in.rank = f.ranks.rank;
+  in.pid = f.pid;
+  in.exit_code = f.exit.code();
+  in.error_file = f.error_file;
+  if (!f.error_file.empty()) {
+    in.record = errors::read_error_file(f.error_file);
+  }
+  in.now = epoch_seconds(f.when);
+  in.stderr_tail = f.stderr_tail;
+  in.oom_hint = errors::oom_suspected(in.exit_code, before, after);
+  return errors::make_failure(std::move(in));
+}
+
+}  // namespace
+
+Reporter::Reporter(const config::LaunchConfig& cfg, const util::Env& env)
+    : cfg_(cfg), parent_error_file_(env.get_nonempty(std::string(errors::k_error_file_env))) {
+  if (!cfg.events_file.empty()) {
+    auto log = errors::EventLog::open(cfg.events_file, clock_);
+    if (!log) {
+      throw Fatal(make_error(ErrorCode::config, "--events-file: " + log.error().message));
+    }
+    events_.emplace(std::move(*log));
+  }
+}
+
+agent::SupervisorHooks Reporter::hooks() {
+  agent::SupervisorHooks h;
+  h.workers_started = [this](const agent::Round& round, const std::vector<pid_t>& pids) {
+    oom_baseline_ = errors::read_oom_counters();
+    attempt_ = round.info.restart_count;
+    if (events_) {
+      int group_rank = round.ranks.empty() ? 0 : round.ranks[0].group_rank;
+      int group_world = round.ranks.empty() ? 1 : round.ranks[0].group_world_size;
+      events_->rendezvous(round.round_number, group_rank, group_world);
+      events_->workers_started(attempt_, std::vector<int>(pids.begin(), pids.end()));
+    }
+  };
+  h.worker_exited = [this](const agent::WorkerRanks& r, pid_t pid, const process::ExitInfo& e) {
+    if (events_) {
+      events_->worker_exit(r.local_rank, r.rank, pid, e.code());
+    }
+  };
+  h.round_ended = [this](agent::Outcome outcome, agent::Step step, int restarts_left) {
+    if (!events_) {
+      return;
+    }
+    if (step == agent::Step::restart || step == agent::Step::restart_free) {
+      events_->restart(attempt_, restarts_left, agent::to_string(outcome));
+    } else {
+      events_->stop(agent::to_string(outcome));
+    }
+  };
+  h.failed = [this](const std::vector<agent::WorkerFailure>& f) { on_failed(f); };
+  return h;
+}
+
+void Reporter::on_failed(const std::vector<agent::WorkerFailure>& worker_failures) {
+  if (worker_failures.empty()) {
+    return;
+  }
+  auto now_counters = errors::read_oom_counters();
+  std::vector<errors::ProcessFailure> failures;
+  for (const auto& f : worker_failures) {
+    failures.push_back(to_failure(f, oom_baseline_, now_counters));
+  }
+  const auto& root = failures[errors::root_cause_index(failures)];
+  spdlog::error("failed (exitcode: {}) local_rank: {} (pid: {}) of binary: {}", root.exit_code,
+                root.local_rank, root.pid, cfg_.no_python ? cfg_.training_script : cfg_.python);
+  auto box = errors::render_summary(cfg_.training_script, agent::host_fqdn(), failures);
+  std::fprintf(stderr, "%s\n", box.c_str());
+  std::fflush(stderr);
+  write_parent_error_file(root);
+}
+
+void Reporter::write_parent_error_file(const errors::ProcessFailure& root) {
+  if (!parent_error_file_) {
+    if (!root.record_json.empty()) {
+      spdlog::error("no error file defined for parent, to copy child error file ({})",
+                    root.error_file);
+    }
+    return;
+  }
+  if (auto ok = errors::write_parent_error_file(*parent_error_file_, root); !ok) {
+    spdlog::error("cannot write the agent's error file: {}", ok.error().message);
+  }
+}
+
+void Reporter::finish(int exit_code) {
+  if (events_) {
+    events_->result(exit_code == 0 ? "SUCCEEDED" : "FAILED", exit_code);
+  }
+}
+
+}  // namespace ddprun::app

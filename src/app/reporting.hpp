@@ -1,0 +1,37 @@
+#pragma once
+// What the user and tools learn about a run: the failure summary (stderr), the agent's own
+// TORCHELASTIC_ERROR_FILE, and the --events-file stream.
+
+#include <memory>
+#include <optional>
+
+#include "ddprun/agent/supervisor.hpp"
+#include "ddprun/errors/event_log.hpp"
+#include "ddprun/errors/failure.hpp"
+#include "ddprun/errors/oom.hpp"
+#include "ddprun/util/clock.hpp"
+
+namespace ddprun::app {
+
+class Reporter {
+ public:
+  /// Opens the events file when configured; an unusable path throws Fatal.
+  Reporter(const config::LaunchConfig& cfg, const util::Env& env);
+
+  agent::SupervisorHooks hooks();
+  /// The final event ("result") once the supervisor returned `exit_code`.
+  void finish(int exit_code);
+
+ private:
+  void on_failed(const std::vector<agent::WorkerFailure>& failures);
+  void write_parent_error_file(const errors::ProcessFailure& root);
+
+  const config::LaunchConfig& cfg_;
+  std::optional<std::string> parent_error_file_;
+  util::SystemClock clock_;
+  std::optional<errors::EventLog> events_;
+  errors::OomCounters oom_baseline_;
+  int attempt_ = 0;
+};
+
+}  // namespace ddprun::app
