@@ -55,7 +55,9 @@ def read_stamps(directory: str, prefix: str) -> list:
     stamps = []
     for path in glob.glob(os.path.join(directory, prefix + "_*")):
         with open(path) as f:
-            stamps.append(int(f.read().strip()))
+            text = f.read().strip()
+        if text:  # a worker stopped by the launcher while writing leaves an empty file
+            stamps.append(int(text))
     return stamps
 
 
@@ -69,9 +71,11 @@ def run_job(launcher: benchlib.Launcher, nproc: int, timeout_s: float) -> tuple:
     with open(log, "wb") as out:
         code = subprocess.run(argv, stdout=out, stderr=out, env=env, timeout=timeout_s).returncode
     exits, starts = read_stamps(directory, "exit"), read_stamps(directory, "start")
-    if code != 0 or len(exits) != nproc or len(starts) != nproc:
+    # A fast launcher stops the other attempt-0 workers as soon as the first one fails, so
+    # only the first exit stamp is guaranteed; every replacement must start.
+    if code != 0 or not exits or len(starts) != nproc:
         sys.exit(f"{launcher.name}: exit {code}, {len(exits)} exit / {len(starts)} start "
-                 f"stamps (want {nproc}); see {log}")
+                 f"stamps (want >= 1 / {nproc}); see {log}")
     shutil.rmtree(directory)
     first_exit = min(exits)
     return (max(starts) - first_exit) / 1e9, (min(starts) - first_exit) / 1e9

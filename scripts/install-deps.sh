@@ -8,7 +8,7 @@ packages=(
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   python3-torch
-  iproute2 procps util-linux
+  iproute2 procps util-linux time
 )
 
 missing=()
