@@ -26,7 +26,7 @@ struct RankVars {
   std::string_view local_size;  ///< empty when the runtime has none
 };
 
-/// Job ids as run ids: "ƒ" -> "f", then only [A-Za-z0-9._-] kept.
+/// Job ids as run ids: "ƒ" -> "f", any other byte outside [A-Za-z0-9._-] -> "_".
 std::string sanitized_id(std::string_view id) {
   std::string out;
   for (std::size_t i = 0; i < id.size(); ++i) {
@@ -34,8 +34,9 @@ std::string sanitized_id(std::string_view id) {
     if (c == 0xC6 && i + 1 < id.size() && static_cast<unsigned char>(id[i + 1]) == 0x92) {
       out += 'f';
       ++i;
-    } else if (std::isalnum(c) != 0 || c == '.' || c == '_' || c == '-') {
-      out += static_cast<char>(c);
+    } else {
+      const bool keep = std::isalnum(c) != 0 || c == '.' || c == '_' || c == '-';
+      out += keep ? static_cast<char>(c) : '_';
     }
   }
   return out;
