@@ -1,12 +1,12 @@
 #include "common.hpp"
 
-#include <algorithm>
-#include <cstdint>
-
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/sched/gpus.hpp"
 #include "ddprun/sched/ports.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <algorithm>
+#include <cstdint>
 
 namespace ddprun::sched::detail {
 
@@ -18,8 +18,7 @@ Value make_value(std::string_view scheduler, std::string_view origin, std::strin
   return Value{std::move(text), std::string(scheduler) + ": " + std::string(origin)};
 }
 
-std::optional<Found> first_of(const util::Env& env,
-                              std::initializer_list<std::string_view> names) {
+std::optional<Found> first_of(const util::Env& env, std::initializer_list<std::string_view> names) {
   for (auto name : names) {
     if (auto v = env.get_nonempty(name)) {
       return Found{std::string(name), std::move(*v)};
@@ -95,8 +94,8 @@ void set_hosts(Detected& d, std::vector<std::string> hosts, std::string_view ori
   d.hosts = std::move(hosts);
   d.nnodes = make_value(d.scheduler, origin_var, std::to_string(d.hosts.size()));
   if (!d.hosts.empty()) {
-    d.rdzv_endpoint_host = make_value(d.scheduler, std::string(origin_var) + " (first host)",
-                                      d.hosts.front());
+    d.rdzv_endpoint_host =
+        make_value(d.scheduler, std::string(origin_var) + " (first host)", d.hosts.front());
   }
 }
 

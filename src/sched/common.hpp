@@ -1,14 +1,14 @@
 #pragma once
 // Helpers shared by the per-scheduler detectors (module-private).
 
+#include "ddprun/sched/detect.hpp"
+
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "ddprun/sched/detect.hpp"
 
 namespace ddprun::sched::detail {
 

@@ -4,9 +4,10 @@
 
 #include "ddprun/sched/detect.hpp"
 
-#include "common.hpp"
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include "common.hpp"
 
 namespace ddprun::sched {
 
@@ -73,12 +74,12 @@ Result<void> check_double_launch(const Detected& d, int nproc) {
     return {};
   }
   const std::string var = d.tasks_on_node->origin;
-  return make_error(
-      ErrorCode::config,
-      "double launch: " + std::to_string(*tasks) + " ddprun tasks run on this node (" + var +
-          ") and each would start " + std::to_string(nproc) + " workers (" +
-          std::to_string(*tasks * nproc) + " in all); start one ddprun per node " +
-          "(srun --ntasks-per-node=1 ddprun ...) or pass --nproc-per-node 1");
+  return make_error(ErrorCode::config,
+                    "double launch: " + std::to_string(*tasks) +
+                        " ddprun tasks run on this node (" + var + ") and each would start " +
+                        std::to_string(nproc) + " workers (" + std::to_string(*tasks * nproc) +
+                        " in all); start one ddprun per node " +
+                        "(srun --ntasks-per-node=1 ddprun ...) or pass --nproc-per-node 1");
 }
 
 void warn_small_cpu_mask(Detected& d, const HostInputs& host, int nproc) {

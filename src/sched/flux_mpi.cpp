@@ -3,12 +3,13 @@
 // (there, the task rank is the node rank), and the rendezvous endpoint must come from
 // --rdzv-endpoint. Flux job ids are F58 text ("ƒ2WZ9aKXxDb"); the "ƒ" becomes "f" in the run id.
 
-#include <cctype>
-
-#include "common.hpp"
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/sched/ports.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <cctype>
+
+#include "common.hpp"
 
 namespace ddprun::sched {
 

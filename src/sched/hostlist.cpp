@@ -6,9 +6,9 @@
 
 #include "ddprun/sched/hostlist.hpp"
 
-#include <cstdint>
-
 #include "ddprun/util/strings.hpp"
+
+#include <cstdint>
 
 namespace ddprun::sched {
 
@@ -139,8 +139,7 @@ Result<void> expand_token(std::string_view token, std::string_view whole,
                           std::vector<std::string>& out) {
   std::vector<std::string> acc{""};
   std::size_t pos = 0;
-  for (auto open = token.find('['); open != std::string_view::npos;
-       open = token.find('[', pos)) {
+  for (auto open = token.find('['); open != std::string_view::npos; open = token.find('[', pos)) {
     const auto close = token.find(']', open);  // the tokenizer guarantees it exists
     auto numbers = expand_ranges(token.substr(open + 1, close - open - 1), whole);
     if (!numbers) {

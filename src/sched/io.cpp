@@ -2,11 +2,11 @@
 
 #include "ddprun/sched/io.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <cerrno>
 #include <fstream>
 #include <system_error>
-
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::sched {
 
@@ -14,7 +14,8 @@ Result<std::string> read_text_file(const std::string& path, std::size_t max_byte
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;
-    return make_error(ErrorCode::io, "open(" + util::quoted(path) + "): " + std::generic_category().message(err));
+    return make_error(ErrorCode::io,
+                      "open(" + util::quoted(path) + "): " + std::generic_category().message(err));
   }
   std::string text;
   char buffer[4096];

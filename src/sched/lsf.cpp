@@ -4,10 +4,11 @@
 // slot and the next has more, it is dropped (Lightning's LSFEnvironment skips it likewise).
 // This node's index is its position among the remaining hosts.
 
-#include "common.hpp"
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/sched/ports.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include "common.hpp"
 
 namespace ddprun::sched {
 

@@ -4,10 +4,11 @@
 // index is PBS_NODENUM when MoM set it (TM-spawned tasks, e.g. pbsdsh), else the position of
 // this host's name, compared exactly and then by short name (MoM strips the domain).
 
-#include "common.hpp"
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/sched/ports.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include "common.hpp"
 
 namespace ddprun::sched {
 
@@ -47,7 +48,8 @@ Result<void> set_node_rank(Detected& d, const util::Env& env, const std::string&
     return {};
   }
   if (by_name) {
-    d.node_rank = make_value(k_pbs, "PBS_NODEFILE (this host's position)", std::to_string(*by_name));
+    d.node_rank =
+        make_value(k_pbs, "PBS_NODEFILE (this host's position)", std::to_string(*by_name));
     return {};
   }
   if (nnodes == 1) {

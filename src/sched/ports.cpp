@@ -23,8 +23,9 @@ std::vector<int> candidate_ports(std::uint64_t key) {
 Result<std::vector<int>> parse_port_range(std::string_view text) {
   const auto dash = text.find('-');
   auto lo = util::parse_int_in(text.substr(0, dash), 1, k_max_port);
-  auto hi = dash == std::string_view::npos ? lo
-                                           : util::parse_int_in(text.substr(dash + 1), 1, k_max_port);
+  auto hi = dash == std::string_view::npos
+                ? lo
+                : util::parse_int_in(text.substr(dash + 1), 1, k_max_port);
   if (!lo || !hi || *lo > *hi || *hi - *lo >= k_max_reserved_ports) {
     return make_error(ErrorCode::config, "port range " + util::quoted(text) +
                                              ": expected PORT or LO-HI within [1, 65535]");

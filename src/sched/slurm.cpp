@@ -4,13 +4,14 @@
 // script (no step) only the job view exists; ddprun then runs on one node only, so a multi-node
 // job gets a warning instead of an nnodes that would wait for agents nobody started.
 
-#include <cstdint>
-
-#include "common.hpp"
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/sched/hostlist.hpp"
 #include "ddprun/sched/ports.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <cstdint>
+
+#include "common.hpp"
 
 namespace ddprun::sched {
 
@@ -51,8 +52,7 @@ Result<void> set_tasks_on_node(Detected& d, const util::Env& env, int node) {
     return per_node.error();
   }
   if (*per_node) {
-    d.tasks_on_node =
-        make_value(k_slurm, n::k_slurm_ntasks_per_node, std::to_string(**per_node));
+    d.tasks_on_node = make_value(k_slurm, n::k_slurm_ntasks_per_node, std::to_string(**per_node));
   }
   return {};
 }
@@ -114,14 +114,15 @@ Result<void> read_job(Detected& d, const util::Env& env) {
                        "-node job: ddprun runs on this node only; start one per node with "
                        "`srun --ntasks-per-node=1 ddprun ...`");
   if (env.get_nonempty(n::k_slurm_het_size)) {
-    d.warnings.push_back("slurm: heterogeneous job: outside a step only component 0's "
-                         "SLURM_JOB_NODELIST is visible");
+    d.warnings.push_back(
+        "slurm: heterogeneous job: outside a step only component 0's "
+        "SLURM_JOB_NODELIST is visible");
   }
   return {};
 }
 
 Result<void> set_slurm_ports(Detected& d, const util::Env& env, std::uint64_t key,
-                            const std::string& key_origin) {
+                             const std::string& key_origin) {
   auto resv = env.get_nonempty(n::k_slurm_step_resv_ports);
   if (!resv) {
     detail::set_ports(d, key, key_origin);
@@ -129,8 +130,8 @@ Result<void> set_slurm_ports(Detected& d, const util::Env& env, std::uint64_t ke
   }
   auto ports = parse_port_range(*resv);
   if (!ports) {
-    return config_error(k_slurm, std::string(n::k_slurm_step_resv_ports) + ": " +
-                                     ports.error().message);
+    return config_error(k_slurm,
+                        std::string(n::k_slurm_step_resv_ports) + ": " + ports.error().message);
   }
   d.port_candidates = *ports;
   d.rdzv_port = make_value(k_slurm, n::k_slurm_step_resv_ports, std::to_string(ports->front()));

@@ -2,10 +2,10 @@
 // Linux CPU lists ("0-3,8-11", as in Cpus_allowed_list or /sys/.../cpulist) and an even split
 // of an affinity mask between local workers.
 
+#include "ddprun/util/result.hpp"
+
 #include <string_view>
 #include <vector>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::sched {
 

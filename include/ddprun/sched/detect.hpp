@@ -8,12 +8,12 @@
 // Open MPI > MPICH. Explicit flags and PET_* variables beat all of these; applying that is
 // config::resolve's job, which also owns --no-auto (do not call detect()).
 
+#include "ddprun/util/env.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "ddprun/util/env.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::sched {
 
@@ -37,9 +37,9 @@ struct Detected {
   std::optional<Value> nproc_hint;          ///< workers per node suggested by visible GPUs
   std::optional<Value> restart_epoch;       ///< scheduler-level restarts (Slurm requeues)
   std::optional<Value> tasks_on_node;       ///< copies of ddprun the scheduler started here
-  std::vector<int> port_candidates;         ///< deterministic per job; the head binds the first free
-  std::vector<std::string> hosts;           ///< the launch's nodes, in order, deduplicated
-  std::vector<std::string> warnings;        ///< one line each, to be logged by the app
+  std::vector<int> port_candidates;   ///< deterministic per job; the head binds the first free
+  std::vector<std::string> hosts;     ///< the launch's nodes, in order, deduplicated
+  std::vector<std::string> warnings;  ///< one line each, to be logged by the app
 
   bool is_present() const { return !scheduler.empty(); }
 };

@@ -2,12 +2,12 @@
 // Slurm hostlist expressions ("gpu-[01-04,07],login[1-2]") expanded to host names, following
 // src/common/hostlist.c for one-dimensional clusters (see spec/schedulers.md §1.3).
 
+#include "ddprun/util/result.hpp"
+
 #include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::sched {
 

@@ -1,10 +1,10 @@
 #pragma once
 // The one read scheduler detection needs (PBS_NODEFILE); kept apart from the pure code.
 
+#include "ddprun/util/result.hpp"
+
 #include <cstddef>
 #include <string>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::sched {
 

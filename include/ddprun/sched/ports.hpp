@@ -2,11 +2,11 @@
 // Rendezvous ports derived from a job id, so that every node of a job computes the same list
 // without talking to the others, and two jobs sharing a head node rarely collide.
 
+#include "ddprun/util/result.hpp"
+
 #include <cstdint>
 #include <string_view>
 #include <vector>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::sched {
 

@@ -1,12 +1,12 @@
 // read_text_file against the real filesystem (a fresh temp directory per test).
 
+#include "ddprun/sched/io.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <random>
-
-#include "ddprun/sched/io.hpp"
 
 namespace ddprun::sched {
 namespace {
@@ -16,8 +16,7 @@ namespace fs = std::filesystem;
 class ReadTextFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("ddprun_sched_" + std::to_string(std::random_device{}()));
+    dir_ = fs::temp_directory_path() / ("ddprun_sched_" + std::to_string(std::random_device{}()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }

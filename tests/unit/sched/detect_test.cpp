@@ -1,8 +1,8 @@
 // detect(): precedence between schedulers, origins text, and the cross-checks.
 
-#include <gtest/gtest.h>
-
 #include "ddprun/sched/detect.hpp"
+
+#include <gtest/gtest.h>
 
 namespace ddprun::sched {
 namespace {
@@ -12,9 +12,12 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 util::Env slurm_step() {
-  return {{"SLURM_JOB_ID", "100"},         {"SLURM_STEP_ID", "0"},
-          {"SLURM_STEP_NODELIST", "n[1-2]"}, {"SLURM_STEP_NUM_NODES", "2"},
-          {"SLURM_NODEID", "0"},           {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"}};
+  return {{"SLURM_JOB_ID", "100"},
+          {"SLURM_STEP_ID", "0"},
+          {"SLURM_STEP_NODELIST", "n[1-2]"},
+          {"SLURM_STEP_NUM_NODES", "2"},
+          {"SLURM_NODEID", "0"},
+          {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"}};
 }
 
 util::Env with(util::Env env, const util::Env& more) {
@@ -26,9 +29,12 @@ util::Env with(util::Env env, const util::Env& more) {
 
 const util::Env k_pbs{{"PBS_JOBID", "7.server"}, {"PBS_NODEFILE", "/aux/7.server"}};
 const util::Env k_lsf{{"LSB_JOBID", "8"}, {"LSB_MCPU_HOSTS", "n1 4"}};
-const util::Env k_flux{{"FLUX_JOB_ID", "f9"}, {"FLUX_JOB_SIZE", "1"}, {"FLUX_JOB_NNODES", "1"},
+const util::Env k_flux{{"FLUX_JOB_ID", "f9"},
+                       {"FLUX_JOB_SIZE", "1"},
+                       {"FLUX_JOB_NNODES", "1"},
                        {"FLUX_TASK_RANK", "0"}};
-const util::Env k_ompi{{"OMPI_COMM_WORLD_SIZE", "1"}, {"OMPI_COMM_WORLD_RANK", "0"},
+const util::Env k_ompi{{"OMPI_COMM_WORLD_SIZE", "1"},
+                       {"OMPI_COMM_WORLD_RANK", "0"},
                        {"OMPI_COMM_WORLD_LOCAL_SIZE", "1"}};
 const util::Env k_mpich{{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}, {"MPI_LOCALNRANKS", "1"}};
 
@@ -142,8 +148,7 @@ TEST(DetectDoubleLaunch, MpirunUnderPbsIsRefused) {
   host.requested_nproc = 8;
   auto d = detect(env, host);
   ASSERT_FALSE(d.has_value());
-  EXPECT_TRUE(contains(d.error().message, "env: OMPI_COMM_WORLD_LOCAL_SIZE"))
-      << d.error().message;
+  EXPECT_TRUE(contains(d.error().message, "env: OMPI_COMM_WORLD_LOCAL_SIZE")) << d.error().message;
 }
 
 TEST(DetectCpuMask, WarnsWhenFewerCpusThanWorkers) {

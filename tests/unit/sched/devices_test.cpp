@@ -1,10 +1,10 @@
 // CUDA_VISIBLE_DEVICES counting, CPU lists, worker CPU splits and port derivation.
 
-#include <gtest/gtest.h>
-
 #include "ddprun/sched/cpus.hpp"
 #include "ddprun/sched/gpus.hpp"
 #include "ddprun/sched/ports.hpp"
+
+#include <gtest/gtest.h>
 
 namespace ddprun::sched {
 namespace {
@@ -57,15 +57,12 @@ TEST(CpuList, RejectsMalformedText) {
 
 TEST(CpuSplit, EvenContiguousRuns) {
   const Cpus cpus{0, 1, 2, 3, 8, 9, 10, 11};
-  EXPECT_EQ(split_cpus_for_workers(cpus, 2),
-            (std::vector<Cpus>{{0, 1, 2, 3}, {8, 9, 10, 11}}));
-  EXPECT_EQ(split_cpus_for_workers(cpus, 4),
-            (std::vector<Cpus>{{0, 1}, {2, 3}, {8, 9}, {10, 11}}));
+  EXPECT_EQ(split_cpus_for_workers(cpus, 2), (std::vector<Cpus>{{0, 1, 2, 3}, {8, 9, 10, 11}}));
+  EXPECT_EQ(split_cpus_for_workers(cpus, 4), (std::vector<Cpus>{{0, 1}, {2, 3}, {8, 9}, {10, 11}}));
 }
 
 TEST(CpuSplit, RemainderGoesToTheFirstWorkers) {
-  EXPECT_EQ(split_cpus_for_workers({0, 1, 2, 3, 4}, 3),
-            (std::vector<Cpus>{{0, 1}, {2, 3}, {4}}));
+  EXPECT_EQ(split_cpus_for_workers({0, 1, 2, 3, 4}, 3), (std::vector<Cpus>{{0, 1}, {2, 3}, {4}}));
 }
 
 TEST(CpuSplit, FewerCpusThanWorkersShareRoundRobin) {
@@ -78,8 +75,8 @@ TEST(CpuSplit, NoWorkersOrNoCpusGiveNothing) {
 }
 
 TEST(Ports, CandidatesAreDeterministicConsecutiveAndWrap) {
-  EXPECT_EQ(candidate_ports(0), (std::vector<int>{29400, 29401, 29402, 29403, 29404, 29405,
-                                                  29406, 29407}));
+  EXPECT_EQ(candidate_ports(0),
+            (std::vector<int>{29400, 29401, 29402, 29403, 29404, 29405, 29406, 29407}));
   EXPECT_EQ(candidate_ports(4242).front(), 29400 + 4242 % k_port_span);
   auto wrapped = candidate_ports(k_port_span - 2);
   EXPECT_EQ(wrapped[1], k_port_base + k_port_span - 1);

@@ -57,9 +57,7 @@ TEST(Hostlist, TwoBracketGroupsOuterVariesSlowest) {
   EXPECT_EQ(expand_ok("r[1-2]-n[01-02]"), (Hosts{"r1-n01", "r1-n02", "r2-n01", "r2-n02"}));
 }
 
-TEST(Hostlist, SuffixAfterBracket) {
-  EXPECT_EQ(expand_ok("n[1-2]-ib"), (Hosts{"n1-ib", "n2-ib"}));
-}
+TEST(Hostlist, SuffixAfterBracket) { EXPECT_EQ(expand_ok("n[1-2]-ib"), (Hosts{"n1-ib", "n2-ib"})); }
 
 TEST(Hostlist, DomainSuffixAfterBracket) {
   EXPECT_EQ(expand_ok("n[1-2].cluster"), (Hosts{"n1.cluster", "n2.cluster"}));
@@ -116,8 +114,7 @@ TEST(Hostlist, SuffixWithPaddedRangeSlurm2311Style) {
 }
 
 TEST(Hostlist, ThreeGroupsWithSuffixAndListInsideBrackets) {
-  EXPECT_EQ(expand_ok("r[1,3]s[1-2]n[7]x"),
-            (Hosts{"r1s1n7x", "r1s2n7x", "r3s1n7x", "r3s2n7x"}));
+  EXPECT_EQ(expand_ok("r[1,3]s[1-2]n[7]x"), (Hosts{"r1s1n7x", "r1s2n7x", "r3s1n7x", "r3s2n7x"}));
 }
 
 TEST(Hostlist, RangeOfExactlySlurmMaxRangeIsAccepted) {

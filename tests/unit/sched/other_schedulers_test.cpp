@@ -1,9 +1,9 @@
 // PBS, LSF, Flux, Open MPI and MPICH env fixtures.
 
-#include <gtest/gtest.h>
-
 #include "ddprun/sched/detect.hpp"
 #include "ddprun/sched/ports.hpp"
+
+#include <gtest/gtest.h>
 
 namespace ddprun::sched {
 namespace {
@@ -46,8 +46,7 @@ TEST(PbsDetect, NodefileIsDedupedInOrderAndFqdnMatchesShortName) {
   EXPECT_EQ(d.hosts, (Hosts{"gadi-gpu-v100-0001", "gadi-gpu-v100-0002"}));
   EXPECT_EQ(d.nnodes, (Value{"2", "pbs: PBS_NODEFILE"}));
   EXPECT_EQ(d.node_rank, (Value{"1", "pbs: PBS_NODEFILE (this host's position)"}));
-  EXPECT_EQ(d.rdzv_endpoint_host,
-            (Value{"gadi-gpu-v100-0001", "pbs: PBS_NODEFILE (first host)"}));
+  EXPECT_EQ(d.rdzv_endpoint_host, (Value{"gadi-gpu-v100-0001", "pbs: PBS_NODEFILE (first host)"}));
   EXPECT_EQ(d.rdzv_id, (Value{"1234", "pbs: PBS_JOBID"}));
   EXPECT_EQ(d.port_candidates, candidate_ports(1234));
   EXPECT_EQ(d.nproc_hint, (Value{"4", "env: CUDA_VISIBLE_DEVICES"}));
@@ -161,7 +160,9 @@ TEST(LsfDetect, RejectsMalformedHostSlots) {
 // --- Flux ---
 
 TEST(FluxDetect, OneTaskPerNodeGivesNodesAndRank) {
-  util::Env env{{"FLUX_JOB_ID", "\xc6\x92" "2WZ9aKXxDb"},
+  util::Env env{{"FLUX_JOB_ID",
+                 "\xc6\x92"
+                 "2WZ9aKXxDb"},
                 {"FLUX_JOB_SIZE", "2"},
                 {"FLUX_JOB_NNODES", "2"},
                 {"FLUX_TASK_RANK", "1"},
@@ -177,7 +178,9 @@ TEST(FluxDetect, OneTaskPerNodeGivesNodesAndRank) {
 }
 
 TEST(FluxDetect, SeveralTasksPerNodeAreCounted) {
-  util::Env env{{"FLUX_JOB_ID", "f3"}, {"FLUX_JOB_SIZE", "8"}, {"FLUX_JOB_NNODES", "2"},
+  util::Env env{{"FLUX_JOB_ID", "f3"},
+                {"FLUX_JOB_SIZE", "8"},
+                {"FLUX_JOB_NNODES", "2"},
                 {"FLUX_TASK_RANK", "5"}};
   auto d = ok(detect_flux(env));
   EXPECT_FALSE(d.nnodes.has_value());
@@ -187,8 +190,10 @@ TEST(FluxDetect, SeveralTasksPerNodeAreCounted) {
 // --- Open MPI / MPICH ---
 
 TEST(MpiDetect, OpenMpiOneTaskPerNode) {
-  util::Env env{{"OMPI_COMM_WORLD_SIZE", "4"},       {"OMPI_COMM_WORLD_RANK", "2"},
-                {"OMPI_COMM_WORLD_LOCAL_SIZE", "1"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
+  util::Env env{{"OMPI_COMM_WORLD_SIZE", "4"},
+                {"OMPI_COMM_WORLD_RANK", "2"},
+                {"OMPI_COMM_WORLD_LOCAL_SIZE", "1"},
+                {"OMPI_COMM_WORLD_LOCAL_RANK", "0"},
                 {"PMIX_NAMESPACE", "prterun-host-123@1"}};
   auto d = ok(detect_mpi(env));
   EXPECT_EQ(d.scheduler, "openmpi");
@@ -199,7 +204,8 @@ TEST(MpiDetect, OpenMpiOneTaskPerNode) {
 }
 
 TEST(MpiDetect, OpenMpiSeveralTasksPerNodeGivesNoNodeCount) {
-  util::Env env{{"OMPI_COMM_WORLD_SIZE", "8"}, {"OMPI_COMM_WORLD_RANK", "2"},
+  util::Env env{{"OMPI_COMM_WORLD_SIZE", "8"},
+                {"OMPI_COMM_WORLD_RANK", "2"},
                 {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}};
   auto d = ok(detect_mpi(env));
   EXPECT_FALSE(d.nnodes.has_value());
@@ -207,8 +213,8 @@ TEST(MpiDetect, OpenMpiSeveralTasksPerNodeGivesNoNodeCount) {
 }
 
 TEST(MpiDetect, MpichHydraVariables) {
-  util::Env env{{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"MPI_LOCALNRANKS", "1"},
-                {"MPI_LOCALRANKID", "0"}};
+  util::Env env{
+      {"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"MPI_LOCALNRANKS", "1"}, {"MPI_LOCALRANKID", "0"}};
   auto d = ok(detect_mpi(env));
   EXPECT_EQ(d.scheduler, "mpich");
   EXPECT_EQ(d.nnodes, (Value{"2", "mpich: PMI_SIZE (one task per node)"}));

@@ -1,10 +1,10 @@
 // Slurm env fixtures: batch script (job view), srun step with one task per node, srun with
 // several tasks per node, heterogeneous job, and malformed inputs.
 
-#include <gtest/gtest.h>
-
 #include "ddprun/sched/detect.hpp"
 #include "ddprun/sched/ports.hpp"
+
+#include <gtest/gtest.h>
 
 namespace ddprun::sched {
 namespace {
