@@ -77,19 +77,19 @@ Result<void> append_range(std::string_view item, std::string_view whole,
   const auto lo_text = item.substr(0, dash);
   const auto hi_text = dash == std::string_view::npos ? lo_text : item.substr(dash + 1);
   if (!is_digits(lo_text) || !is_digits(hi_text)) {
-    return bad(whole, "range " + util::quoted(item) + " is not 'N' or 'LO-HI' with decimal digits");
+    return bad(whole, "range " + shown(item) + " is not 'N' or 'LO-HI' with decimal digits");
   }
   if (lo_text.size() > k_max_range_digits || hi_text.size() > k_max_range_digits) {
-    return bad(whole, "range " + util::quoted(item) + " has a number longer than " +
+    return bad(whole, "range " + shown(item) + " has a number longer than " +
                           std::to_string(k_max_range_digits) + " digits");
   }
   const auto lo = static_cast<std::uint64_t>(*util::parse_int(lo_text));
   const auto hi = static_cast<std::uint64_t>(*util::parse_int(hi_text));
   if (lo > hi) {
-    return bad(whole, "range " + util::quoted(item) + " has low > high");
+    return bad(whole, "range " + shown(item) + " has low > high");
   }
   if (hi - lo >= k_max_range_hosts) {
-    return bad(whole, "range " + util::quoted(item) + " spans more than " +
+    return bad(whole, "range " + shown(item) + " spans more than " +
                           std::to_string(k_max_range_hosts) + " hosts");
   }
   if (out.size() + (hi - lo + 1) > k_max_hostlist_names) {
@@ -188,7 +188,7 @@ Result<std::vector<int>> expand_per_node_counts(std::string_view text) {
       if (!r) {
         return make_error(ErrorCode::config, "per-node counts " + shown(text) +
                                                  ": expected N or N(xM) items, got " +
-                                                 util::quoted(s));
+                                                 shown(s));
       }
       repeat = *r;
       s = s.substr(0, paren);
@@ -197,7 +197,7 @@ Result<std::vector<int>> expand_per_node_counts(std::string_view text) {
     if (!n || counts.size() + static_cast<std::size_t>(repeat) > k_max_hostlist_names) {
       return make_error(ErrorCode::config, "per-node counts " + shown(text) +
                                                ": expected N or N(xM) items, got " +
-                                               util::quoted(item));
+                                               shown(item));
     }
     counts.insert(counts.end(), static_cast<std::size_t>(repeat), static_cast<int>(*n));
   }

@@ -163,6 +163,14 @@ TEST(Hostlist, ErrorMessageIsOneLineAndBounded) {
   EXPECT_LT(msg.size(), 200u);
 }
 
+TEST(Hostlist, ControlCharactersInsideBracketsStayOutOfTheMessage) {
+  // Found by hostlist_fuzz: a newline inside brackets does not separate, and the item quoted in
+  // the message must not break the one-line rule.
+  auto msg = expand_error(std::string("r1[-\0\n-02]", 10));
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\0'), std::string::npos) << msg;
+}
+
 TEST(PerNodeCounts, ExpandsRepeatGroups) {
   auto r = expand_per_node_counts("2(x3),1");
   ASSERT_TRUE(r.has_value()) << r.error().message;
