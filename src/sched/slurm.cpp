@@ -63,6 +63,10 @@ Result<void> read_step(Detected& d, const util::Env& env, const detail::Found& n
   if (!hosts) {
     return hosts.error();
   }
+  if (hosts->empty()) {
+    return config_error(k_slurm,
+                        nodelist.name + "=" + util::quoted(nodelist.value) + " lists no hosts");
+  }
   auto count = detail::first_of(env, {n::k_slurm_step_num_nodes, n::k_slurm_nnodes});
   auto counted = count ? util::parse_int(count->value) : Result<std::int64_t>(std::int64_t{0});
   if (count && (!counted || *counted != static_cast<std::int64_t>(hosts->size()))) {
@@ -93,7 +97,8 @@ Result<void> read_step(Detected& d, const util::Env& env, const detail::Found& n
   return set_tasks_on_node(d, env, **node);
 }
 
-/// Job view (batch script or salloc shell): usable as is only for a one-node job.
+/// Job view (batch script or salloc shell): usable as is only for a one-node job, and only on
+/// that node (SLURMD_NODENAME tells; an salloc shell on a login node has none).
 Result<void> read_job(Detected& d, const util::Env& env) {
   auto nodelist = detail::first_of(env, {n::k_slurm_job_nodelist, n::k_slurm_nodelist});
   if (!nodelist) {
@@ -102,6 +107,14 @@ Result<void> read_job(Detected& d, const util::Env& env) {
   auto hosts = expand_var(*nodelist);
   if (!hosts) {
     return hosts.error();
+  }
+  auto slurm_name = env.get_nonempty(n::k_slurmd_nodename);
+  if (hosts->size() == 1 && slurm_name != hosts->front()) {
+    d.hosts = std::move(*hosts);
+    d.warnings.push_back("slurm: not on the job's node " + util::quoted(d.hosts.front()) +
+                         " (SLURMD_NODENAME=" + util::quoted(slurm_name.value_or("")) +
+                         ", salloc shell on a login node?): start ddprun with srun");
+    return {};
   }
   if (hosts->size() == 1) {
     detail::set_hosts(d, std::move(*hosts), nodelist->name + " (one-node job)");

@@ -77,11 +77,29 @@ TEST(SlurmDetect, BatchScriptOfMultiNodeJobWarnsAndLeavesNodesAlone) {
 TEST(SlurmDetect, BatchScriptOfOneNodeJobIsComplete) {
   auto env = batch_two_nodes();
   env.set("SLURM_JOB_NODELIST", "gpu-07");
+  env.set("SLURMD_NODENAME", "gpu-07");
   auto d = detect_ok(env);
   EXPECT_EQ(d.nnodes, (Value{"1", "slurm: SLURM_JOB_NODELIST (one-node job)"}));
   EXPECT_EQ(d.node_rank, (Value{"0", "slurm: SLURM_JOB_NODELIST (one-node job)"}));
   EXPECT_EQ(d.rdzv_endpoint_host->text, "gpu-07");
   EXPECT_TRUE(d.warnings.empty());
+}
+
+TEST(SlurmDetect, SallocShellOnALoginNodeIsNotANode) {
+  auto env = batch_two_nodes();
+  env.set("SLURM_JOB_NODELIST", "gpu-07");
+  env.unset("SLURMD_NODENAME");
+  auto d = detect_ok(env);
+  EXPECT_FALSE(d.nnodes.has_value());
+  EXPECT_FALSE(d.rdzv_endpoint_host.has_value());
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_TRUE(contains(d.warnings[0], "login node")) << d.warnings[0];
+}
+
+TEST(SlurmDetect, RejectsEmptyStepNodelist) {
+  auto env = step_one_task_per_node();
+  env.set("SLURM_STEP_NODELIST", " ");
+  EXPECT_TRUE(contains(detect_error(env), "lists no hosts"));
 }
 
 TEST(SlurmDetect, StepViewBeatsJobView) {
