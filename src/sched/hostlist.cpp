@@ -127,8 +127,9 @@ Result<void> extend(std::vector<std::string>& acc, std::string_view literal,
   std::vector<std::string> next;
   next.reserve(acc.size() * numbers.size());
   for (const auto& a : acc) {
+    const std::string head = a + std::string(literal);
     for (const auto& n : numbers) {
-      next.push_back(a + std::string(literal) + n);
+      next.push_back(head + n);
     }
   }
   acc = std::move(next);

@@ -14,6 +14,7 @@ constexpr std::int64_t k_max_reserved_ports = 1024;
 std::vector<int> candidate_ports(std::uint64_t key) {
   const auto first = static_cast<int>(key % static_cast<std::uint64_t>(k_port_span));
   std::vector<int> ports;
+  ports.reserve(k_port_candidates);
   for (int i = 0; i < k_port_candidates; ++i) {
     ports.push_back(k_port_base + (first + i) % k_port_span);
   }
