@@ -1,0 +1,76 @@
+#pragma once
+// Scheduler auto-configuration: what Slurm, PBS, LSF, Flux, Open MPI or MPICH tell a per-node
+// launcher through its environment, as values tagged with where each came from.
+// Everything here is pure: the environment, this host's name and the PBS nodefile's contents are
+// passed in (see read_text_file in io.hpp for the one read the app has to do).
+//
+// Precedence among schedulers (the first one present wins): Slurm > PBS > LSF/jsrun > Flux >
+// Open MPI > MPICH. Explicit flags and PET_* variables beat all of these; applying that is
+// config::resolve's job, which also owns --no-auto (do not call detect()).
+
+#include "ddprun/util/env.hpp"
+#include "ddprun/util/result.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddprun::sched {
+
+/// One detected setting: its text and where it came from, e.g. "slurm: SLURM_STEP_NUM_NODES".
+struct Value {
+  std::string text;
+  std::string origin;
+
+  friend bool operator==(const Value&, const Value&) = default;
+};
+
+/// What one scheduler says about this launch. Unset optionals: the scheduler does not know.
+struct Detected {
+  /// "slurm", "pbs", "lsf", "flux", "openmpi", "mpich", or "" when none was found.
+  std::string scheduler;
+  std::optional<Value> nnodes;              ///< nodes in this launch (one ddprun per node)
+  std::optional<Value> node_rank;           ///< this node's index in `hosts`, 0-based
+  std::optional<Value> rdzv_endpoint_host;  ///< head host: first of `hosts`
+  std::optional<Value> rdzv_port;           ///< first of `port_candidates`
+  std::optional<Value> rdzv_id;             ///< run id shared by every node of this launch
+  std::optional<Value> nproc_hint;          ///< workers per node suggested by visible GPUs
+  std::optional<Value> restart_epoch;       ///< scheduler-level restarts (Slurm requeues)
+  std::optional<Value> tasks_on_node;       ///< copies of ddprun the scheduler started here
+  std::vector<int> port_candidates;   ///< deterministic per job; the head binds the first free
+  std::vector<std::string> hosts;     ///< the launch's nodes, in order, deduplicated
+  std::vector<std::string> warnings;  ///< one line each, to be logged by the app
+
+  bool is_present() const { return !scheduler.empty(); }
+};
+
+/// Inputs from outside the environment, gathered by the app's shell.
+struct HostInputs {
+  std::string hostname;                     ///< gethostname(); short or FQDN
+  std::optional<std::string> pbs_nodefile;  ///< contents of $PBS_NODEFILE when it was read
+  int requested_nproc = 0;                  ///< --nproc-per-node as a number, 0 when not given
+  std::optional<int> cpu_count;             ///< CPUs in the inherited affinity mask
+};
+
+/// Slurm (spec §1.2): step view when inside a srun step, job view otherwise.
+Result<Detected> detect_slurm(const util::Env& env);
+/// PBS Pro / OpenPBS / Torque: hosts from the nodefile, deduplicated in order.
+Result<Detected> detect_pbs(const util::Env& env, const std::string& nodefile_contents,
+                            const std::string& this_hostname);
+/// LSF: hosts from LSB_MCPU_HOSTS ("hostA 4 hostB 4"), skipping a jsrun launch node.
+Result<Detected> detect_lsf(const util::Env& env, const std::string& this_hostname);
+/// Flux: job size, node count and task rank; Flux's host list needs `flux getattr hostlist`.
+Result<Detected> detect_flux(const util::Env& env);
+/// Open MPI (OMPI_COMM_WORLD_*) or MPICH/Hydra/Intel MPI (PMI_*, MPI_LOCAL*).
+Result<Detected> detect_mpi(const util::Env& env);
+
+/// Runs the detectors in precedence order and returns the first present one (or an empty
+/// Detected), then applies the cross-checks: refuses a double launch (several ddprun tasks on
+/// this node while more than one worker each is wanted), warns when the inherited CPU mask is
+/// smaller than the worker count. Errors are ErrorCode::config, one line, naming the variable.
+Result<Detected> detect(const util::Env& env, const HostInputs& host);
+
+/// The detected values as "name = text (origin)" lines, in a fixed order.
+std::string render_detected(const Detected& detected);
+
+}  // namespace ddprun::sched

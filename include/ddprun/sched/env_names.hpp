@@ -1,0 +1,61 @@
+#pragma once
+// Every environment variable the sched module reads, by scheduler (spec/schedulers.md §1–§3).
+
+#include <string_view>
+
+namespace ddprun::sched::env_names {
+
+// --- Slurm ---
+inline constexpr std::string_view k_slurm_job_id = "SLURM_JOB_ID";
+inline constexpr std::string_view k_slurm_job_id_legacy = "SLURM_JOBID";
+inline constexpr std::string_view k_slurm_step_id = "SLURM_STEP_ID";
+inline constexpr std::string_view k_slurm_step_id_legacy = "SLURM_STEPID";
+inline constexpr std::string_view k_slurm_step_nodelist = "SLURM_STEP_NODELIST";
+inline constexpr std::string_view k_slurm_step_num_nodes = "SLURM_STEP_NUM_NODES";
+inline constexpr std::string_view k_slurm_nnodes = "SLURM_NNODES";
+inline constexpr std::string_view k_slurm_job_num_nodes = "SLURM_JOB_NUM_NODES";
+inline constexpr std::string_view k_slurm_job_nodelist = "SLURM_JOB_NODELIST";
+inline constexpr std::string_view k_slurm_nodelist = "SLURM_NODELIST";
+inline constexpr std::string_view k_slurm_nodeid = "SLURM_NODEID";
+inline constexpr std::string_view k_slurm_step_tasks_per_node = "SLURM_STEP_TASKS_PER_NODE";
+inline constexpr std::string_view k_slurm_ntasks_per_node = "SLURM_NTASKS_PER_NODE";
+inline constexpr std::string_view k_slurm_gpus_on_node = "SLURM_GPUS_ON_NODE";
+inline constexpr std::string_view k_slurm_restart_count = "SLURM_RESTART_COUNT";
+inline constexpr std::string_view k_slurm_step_resv_ports = "SLURM_STEP_RESV_PORTS";
+inline constexpr std::string_view k_slurmd_nodename = "SLURMD_NODENAME";
+inline constexpr std::string_view k_slurm_het_size = "SLURM_HET_SIZE";
+
+// --- PBS Pro / OpenPBS / Torque ---
+inline constexpr std::string_view k_pbs_jobid = "PBS_JOBID";
+inline constexpr std::string_view k_pbs_nodefile = "PBS_NODEFILE";
+inline constexpr std::string_view k_pbs_nodenum = "PBS_NODENUM";
+inline constexpr std::string_view k_pbs_ngpus = "PBS_NGPUS";  // site hook (NCI Gadi), not core
+
+// --- LSF and jsrun ---
+inline constexpr std::string_view k_lsb_jobid = "LSB_JOBID";
+inline constexpr std::string_view k_lsb_jobindex = "LSB_JOBINDEX";
+inline constexpr std::string_view k_lsb_mcpu_hosts = "LSB_MCPU_HOSTS";
+inline constexpr std::string_view k_lsb_hosts = "LSB_HOSTS";
+inline constexpr std::string_view k_jsm_local_size = "JSM_NAMESPACE_LOCAL_SIZE";
+
+// --- Flux ---
+inline constexpr std::string_view k_flux_job_id = "FLUX_JOB_ID";
+inline constexpr std::string_view k_flux_job_size = "FLUX_JOB_SIZE";
+inline constexpr std::string_view k_flux_job_nnodes = "FLUX_JOB_NNODES";
+inline constexpr std::string_view k_flux_task_rank = "FLUX_TASK_RANK";
+
+// --- Open MPI ---
+inline constexpr std::string_view k_ompi_size = "OMPI_COMM_WORLD_SIZE";
+inline constexpr std::string_view k_ompi_rank = "OMPI_COMM_WORLD_RANK";
+inline constexpr std::string_view k_ompi_local_size = "OMPI_COMM_WORLD_LOCAL_SIZE";
+inline constexpr std::string_view k_pmix_namespace = "PMIX_NAMESPACE";
+
+// --- MPICH / Hydra / Intel MPI ---
+inline constexpr std::string_view k_pmi_size = "PMI_SIZE";
+inline constexpr std::string_view k_pmi_rank = "PMI_RANK";
+inline constexpr std::string_view k_mpi_localnranks = "MPI_LOCALNRANKS";
+
+// --- GPUs ---
+inline constexpr std::string_view k_cuda_visible_devices = "CUDA_VISIBLE_DEVICES";
+
+}  // namespace ddprun::sched::env_names

@@ -1,0 +1,131 @@
+// detect(): the first scheduler present wins (Slurm > PBS > LSF > Flux > Open MPI > MPICH),
+// then the cross-checks that need the launch request: the srun x ddprun double launch and a CPU
+// mask smaller than the worker count.
+
+#include "ddprun/sched/detect.hpp"
+
+#include "ddprun/sched/env_names.hpp"
+#include "ddprun/util/strings.hpp"
+
+#include "common.hpp"
+
+namespace ddprun::sched {
+
+namespace {
+
+namespace n = env_names;
+
+Result<Detected> first_present(const util::Env& env, const HostInputs& host) {
+  auto slurm = detect_slurm(env);
+  if (!slurm || slurm->is_present()) {
+    return slurm;
+  }
+  if (env.get_nonempty(n::k_pbs_jobid)) {
+    auto path = env.get_nonempty(n::k_pbs_nodefile);
+    if (!path) {
+      return detail::config_error("pbs", "PBS_JOBID is set but PBS_NODEFILE is not");
+    }
+    if (!host.pbs_nodefile) {
+      return detail::config_error("pbs", "PBS_NODEFILE " + util::quoted(*path) + " was not read");
+    }
+    return detect_pbs(env, *host.pbs_nodefile, host.hostname);
+  }
+  auto lsf = detect_lsf(env, host.hostname);
+  if (!lsf || lsf->is_present()) {
+    return lsf;
+  }
+  auto flux = detect_flux(env);
+  if (!flux || flux->is_present()) {
+    return flux;
+  }
+  return detect_mpi(env);
+}
+
+/// A scheduler that does not count its tasks may still run under mpirun: use MPI's local size.
+void add_mpi_local_size(Detected& d, const util::Env& env) {
+  if (d.tasks_on_node) {
+    return;
+  }
+  for (auto var : {n::k_ompi_local_size, n::k_mpi_localnranks}) {
+    auto v = util::parse_int_in(env.get_nonempty(var).value_or(""), 1, INT32_MAX);
+    if (v) {
+      d.tasks_on_node = Value{std::to_string(*v), "env: " + std::string(var)};
+      return;
+    }
+  }
+}
+
+/// The worker count the double-launch and CPU checks use: the request, else the GPU hint.
+int effective_nproc(const Detected& d, const HostInputs& host) {
+  if (host.requested_nproc > 0) {
+    return host.requested_nproc;
+  }
+  auto hint = d.nproc_hint ? util::parse_int_in(d.nproc_hint->text, 1, INT32_MAX)
+                           : Result<std::int64_t>(make_error(ErrorCode::config, ""));
+  return hint ? static_cast<int>(*hint) : 1;
+}
+
+Result<void> check_double_launch(const Detected& d, int nproc) {
+  if (!d.tasks_on_node) {
+    return {};
+  }
+  const auto tasks = util::parse_int(d.tasks_on_node->text);
+  if (!tasks || *tasks <= 1 || nproc <= 1) {
+    return {};
+  }
+  const std::string var = d.tasks_on_node->origin;
+  return make_error(ErrorCode::config,
+                    "double launch: " + std::to_string(*tasks) +
+                        " ddprun tasks run on this node (" + var + ") and each would start " +
+                        std::to_string(nproc) + " workers (" + std::to_string(*tasks * nproc) +
+                        " in all); start one ddprun per node " +
+                        "(srun --ntasks-per-node=1 ddprun ...) or pass --nproc-per-node 1");
+}
+
+void warn_small_cpu_mask(Detected& d, const HostInputs& host, int nproc) {
+  if (!host.cpu_count || *host.cpu_count >= nproc) {
+    return;
+  }
+  d.warnings.push_back("only " + std::to_string(*host.cpu_count) +
+                       " CPU(s) in the inherited affinity mask for " + std::to_string(nproc) +
+                       " workers; they will share them (under Slurm ask for more with "
+                       "srun --cpus-per-task=N, or --cpu-bind=none)");
+}
+
+void render_line(std::string& out, std::string_view name, const std::optional<Value>& v) {
+  if (v) {
+    out += std::string(name) + " = " + v->text + " (" + v->origin + ")\n";
+  }
+}
+
+}  // namespace
+
+Result<Detected> detect(const util::Env& env, const HostInputs& host) {
+  auto d = first_present(env, host);
+  if (!d) {
+    return d;
+  }
+  add_mpi_local_size(*d, env);
+  const int nproc = effective_nproc(*d, host);
+  auto r = check_double_launch(*d, nproc);
+  if (!r) {
+    return r.error();
+  }
+  warn_small_cpu_mask(*d, host, nproc);
+  return d;
+}
+
+std::string render_detected(const Detected& d) {
+  std::string out = "scheduler = " + (d.scheduler.empty() ? "none" : d.scheduler) + "\n";
+  render_line(out, "nnodes", d.nnodes);
+  render_line(out, "node_rank", d.node_rank);
+  render_line(out, "rdzv_endpoint_host", d.rdzv_endpoint_host);
+  render_line(out, "rdzv_port", d.rdzv_port);
+  render_line(out, "rdzv_id", d.rdzv_id);
+  render_line(out, "nproc_hint", d.nproc_hint);
+  render_line(out, "restart_epoch", d.restart_epoch);
+  render_line(out, "tasks_on_node", d.tasks_on_node);
+  return out;
+}
+
+}  // namespace ddprun::sched

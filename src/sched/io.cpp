@@ -1,0 +1,35 @@
+// The sched module's only I/O: reading PBS_NODEFILE for detect_pbs.
+
+#include "ddprun/sched/io.hpp"
+
+#include "ddprun/util/strings.hpp"
+
+#include <cerrno>
+#include <fstream>
+#include <system_error>
+
+namespace ddprun::sched {
+
+Result<std::string> read_text_file(const std::string& path, std::size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int err = errno;
+    return make_error(ErrorCode::io,
+                      "open(" + util::quoted(path) + "): " + std::generic_category().message(err));
+  }
+  std::string text;
+  char buffer[4096];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes) {
+      return make_error(ErrorCode::io, "read(" + util::quoted(path) + "): larger than " +
+                                           std::to_string(max_bytes) + " bytes");
+    }
+  }
+  if (in.bad()) {
+    return make_error(ErrorCode::io, "read(" + util::quoted(path) + "): I/O error");
+  }
+  return text;
+}
+
+}  // namespace ddprun::sched

@@ -1,0 +1,178 @@
+// detect(): precedence between schedulers, origins text, and the cross-checks.
+
+#include "ddprun/sched/detect.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ddprun::sched {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+util::Env slurm_step() {
+  return {{"SLURM_JOB_ID", "100"},
+          {"SLURM_STEP_ID", "0"},
+          {"SLURM_STEP_NODELIST", "n[1-2]"},
+          {"SLURM_STEP_NUM_NODES", "2"},
+          {"SLURM_NODEID", "0"},
+          {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"}};
+}
+
+util::Env with(util::Env env, const util::Env& more) {
+  for (const auto& [k, v] : more.vars()) {
+    env.set(k, v);
+  }
+  return env;
+}
+
+const util::Env k_pbs{{"PBS_JOBID", "7.server"}, {"PBS_NODEFILE", "/aux/7.server"}};
+const util::Env k_lsf{{"LSB_JOBID", "8"}, {"LSB_MCPU_HOSTS", "n1 4"}};
+const util::Env k_flux{{"FLUX_JOB_ID", "f9"},
+                       {"FLUX_JOB_SIZE", "1"},
+                       {"FLUX_JOB_NNODES", "1"},
+                       {"FLUX_TASK_RANK", "0"}};
+const util::Env k_ompi{{"OMPI_COMM_WORLD_SIZE", "1"},
+                       {"OMPI_COMM_WORLD_RANK", "0"},
+                       {"OMPI_COMM_WORLD_LOCAL_SIZE", "1"}};
+const util::Env k_mpich{{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}, {"MPI_LOCALNRANKS", "1"}};
+
+HostInputs host_n1() {
+  HostInputs host;
+  host.hostname = "n1";
+  host.pbs_nodefile = "n1\n";
+  return host;
+}
+
+std::string winner(const util::Env& env) {
+  auto d = detect(env, host_n1());
+  EXPECT_TRUE(d.has_value()) << (d ? "" : d.error().message);
+  return d ? d->scheduler : "(error)";
+}
+
+TEST(DetectPrecedence, NothingPresentGivesEmpty) {
+  auto d = detect({{"PATH", "/bin"}}, HostInputs{});
+  ASSERT_TRUE(d.has_value());
+  EXPECT_FALSE(d->is_present());
+  EXPECT_EQ(render_detected(*d), "scheduler = none\n");
+}
+
+TEST(DetectPrecedence, EachSchedulerAloneIsFound) {
+  EXPECT_EQ(winner(slurm_step()), "slurm");
+  EXPECT_EQ(winner(k_pbs), "pbs");
+  EXPECT_EQ(winner(k_lsf), "lsf");
+  EXPECT_EQ(winner(k_flux), "flux");
+  EXPECT_EQ(winner(k_ompi), "openmpi");
+  EXPECT_EQ(winner(k_mpich), "mpich");
+}
+
+TEST(DetectPrecedence, SlurmBeatsPbs) { EXPECT_EQ(winner(with(slurm_step(), k_pbs)), "slurm"); }
+
+TEST(DetectPrecedence, PbsBeatsLsf) { EXPECT_EQ(winner(with(k_pbs, k_lsf)), "pbs"); }
+
+TEST(DetectPrecedence, LsfBeatsFlux) { EXPECT_EQ(winner(with(k_lsf, k_flux)), "lsf"); }
+
+TEST(DetectPrecedence, FluxBeatsMpi) {
+  EXPECT_EQ(winner(with(with(k_flux, k_ompi), k_mpich)), "flux");
+}
+
+TEST(DetectPrecedence, OpenMpiBeatsMpich) { EXPECT_EQ(winner(with(k_ompi, k_mpich)), "openmpi"); }
+
+TEST(DetectPrecedence, AllAtOnceGivesSlurm) {
+  auto env = with(with(with(with(with(slurm_step(), k_pbs), k_lsf), k_flux), k_ompi), k_mpich);
+  EXPECT_EQ(winner(env), "slurm");
+}
+
+TEST(DetectPrecedence, AWinnersErrorIsNotSkipped) {
+  auto env = with(slurm_step(), k_pbs);
+  env.set("SLURM_NODEID", "9");
+  auto d = detect(env, host_n1());
+  ASSERT_FALSE(d.has_value());
+  EXPECT_TRUE(contains(d.error().message, "slurm: SLURM_NODEID"));
+}
+
+TEST(DetectPbs, UnreadNodefileIsAnError) {
+  HostInputs host;
+  host.hostname = "n1";
+  auto d = detect(k_pbs, host);
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().message, "pbs: PBS_NODEFILE '/aux/7.server' was not read");
+  util::Env no_path{{"PBS_JOBID", "7"}};
+  EXPECT_FALSE(detect(no_path, host).has_value());
+}
+
+TEST(DetectOrigins, RenderedSlurmStepNamesEachVariable) {
+  auto env = slurm_step();
+  env.set("SLURM_RESTART_COUNT", "2");
+  env.set("CUDA_VISIBLE_DEVICES", "0,1");
+  auto d = detect(env, host_n1());
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  EXPECT_EQ(render_detected(*d),
+            "scheduler = slurm\n"
+            "nnodes = 2 (slurm: SLURM_STEP_NUM_NODES)\n"
+            "node_rank = 0 (slurm: SLURM_NODEID)\n"
+            "rdzv_endpoint_host = n1 (slurm: SLURM_STEP_NODELIST (first host))\n"
+            "rdzv_port = 29500 (slurm: SLURM_JOB_ID + SLURM_STEP_ID)\n"
+            "rdzv_id = 100.0 (slurm: SLURM_JOB_ID + SLURM_STEP_ID)\n"
+            "nproc_hint = 2 (env: CUDA_VISIBLE_DEVICES)\n"
+            "restart_epoch = 2 (slurm: SLURM_RESTART_COUNT)\n"
+            "tasks_on_node = 1 (slurm: SLURM_STEP_TASKS_PER_NODE)\n");
+}
+
+TEST(DetectDoubleLaunch, RequestedNprocIsUsedOverTheHint) {
+  auto env = slurm_step();
+  env.set("SLURM_STEP_TASKS_PER_NODE", "4(x2)");
+  auto host = host_n1();
+  host.requested_nproc = 2;
+  auto d = detect(env, host);
+  ASSERT_FALSE(d.has_value());
+  EXPECT_TRUE(contains(d.error().message, "each would start 2 workers (8 in all)"))
+      << d.error().message;
+  host.requested_nproc = 0;  // no request, no GPU hint: one worker each
+  EXPECT_TRUE(detect(env, host).has_value());
+}
+
+TEST(DetectDoubleLaunch, JsrunWithSeveralTasksPerNodeIsRefused) {
+  auto env = with(k_lsf, {{"JSM_NAMESPACE_LOCAL_SIZE", "6"}});
+  auto host = host_n1();
+  host.requested_nproc = 6;
+  auto d = detect(env, host);
+  ASSERT_FALSE(d.has_value());
+  EXPECT_TRUE(contains(d.error().message, "lsf: JSM_NAMESPACE_LOCAL_SIZE")) << d.error().message;
+}
+
+TEST(DetectDoubleLaunch, MpirunUnderPbsIsRefused) {
+  auto env = with(k_pbs, {{"OMPI_COMM_WORLD_SIZE", "8"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "8"}});
+  auto host = host_n1();
+  host.requested_nproc = 8;
+  auto d = detect(env, host);
+  ASSERT_FALSE(d.has_value());
+  EXPECT_TRUE(contains(d.error().message, "env: OMPI_COMM_WORLD_LOCAL_SIZE")) << d.error().message;
+}
+
+TEST(DetectCpuMask, WarnsWhenFewerCpusThanWorkers) {
+  auto host = host_n1();
+  host.requested_nproc = 8;
+  host.cpu_count = 2;
+  auto d = detect(slurm_step(), host);
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  ASSERT_EQ(d->warnings.size(), 1u);
+  EXPECT_TRUE(contains(d->warnings[0], "only 2 CPU(s)")) << d->warnings[0];
+  EXPECT_TRUE(contains(d->warnings[0], "8 workers")) << d->warnings[0];
+  host.cpu_count = 8;
+  EXPECT_TRUE(detect(slurm_step(), host)->warnings.empty());
+}
+
+TEST(DetectCpuMask, UsesTheGpuHintWhenNothingWasRequested) {
+  auto env = with(slurm_step(), {{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}});
+  auto host = host_n1();
+  host.cpu_count = 1;
+  auto d = detect(env, host);
+  ASSERT_TRUE(d.has_value());
+  ASSERT_EQ(d->warnings.size(), 1u);
+  EXPECT_TRUE(contains(d->warnings[0], "4 workers")) << d->warnings[0];
+}
+
+}  // namespace
+}  // namespace ddprun::sched
