@@ -164,6 +164,43 @@ TEST_F(RouterTest, TeeWithPrefixWritesFilesAndPrefixedConsole) {
   EXPECT_EQ(router.console_dropped_bytes(1), 0U);
 }
 
+TEST_F(RouterTest, TwoWorkersShareTheConsoleAndOnlyTheShownRankReachesIt) {
+  asio::io_context ctx;
+  OutputRouter router(ctx, options());
+  // -t 3 --local-ranks-filter 0: rank 1 keeps its files but is not tailed.
+  const std::string script =
+      "for i in 1 2 3; do echo out$i; echo err$i >&2; done; printf tail >&2";
+  std::vector<pid_t> pids;
+  for (int lr : {0, 1}) {
+    auto plan = lr == 0 ? WorkerStdioPlan{Route::tee, Route::tee}
+                        : WorkerStdioPlan{Route::file_only, Route::file_only};
+    auto io = router.prepare({"default", lr, lr}, plan, log_paths(run_dir_, 0, lr));
+    ASSERT_TRUE(io) << io.error().message;
+    pids.push_back(spawn_sh(script, *io));
+    router.on_spawned(lr);
+  }
+  bool drained = false;
+  router.async_wait_drained(k_deadline, [&] { drained = true; });
+  std::size_t reaped = 0;
+  EXPECT_TRUE(run_until(ctx, [&] {
+    for (auto& pid : pids) {
+      if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) {
+        pid = 0;
+        ++reaped;
+      }
+    }
+    return reaped == pids.size() && drained;
+  }));
+  for (int lr : {0, 1}) {
+    EXPECT_EQ(slurp(log_paths(run_dir_, 0, lr).stdout_log), "out1\nout2\nout3\n");
+    EXPECT_EQ(slurp(log_paths(run_dir_, 0, lr).stderr_log), "err1\nerr2\nerr3\ntail");
+  }
+  EXPECT_EQ(console_out_, "[default0]:out1\n[default0]:out2\n[default0]:out3\n");
+  EXPECT_EQ(console_err_,
+            "[default0]:err1\n[default0]:err2\n[default0]:err3\n[default0]:tail\n");
+  EXPECT_EQ(router.tail_lines(1, 2), (std::vector<std::string>{"err3", "tail"}));
+}
+
 TEST_F(RouterTest, CustomPrefixTemplateUsesGlobalRank) {
   asio::io_context ctx;
   auto o = options();
