@@ -1,12 +1,17 @@
 // OutputRouter against real /bin/sh children forked here with the fds from prepare().
 // Consoles are pipes owned by the test; every wait is bounded by a deadline.
 
+#include "ddprun/output/router.hpp"
+
+#include "ddprun/net/asio.hpp"
+#include "ddprun/output/log_dir.hpp"
+
+#include <gtest/gtest.h>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
@@ -14,10 +19,6 @@
 #include <functional>
 #include <sstream>
 #include <string>
-
-#include "ddprun/net/asio.hpp"
-#include "ddprun/output/log_dir.hpp"
-#include "ddprun/output/router.hpp"
 
 namespace ddprun::output {
 namespace {
@@ -129,12 +130,15 @@ class RouterTest : public ::testing::Test {
     bool exited = false;
     bool drained = false;
     router.async_wait_drained(k_deadline, [&] { drained = true; });
-    EXPECT_TRUE(run_until(ctx, [&] {
-      if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) {
-        exited = true;
-      }
-      return exited && drained;
-    }, drain));
+    EXPECT_TRUE(run_until(
+        ctx,
+        [&] {
+          if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) {
+            exited = true;
+          }
+          return exited && drained;
+        },
+        drain));
     return status;
   }
 
@@ -168,8 +172,7 @@ TEST_F(RouterTest, TwoWorkersShareTheConsoleAndOnlyTheShownRankReachesIt) {
   asio::io_context ctx;
   OutputRouter router(ctx, options());
   // -t 3 --local-ranks-filter 0: rank 1 keeps its files but is not tailed.
-  const std::string script =
-      "for i in 1 2 3; do echo out$i; echo err$i >&2; done; printf tail >&2";
+  const std::string script = "for i in 1 2 3; do echo out$i; echo err$i >&2; done; printf tail >&2";
   std::vector<pid_t> pids;
   for (int lr : {0, 1}) {
     auto plan = lr == 0 ? WorkerStdioPlan{Route::tee, Route::tee}
@@ -196,8 +199,7 @@ TEST_F(RouterTest, TwoWorkersShareTheConsoleAndOnlyTheShownRankReachesIt) {
     EXPECT_EQ(slurp(log_paths(run_dir_, 0, lr).stderr_log), "err1\nerr2\nerr3\ntail");
   }
   EXPECT_EQ(console_out_, "[default0]:out1\n[default0]:out2\n[default0]:out3\n");
-  EXPECT_EQ(console_err_,
-            "[default0]:err1\n[default0]:err2\n[default0]:err3\n[default0]:tail\n");
+  EXPECT_EQ(console_err_, "[default0]:err1\n[default0]:err2\n[default0]:err3\n[default0]:tail\n");
   EXPECT_EQ(router.tail_lines(1, 2), (std::vector<std::string>{"err3", "tail"}));
 }
 
@@ -248,9 +250,9 @@ TEST_F(RouterTest, VeryLongLineIsSplitNotDropped) {
   ASSERT_TRUE(io);
   run_worker(ctx, router, 0, "head -c 2500 /dev/zero | tr '\\0' x; echo", *io);
   EXPECT_EQ(slurp(paths.stdout_log), std::string(2500, 'x') + "\n");
-  EXPECT_EQ(console_out_, "[default0]:" + std::string(1000, 'x') + "\n[default0]:" +
-                              std::string(1000, 'x') + "\n[default0]:" + std::string(500, 'x') +
-                              "\n");
+  EXPECT_EQ(console_out_, "[default0]:" + std::string(1000, 'x') +
+                              "\n[default0]:" + std::string(1000, 'x') +
+                              "\n[default0]:" + std::string(500, 'x') + "\n");
 }
 
 TEST_F(RouterTest, FastWriterIsNotSlowedByAStuckConsole) {
@@ -263,10 +265,10 @@ TEST_F(RouterTest, FastWriterIsNotSlowedByAStuckConsole) {
   auto io = router.prepare({"default", 0, 0}, {Route::tee, Route::inherit}, paths);
   ASSERT_TRUE(io);
   // Nobody reads the console pipe while the worker writes.
-  int status = run_worker(ctx, router, 0,
-                          "yes 'a line of worker output 0123456789' | head -c " +
-                              std::to_string(k_total),
-                          *io, /*drain=*/false);
+  int status =
+      run_worker(ctx, router, 0,
+                 "yes 'a line of worker output 0123456789' | head -c " + std::to_string(k_total),
+                 *io, /*drain=*/false);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ(fs::file_size(paths.stdout_log), k_total);
   EXPECT_EQ(router.file_error_bytes(0), 0U);
@@ -280,8 +282,7 @@ TEST_F(RouterTest, FastWriterIsNotSlowedByAStuckConsole) {
   constexpr std::size_t k_prefix = 11;  // "[default0]:"
   const std::size_t lines = (k_total + k_line - 1) / k_line;
   const std::size_t added_newline = k_total % k_line != 0 ? 1 : 0;  // partial last line
-  EXPECT_EQ(console_out_.size() - note.size() + dropped,
-            k_total + lines * k_prefix + added_newline)
+  EXPECT_EQ(console_out_.size() - note.size() + dropped, k_total + lines * k_prefix + added_newline)
       << "every line is either shown with its prefix or counted as dropped";
 }
 

@@ -2,13 +2,13 @@
 // from an error file written by torch 1.13's @record, with the two exitcode lines changed
 // to recent main's template ("(pid: N) " + " (SIGNAME)").
 
-#include <time.h>
+#include "ddprun/errors/failure.hpp"
 
 #include <gtest/gtest.h>
 
-#include <string>
+#include <time.h>
 
-#include "ddprun/errors/failure.hpp"
+#include <string>
 
 namespace ddprun::errors {
 namespace {
