@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,6 +62,26 @@ struct Pipe {
     }
   }
 };
+
+// Sum of N over every "[ddprun] dropped N bytes ... local rank R" note in the text (a
+// note reports the drops since the previous one).
+std::uint64_t noted_drops(const std::string& console, int local_rank, std::size_t* note_bytes) {
+  const std::string head = "[ddprun] dropped ";
+  const std::string tail =
+      " bytes of console output from local rank " + std::to_string(local_rank) + "\n";
+  std::uint64_t total = 0;
+  *note_bytes = 0;
+  for (auto pos = console.find(head); pos != std::string::npos; pos = console.find(head, pos)) {
+    auto end = console.find(tail, pos);
+    if (end == std::string::npos) {
+      break;
+    }
+    total += std::stoull(console.substr(pos + head.size(), end - pos - head.size()));
+    *note_bytes += end + tail.size() - pos;
+    pos = end;
+  }
+  return total;
+}
 
 pid_t spawn_sh(const std::string& script, ChildStdio io) {
   pid_t pid = ::fork();
@@ -274,16 +295,49 @@ TEST_F(RouterTest, FastWriterIsNotSlowedByAStuckConsole) {
   EXPECT_EQ(router.file_error_bytes(0), 0U);
   const auto dropped = router.console_dropped_bytes(0);
   EXPECT_GT(dropped, 0U);
-  // Once the console is read again, the drop is reported on it.
-  const std::string note = "[ddprun] dropped " + std::to_string(dropped) +
-                           " bytes of console output from local rank 0\n";
-  EXPECT_TRUE(run_until(ctx, [&] { return console_out_.find(note) != std::string::npos; }));
+  // Once the console is read again, the drops are reported on it.
+  std::size_t note_bytes = 0;
+  EXPECT_TRUE(run_until(ctx, [&] { return noted_drops(console_out_, 0, &note_bytes) == dropped; }));
   constexpr std::size_t k_line = 35;    // "a line of worker output 0123456789\n"
   constexpr std::size_t k_prefix = 11;  // "[default0]:"
   const std::size_t lines = (k_total + k_line - 1) / k_line;
   const std::size_t added_newline = k_total % k_line != 0 ? 1 : 0;  // partial last line
-  EXPECT_EQ(console_out_.size() - note.size() + dropped, k_total + lines * k_prefix + added_newline)
+  EXPECT_EQ(console_out_.size() - note_bytes + dropped, k_total + lines * k_prefix + added_newline)
       << "every line is either shown with its prefix or counted as dropped";
+}
+
+TEST_F(RouterTest, SocketConsoleIsWrittenWithoutBlocking) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  ::fcntl(sv[0], F_SETFL, O_NONBLOCK);
+  asio::io_context ctx;
+  auto o = options();
+  o.console_out_fd = sv[1];
+  o.console_buffer_bytes = 64 * 1024;
+  std::string seen;
+  {
+    OutputRouter router(ctx, o);
+    auto io = router.prepare({"default", 0, 0}, {Route::console_prefixed, Route::inherit}, {});
+    ASSERT_TRUE(io);
+    // 8 MiB through a socket nobody reads yet: the router must keep up and count drops.
+    run_worker(ctx, router, 0, "yes 0123456789 | head -c 8388608", *io);
+    const auto dropped = router.console_dropped_bytes(0);
+    EXPECT_GT(dropped, 0U);
+    std::size_t note_bytes = 0;
+    EXPECT_TRUE(run_until(ctx, [&] {
+      char buf[65536];
+      for (ssize_t n; (n = ::read(sv[0], buf, sizeof buf)) > 0;) {
+        seen.append(buf, static_cast<std::size_t>(n));
+      }
+      return noted_drops(seen, 0, &note_bytes) == dropped;
+    }));
+    constexpr std::size_t k_total = 8388608;
+    constexpr std::size_t k_lines = (k_total + 10) / 11;  // "0123456789\n", last one partial
+    EXPECT_EQ(seen.size() - note_bytes + dropped, k_total + k_lines * 11 + 1);
+  }
+  EXPECT_EQ(seen.rfind("[default0]:0123456789\n", 0), 0U);
+  ::close(sv[0]);
+  ::close(sv[1]);
 }
 
 TEST_F(RouterTest, DrainWaitGivesUpOnAPipeHeldByAGrandchild) {
