@@ -73,8 +73,8 @@ std::optional<Result<ErrorRecord>> read_error_file(const std::string& path) {
   text << in.rdbuf();
   auto record = parse_error_file(text.str());
   if (!record) {
-    return Result<ErrorRecord>(make_error(ErrorCode::protocol,
-                                          path + ": " + record.error().message));
+    return Result<ErrorRecord>(
+        make_error(ErrorCode::protocol, path + ": " + record.error().message));
   }
   return record;
 }

@@ -1,10 +1,10 @@
+#include "ddprun/errors/failure.hpp"
+#include "ddprun/util/strings.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
 #include <string>
-
-#include "ddprun/errors/failure.hpp"
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::errors {
 namespace {
@@ -97,11 +97,10 @@ Result<ErrorRecord> parse_error_file(std::string_view json) {
 std::string signal_name(int signal_number) {
   // Linux numbering, names as Python's signal.Signals prints them.
   static constexpr std::array<std::string_view, 32> k_names = {
-      "",        "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",    "SIGTRAP", "SIGABRT",
-      "SIGBUS",  "SIGFPE",  "SIGKILL",   "SIGUSR1", "SIGSEGV",   "SIGUSR2", "SIGPIPE",
-      "SIGALRM", "SIGTERM", "SIGSTKFLT", "SIGCHLD", "SIGCONT",   "SIGSTOP", "SIGTSTP",
-      "SIGTTIN", "SIGTTOU", "SIGURG",    "SIGXCPU", "SIGXFSZ",   "SIGVTALRM", "SIGPROF",
-      "SIGWINCH", "SIGIO",  "SIGPWR",    "SIGSYS"};
+      "",          "SIGHUP",  "SIGINT",    "SIGQUIT", "SIGILL",   "SIGTRAP", "SIGABRT", "SIGBUS",
+      "SIGFPE",    "SIGKILL", "SIGUSR1",   "SIGSEGV", "SIGUSR2",  "SIGPIPE", "SIGALRM", "SIGTERM",
+      "SIGSTKFLT", "SIGCHLD", "SIGCONT",   "SIGSTOP", "SIGTSTP",  "SIGTTIN", "SIGTTOU", "SIGURG",
+      "SIGXCPU",   "SIGXFSZ", "SIGVTALRM", "SIGPROF", "SIGWINCH", "SIGIO",   "SIGPWR",  "SIGSYS"};
   constexpr int k_sigrtmin = 34;
   constexpr int k_sigrtmax = 64;
   if (signal_number > 0 && signal_number < static_cast<int>(k_names.size())) {

@@ -1,5 +1,7 @@
 #include "ddprun/errors/event_log.hpp"
 
+#include "ddprun/errors/failure.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -7,8 +9,6 @@
 #include <chrono>
 #include <cstring>
 #include <utility>
-
-#include "ddprun/errors/failure.hpp"
 
 namespace ddprun::errors {
 
@@ -34,9 +34,7 @@ Result<EventLog> EventLog::open(const std::string& path, const util::Clock& cloc
 }
 
 EventLog::EventLog(EventLog&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      clock_(other.clock_),
-      write_errors_(other.write_errors_) {}
+    : fd_(std::exchange(other.fd_, -1)), clock_(other.clock_), write_errors_(other.write_errors_) {}
 
 EventLog& EventLog::operator=(EventLog&& other) noexcept {
   if (this != &other) {
@@ -67,9 +65,8 @@ void EventLog::emit(std::string_view name, const EventFields& fields) {
 }
 
 void EventLog::rendezvous(std::int64_t round, int group_rank, int group_world_size) {
-  emit(event::rendezvous, {{"round", round},
-                           {"group_rank", group_rank},
-                           {"group_world_size", group_world_size}});
+  emit(event::rendezvous,
+       {{"round", round}, {"group_rank", group_rank}, {"group_world_size", group_world_size}});
 }
 
 void EventLog::workers_started(std::int64_t attempt, const std::vector<int>& pids) {
@@ -84,9 +81,8 @@ void EventLog::worker_exit(int local_rank, int rank, int pid, int exit_code) {
 }
 
 void EventLog::restart(std::int64_t attempt, int restarts_left, std::string_view reason) {
-  emit(event::restart, {{"attempt", attempt},
-                        {"restarts_left", restarts_left},
-                        {"reason", std::string(reason)}});
+  emit(event::restart,
+       {{"attempt", attempt}, {"restarts_left", restarts_left}, {"reason", std::string(reason)}});
 }
 
 void EventLog::stop(std::string_view reason) {

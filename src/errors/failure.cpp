@@ -1,10 +1,10 @@
+#include "ddprun/errors/failure.hpp"
+
 #include <time.h>
 
 #include <algorithm>
 #include <string>
 #include <utility>
-
-#include "ddprun/errors/failure.hpp"
 
 namespace ddprun::errors {
 namespace {
@@ -72,8 +72,8 @@ std::string compat_block(std::size_t idx, const ProcessFailure& f, std::string_v
   out += "  host      : " + std::string(host) + "\n";
   out += "  rank      : " + std::to_string(f.rank) +
          " (local_rank: " + std::to_string(f.local_rank) + ")\n";
-  out += "  exitcode  : " + std::to_string(f.exit_code) + " (pid: " + std::to_string(f.pid) +
-         ") " + exitcode_suffix(f.exit_code) + "\n";
+  out += "  exitcode  : " + std::to_string(f.exit_code) + " (pid: " + std::to_string(f.pid) + ") " +
+         exitcode_suffix(f.exit_code) + "\n";
   out += "  error_file: " + (f.error_file.empty() ? std::string(k_not_available) : f.error_file) +
          "\n";
   out += "  traceback : " + f.message;
@@ -115,8 +115,7 @@ ProcessFailure make_failure(FailureInput input) {
     f.error_file = input.error_file;
     const auto& record = *input.record;
     if (record) {
-      f.message = record->message_is_dict ? indent_newlines(record->traceback)
-                                          : record->traceback;
+      f.message = record->message_is_dict ? indent_newlines(record->traceback) : record->traceback;
       f.timestamp = record->timestamp.value_or(input.now);
       f.record_json = record->raw_json;
     } else {

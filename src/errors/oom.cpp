@@ -1,11 +1,11 @@
 #include "ddprun/errors/oom.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <sstream>
-
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::errors {
 namespace {

@@ -80,7 +80,9 @@ long ConsoleSink::write_some(std::string_view data) {
     case Mode::socket:
       return ::send(fd_, data.data(), data.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     case Mode::guarded: {
-      struct pollfd p {fd_, POLLOUT, 0};
+      struct pollfd p {
+        fd_, POLLOUT, 0
+      };
       if (::poll(&p, 1, 0) != 1 || (p.revents & POLLOUT) == 0) {
         errno = EAGAIN;
         return -1;

@@ -11,14 +11,14 @@
 // bounded buffer are dropped and counted per local rank, and a note saying how many bytes
 // were dropped is written once the buffer has drained.
 
+#include "ddprun/net/asio.hpp"
+
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include "ddprun/net/asio.hpp"
 
 namespace ddprun::output::detail {
 

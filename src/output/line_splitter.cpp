@@ -6,12 +6,8 @@
 namespace ddprun::output {
 namespace {
 
-bool is_ident_start(char c) {
-  return c == '_' || std::isalpha(static_cast<unsigned char>(c)) != 0;
-}
-bool is_ident_char(char c) {
-  return c == '_' || std::isalnum(static_cast<unsigned char>(c)) != 0;
-}
+bool is_ident_start(char c) { return c == '_' || std::isalpha(static_cast<unsigned char>(c)) != 0; }
+bool is_ident_char(char c) { return c == '_' || std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
 }  // namespace
 
@@ -61,8 +57,7 @@ void LineSplitter::finish(const OnLine& on_line) {
   }
 }
 
-std::string render_prefix(std::string_view templ, std::string_view role, int rank,
-                          int local_rank) {
+std::string render_prefix(std::string_view templ, std::string_view role, int rank, int local_rank) {
   const std::map<std::string_view, std::string> values = {
       {"role_name", std::string(role)},
       {"rank", std::to_string(rank)},
@@ -90,7 +85,8 @@ std::string render_prefix(std::string_view templ, std::string_view role, int ran
         ++end;
       }
     }
-    auto name = end == std::string_view::npos ? std::string_view{} : templ.substr(start, end - start);
+    auto name =
+        end == std::string_view::npos ? std::string_view{} : templ.substr(start, end - start);
     auto it = values.find(name);
     if (name.empty() || !is_ident_start(name[0]) || it == values.end()) {
       out += templ[i++];

@@ -139,10 +139,11 @@ void PipeReader::report_file_errors() {
   if (file_errors_ == 0 || !config_.notes) {
     return;
   }
-  config_.notes->append_line(
-      "", "[ddprun] could not write " + std::to_string(file_errors_) + " bytes to " +
-              config_.file_path + " (" + std::strerror(file_errno_) + ")",
-      config_.local_rank);
+  config_.notes->append_line("",
+                             "[ddprun] could not write " + std::to_string(file_errors_) +
+                                 " bytes to " + config_.file_path + " (" +
+                                 std::strerror(file_errno_) + ")",
+                             config_.local_rank);
   config_.notes->flush();
 }
 

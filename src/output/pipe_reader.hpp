@@ -3,6 +3,9 @@
 // bytes go to the log file (never dropped; write errors are counted), whole lines go to
 // the console sink with the prefix, and stderr keeps a short tail for the failure summary.
 
+#include "ddprun/net/asio.hpp"
+#include "ddprun/output/line_splitter.hpp"
+
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -11,19 +14,17 @@
 #include <vector>
 
 #include "console_sink.hpp"
-#include "ddprun/net/asio.hpp"
-#include "ddprun/output/line_splitter.hpp"
 
 namespace ddprun::output::detail {
 
 struct PipeReaderConfig {
-  int file_fd = -1;                       ///< owned; -1 for no file copy
-  std::string file_path;                  ///< for the note about failed writes
-  std::shared_ptr<ConsoleSink> console;   ///< null: no console copy
-  std::shared_ptr<ConsoleSink> notes;     ///< where a failed-write note goes (agent stderr)
+  int file_fd = -1;                      ///< owned; -1 for no file copy
+  std::string file_path;                 ///< for the note about failed writes
+  std::shared_ptr<ConsoleSink> console;  ///< null: no console copy
+  std::shared_ptr<ConsoleSink> notes;    ///< where a failed-write note goes (agent stderr)
   std::string prefix;
   int local_rank = 0;
-  std::size_t tail_lines = 0;             ///< 0: keep no tail
+  std::size_t tail_lines = 0;  ///< 0: keep no tail
   std::size_t max_line = k_max_line_bytes;
   std::size_t read_chunk = 64 * 1024;
 };

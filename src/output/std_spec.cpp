@@ -1,8 +1,8 @@
 #include "ddprun/output/std_spec.hpp"
 
-#include <string>
-
 #include "ddprun/util/strings.hpp"
+
+#include <string>
 
 namespace ddprun::output {
 namespace {
@@ -42,10 +42,10 @@ Result<StdSpec> parse_std_spec(std::string_view text, std::string_view flag_name
   spec.is_map = true;
   for (const auto& entry : util::split(text, ',')) {
     if (!is_entry(entry)) {
-      return make_error(ErrorCode::usage,
-                        std::string(flag_name) + ": " + util::quoted(text) + " does not match: <" +
-                            std::string(k_value_regex) + "> or <" +
-                            std::string(k_mapping_regex) + "> (e.g. 3 or 0:1,1:2)");
+      return make_error(ErrorCode::usage, std::string(flag_name) + ": " + util::quoted(text) +
+                                              " does not match: <" + std::string(k_value_regex) +
+                                              "> or <" + std::string(k_mapping_regex) +
+                                              "> (e.g. 3 or 0:1,1:2)");
     }
     spec.per_rank[entry[0] - '0'] = entry[2] - '0';  // a repeated rank: the last one wins
   }
@@ -60,8 +60,8 @@ Result<std::set<int>> parse_local_ranks_filter(std::string_view text) {
   for (const auto& item : util::split(text, ',')) {
     auto value = util::parse_int_in(item, 0, 1 << 20);
     if (!value) {
-      return make_error(ErrorCode::usage, std::string(k_filter_error) + " (got " +
-                                              util::quoted(text) + ")");
+      return make_error(ErrorCode::usage,
+                        std::string(k_filter_error) + " (got " + util::quoted(text) + ")");
     }
     ranks.insert(static_cast<int>(*value));
   }

@@ -2,13 +2,13 @@
 // Error files on disk: reading a worker's TORCHELASTIC_ERROR_FILE and writing the agent's
 // own one (spec torchrun.md §6.1, §6.4). Rendering is pure; read/write are thin shells.
 
+#include "ddprun/errors/failure.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include "ddprun/errors/failure.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::errors {
 

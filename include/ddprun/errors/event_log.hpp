@@ -3,15 +3,15 @@
 // (a single write(2) on an O_APPEND fd, so a concurrent tail never sees half a line).
 //   {"ts": 1795946171.25, "event": "worker_exit", "local_rank": 1, ...}
 
+#include "ddprun/util/clock.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "ddprun/util/clock.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::errors {
 

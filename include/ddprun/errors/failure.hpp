@@ -2,14 +2,14 @@
 // Worker failures and the torchrun-compatible summary box (spec torchrun.md §6.2-§6.3).
 // Everything here is pure: reading error files and counters is the caller's job.
 
+#include "ddprun/util/result.hpp"
+
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::errors {
 
@@ -26,9 +26,9 @@ struct ErrorRecord {
   /// Text for the "traceback :" line before indentation: py_callstack, else the inner
   /// message, else "<N/A>" (dict shape); the string itself (new shape).
   std::string traceback;
-  bool message_is_dict = false;            ///< old `{"message": {...}}` shape
-  std::optional<std::int64_t> timestamp;   ///< epoch seconds, absent when missing or not a number
-  std::string raw_json;                    ///< the file as read, for the parent error file
+  bool message_is_dict = false;           ///< old `{"message": {...}}` shape
+  std::optional<std::int64_t> timestamp;  ///< epoch seconds, absent when missing or not a number
+  std::string raw_json;                   ///< the file as read, for the parent error file
 };
 
 /// Parses an error file's text. Garbage, truncation, a non-object or a missing "message"
@@ -43,14 +43,14 @@ struct ProcessFailure {
   int local_rank = 0;
   int rank = 0;
   int pid = 0;
-  int exit_code = 0;           ///< negative = killed by signal -exit_code
-  std::string error_file;      ///< path; empty renders as <N/A> (no file was written)
-  std::int64_t timestamp = 0;  ///< epoch seconds (from the error file, else detection time)
-  std::string message;         ///< the "traceback :" text, already indented as torchrun does
-  std::string error_file_note; ///< why an existing error file was not used; empty if fine
+  int exit_code = 0;            ///< negative = killed by signal -exit_code
+  std::string error_file;       ///< path; empty renders as <N/A> (no file was written)
+  std::int64_t timestamp = 0;   ///< epoch seconds (from the error file, else detection time)
+  std::string message;          ///< the "traceback :" text, already indented as torchrun does
+  std::string error_file_note;  ///< why an existing error file was not used; empty if fine
   std::vector<std::string> stderr_tail;  ///< last stderr lines, kept only without a record
-  bool oom_hint = false;       ///< SIGKILL while the kernel's OOM-kill counter rose
-  std::string record_json;     ///< the valid error file's text; empty without one
+  bool oom_hint = false;                 ///< SIGKILL while the kernel's OOM-kill counter rose
+  std::string record_json;               ///< the valid error file's text; empty without one
 };
 
 /// What the agent knows about one failed worker when it builds the failure.
@@ -59,9 +59,9 @@ struct FailureInput {
   int rank = 0;
   int pid = 0;
   int exit_code = 0;
-  std::string error_file;                         ///< path given to the worker, may be empty
-  std::optional<Result<ErrorRecord>> record;      ///< nullopt: no file on disk
-  std::int64_t now = 0;                           ///< epoch seconds at detection
+  std::string error_file;                     ///< path given to the worker, may be empty
+  std::optional<Result<ErrorRecord>> record;  ///< nullopt: no file on disk
+  std::int64_t now = 0;                       ///< epoch seconds at detection
   std::vector<std::string> stderr_tail;
   bool oom_hint = false;
 };

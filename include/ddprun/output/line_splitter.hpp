@@ -34,7 +34,6 @@ class LineSplitter {
 
 /// Python string.Template(template).safe_substitute(role_name=, rank=, local_rank=):
 /// $name and ${name} are replaced, $$ becomes $, anything else is left as written.
-std::string render_prefix(std::string_view templ, std::string_view role, int rank,
-                          int local_rank);
+std::string render_prefix(std::string_view templ, std::string_view role, int rank, int local_rank);
 
 }  // namespace ddprun::output

@@ -4,10 +4,10 @@
 //       stdout.log  stderr.log  error.json
 // log_paths() is pure; make_run_dir() and prepare_attempt_dir() touch the file system.
 
+#include "ddprun/util/result.hpp"
+
 #include <string>
 #include <string_view>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::output {
 
@@ -16,7 +16,7 @@ inline constexpr std::string_view k_devnull = "/dev/null";
 
 /// One worker's files; every member is empty when log files are disabled.
 struct LogPaths {
-  std::string dir;         ///< <run_dir>/attempt_<n>/<local_rank>
+  std::string dir;  ///< <run_dir>/attempt_<n>/<local_rank>
   std::string stdout_log;
   std::string stderr_log;
   std::string error_file;  ///< the worker's TORCHELASTIC_ERROR_FILE

@@ -13,6 +13,12 @@
 // The process must ignore SIGPIPE (a console whose reader went away would kill it);
 // the launcher must restore SIGPIPE to SIG_DFL in the child before exec.
 
+#include "ddprun/net/asio.hpp"
+#include "ddprun/output/line_splitter.hpp"
+#include "ddprun/output/log_dir.hpp"
+#include "ddprun/output/stdio_plan.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -22,12 +28,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include "ddprun/net/asio.hpp"
-#include "ddprun/output/line_splitter.hpp"
-#include "ddprun/output/log_dir.hpp"
-#include "ddprun/output/stdio_plan.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::output {
 
@@ -55,7 +55,7 @@ struct RouterOptions {
   std::size_t console_buffer_bytes = 1024 * 1024;  ///< per console stream
   std::size_t max_line_bytes = k_max_line_bytes;
   std::size_t stderr_tail_lines = 20;
-  std::size_t pipe_buffer_bytes = 1024 * 1024;     ///< F_SETPIPE_SZ request, best effort
+  std::size_t pipe_buffer_bytes = 1024 * 1024;  ///< F_SETPIPE_SZ request, best effort
 };
 
 class OutputRouter {

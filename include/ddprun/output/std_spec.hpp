@@ -2,11 +2,11 @@
 // torchrun's -r/--redirects and -t/--tee values and --local-ranks-filter
 // (spec torchrun.md §1.2, §7.1). Pure parsers.
 
+#include "ddprun/util/result.hpp"
+
 #include <map>
 #include <set>
 #include <string_view>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::output {
 

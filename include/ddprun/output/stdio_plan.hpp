@@ -2,9 +2,9 @@
 // Where each worker stream goes (pure): torchrun's redirect/tee/filter rules (spec
 // torchrun.md §7.1, DefaultLogsSpecs.reify) mapped to the cheapest plumbing.
 
-#include <set>
-
 #include "ddprun/output/std_spec.hpp"
+
+#include <set>
 
 namespace ddprun::output {
 

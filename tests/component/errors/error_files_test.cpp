@@ -1,12 +1,12 @@
+#include "ddprun/errors/error_file.hpp"
+#include "ddprun/errors/event_log.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include "ddprun/errors/error_file.hpp"
-#include "ddprun/errors/event_log.hpp"
 
 namespace ddprun::errors {
 namespace {

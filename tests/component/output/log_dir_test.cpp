@@ -1,10 +1,10 @@
+#include "ddprun/output/log_dir.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include "ddprun/output/log_dir.hpp"
 
 namespace ddprun::output {
 namespace {

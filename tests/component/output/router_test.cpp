@@ -1,12 +1,18 @@
 // OutputRouter against real /bin/sh children forked here with the fds from prepare().
 // Consoles are pipes owned by the test; every wait is bounded by a deadline.
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "ddprun/output/router.hpp"
+
+#include "ddprun/net/asio.hpp"
+#include "ddprun/output/log_dir.hpp"
 
 #include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -14,10 +20,6 @@
 #include <functional>
 #include <sstream>
 #include <string>
-
-#include "ddprun/net/asio.hpp"
-#include "ddprun/output/log_dir.hpp"
-#include "ddprun/output/router.hpp"
 
 namespace ddprun::output {
 namespace {
@@ -60,6 +62,26 @@ struct Pipe {
     }
   }
 };
+
+// Sum of N over every "[ddprun] dropped N bytes ... local rank R" note in the text (a
+// note reports the drops since the previous one).
+std::uint64_t noted_drops(const std::string& console, int local_rank, std::size_t* note_bytes) {
+  const std::string head = "[ddprun] dropped ";
+  const std::string tail =
+      " bytes of console output from local rank " + std::to_string(local_rank) + "\n";
+  std::uint64_t total = 0;
+  *note_bytes = 0;
+  for (auto pos = console.find(head); pos != std::string::npos; pos = console.find(head, pos)) {
+    auto end = console.find(tail, pos);
+    if (end == std::string::npos) {
+      break;
+    }
+    total += std::stoull(console.substr(pos + head.size(), end - pos - head.size()));
+    *note_bytes += end + tail.size() - pos;
+    pos = end;
+  }
+  return total;
+}
 
 pid_t spawn_sh(const std::string& script, ChildStdio io) {
   pid_t pid = ::fork();
@@ -129,12 +151,15 @@ class RouterTest : public ::testing::Test {
     bool exited = false;
     bool drained = false;
     router.async_wait_drained(k_deadline, [&] { drained = true; });
-    EXPECT_TRUE(run_until(ctx, [&] {
-      if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) {
-        exited = true;
-      }
-      return exited && drained;
-    }, drain));
+    EXPECT_TRUE(run_until(
+        ctx,
+        [&] {
+          if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) {
+            exited = true;
+          }
+          return exited && drained;
+        },
+        drain));
     return status;
   }
 
@@ -162,6 +187,41 @@ TEST_F(RouterTest, TeeWithPrefixWritesFilesAndPrefixedConsole) {
   EXPECT_EQ(console_err_, "[trainer1]:err1\n[trainer1]:err2\n[trainer1]:partial\n");
   EXPECT_EQ(router.tail_lines(1, 2), (std::vector<std::string>{"err2", "partial"}));
   EXPECT_EQ(router.console_dropped_bytes(1), 0U);
+}
+
+TEST_F(RouterTest, TwoWorkersShareTheConsoleAndOnlyTheShownRankReachesIt) {
+  asio::io_context ctx;
+  OutputRouter router(ctx, options());
+  // -t 3 --local-ranks-filter 0: rank 1 keeps its files but is not tailed.
+  const std::string script = "for i in 1 2 3; do echo out$i; echo err$i >&2; done; printf tail >&2";
+  std::vector<pid_t> pids;
+  for (int lr : {0, 1}) {
+    auto plan = lr == 0 ? WorkerStdioPlan{Route::tee, Route::tee}
+                        : WorkerStdioPlan{Route::file_only, Route::file_only};
+    auto io = router.prepare({"default", lr, lr}, plan, log_paths(run_dir_, 0, lr));
+    ASSERT_TRUE(io) << io.error().message;
+    pids.push_back(spawn_sh(script, *io));
+    router.on_spawned(lr);
+  }
+  bool drained = false;
+  router.async_wait_drained(k_deadline, [&] { drained = true; });
+  std::size_t reaped = 0;
+  EXPECT_TRUE(run_until(ctx, [&] {
+    for (auto& pid : pids) {
+      if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == pid) {
+        pid = 0;
+        ++reaped;
+      }
+    }
+    return reaped == pids.size() && drained;
+  }));
+  for (int lr : {0, 1}) {
+    EXPECT_EQ(slurp(log_paths(run_dir_, 0, lr).stdout_log), "out1\nout2\nout3\n");
+    EXPECT_EQ(slurp(log_paths(run_dir_, 0, lr).stderr_log), "err1\nerr2\nerr3\ntail");
+  }
+  EXPECT_EQ(console_out_, "[default0]:out1\n[default0]:out2\n[default0]:out3\n");
+  EXPECT_EQ(console_err_, "[default0]:err1\n[default0]:err2\n[default0]:err3\n[default0]:tail\n");
+  EXPECT_EQ(router.tail_lines(1, 2), (std::vector<std::string>{"err3", "tail"}));
 }
 
 TEST_F(RouterTest, CustomPrefixTemplateUsesGlobalRank) {
@@ -211,9 +271,9 @@ TEST_F(RouterTest, VeryLongLineIsSplitNotDropped) {
   ASSERT_TRUE(io);
   run_worker(ctx, router, 0, "head -c 2500 /dev/zero | tr '\\0' x; echo", *io);
   EXPECT_EQ(slurp(paths.stdout_log), std::string(2500, 'x') + "\n");
-  EXPECT_EQ(console_out_, "[default0]:" + std::string(1000, 'x') + "\n[default0]:" +
-                              std::string(1000, 'x') + "\n[default0]:" + std::string(500, 'x') +
-                              "\n");
+  EXPECT_EQ(console_out_, "[default0]:" + std::string(1000, 'x') +
+                              "\n[default0]:" + std::string(1000, 'x') +
+                              "\n[default0]:" + std::string(500, 'x') + "\n");
 }
 
 TEST_F(RouterTest, FastWriterIsNotSlowedByAStuckConsole) {
@@ -226,26 +286,58 @@ TEST_F(RouterTest, FastWriterIsNotSlowedByAStuckConsole) {
   auto io = router.prepare({"default", 0, 0}, {Route::tee, Route::inherit}, paths);
   ASSERT_TRUE(io);
   // Nobody reads the console pipe while the worker writes.
-  int status = run_worker(ctx, router, 0,
-                          "yes 'a line of worker output 0123456789' | head -c " +
-                              std::to_string(k_total),
-                          *io, /*drain=*/false);
+  int status =
+      run_worker(ctx, router, 0,
+                 "yes 'a line of worker output 0123456789' | head -c " + std::to_string(k_total),
+                 *io, /*drain=*/false);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ(fs::file_size(paths.stdout_log), k_total);
   EXPECT_EQ(router.file_error_bytes(0), 0U);
   const auto dropped = router.console_dropped_bytes(0);
   EXPECT_GT(dropped, 0U);
-  // Once the console is read again, the drop is reported on it.
-  const std::string note = "[ddprun] dropped " + std::to_string(dropped) +
-                           " bytes of console output from local rank 0\n";
-  EXPECT_TRUE(run_until(ctx, [&] { return console_out_.find(note) != std::string::npos; }));
+  // Once the console is read again, the drops are reported on it.
+  std::size_t note_bytes = 0;
+  EXPECT_TRUE(run_until(ctx, [&] { return noted_drops(console_out_, 0, &note_bytes) == dropped; }));
   constexpr std::size_t k_line = 35;    // "a line of worker output 0123456789\n"
   constexpr std::size_t k_prefix = 11;  // "[default0]:"
   const std::size_t lines = (k_total + k_line - 1) / k_line;
   const std::size_t added_newline = k_total % k_line != 0 ? 1 : 0;  // partial last line
-  EXPECT_EQ(console_out_.size() - note.size() + dropped,
-            k_total + lines * k_prefix + added_newline)
+  EXPECT_EQ(console_out_.size() - note_bytes + dropped, k_total + lines * k_prefix + added_newline)
       << "every line is either shown with its prefix or counted as dropped";
+}
+
+TEST_F(RouterTest, SocketConsoleIsWrittenWithoutBlocking) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  ::fcntl(sv[0], F_SETFL, O_NONBLOCK);
+  asio::io_context ctx;
+  auto o = options();
+  o.console_out_fd = sv[1];
+  o.console_buffer_bytes = 64 * 1024;
+  std::string seen;
+  {
+    OutputRouter router(ctx, o);
+    auto io = router.prepare({"default", 0, 0}, {Route::console_prefixed, Route::inherit}, {});
+    ASSERT_TRUE(io);
+    // 8 MiB through a socket nobody reads yet: the router must keep up and count drops.
+    run_worker(ctx, router, 0, "yes 0123456789 | head -c 8388608", *io);
+    const auto dropped = router.console_dropped_bytes(0);
+    EXPECT_GT(dropped, 0U);
+    std::size_t note_bytes = 0;
+    EXPECT_TRUE(run_until(ctx, [&] {
+      char buf[65536];
+      for (ssize_t n; (n = ::read(sv[0], buf, sizeof buf)) > 0;) {
+        seen.append(buf, static_cast<std::size_t>(n));
+      }
+      return noted_drops(seen, 0, &note_bytes) == dropped;
+    }));
+    constexpr std::size_t k_total = 8388608;
+    constexpr std::size_t k_lines = (k_total + 10) / 11;  // "0123456789\n", last one partial
+    EXPECT_EQ(seen.size() - note_bytes + dropped, k_total + k_lines * 11 + 1);
+  }
+  EXPECT_EQ(seen.rfind("[default0]:0123456789\n", 0), 0U);
+  ::close(sv[0]);
+  ::close(sv[1]);
 }
 
 TEST_F(RouterTest, DrainWaitGivesUpOnAPipeHeldByAGrandchild) {

@@ -1,8 +1,9 @@
+#include "ddprun/errors/error_file.hpp"
+
+#include "ddprun/errors/event_log.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-
-#include "ddprun/errors/error_file.hpp"
-#include "ddprun/errors/event_log.hpp"
 
 namespace ddprun::errors {
 namespace {
@@ -18,9 +19,11 @@ ProcessFailure failure_with_record(int exit_code, const std::string& json) {
 
 TEST(RenderParentErrorFile, CopiesRecordWithErrorCodeInserted) {
   auto f = failure_with_record(
-      1, R"({"message": {"message": "E: x", "extraInfo": {"py_callstack": "tb", "timestamp": "5"}}})");
-  EXPECT_EQ(render_parent_error_file(f),
-            R"({"message":{"message":"E: x","extraInfo":{"py_callstack":"tb","timestamp":"5"},"errorCode":1}})");
+      1,
+      R"({"message": {"message": "E: x", "extraInfo": {"py_callstack": "tb", "timestamp": "5"}}})");
+  EXPECT_EQ(
+      render_parent_error_file(f),
+      R"({"message":{"message":"E: x","extraInfo":{"py_callstack":"tb","timestamp":"5"},"errorCode":1}})");
 }
 
 TEST(RenderParentErrorFile, LeavesStringMessageAndZeroCodeUnchanged) {
@@ -28,7 +31,8 @@ TEST(RenderParentErrorFile, LeavesStringMessageAndZeroCodeUnchanged) {
   EXPECT_EQ(render_parent_error_file(failure_with_record(1, text)),
             R"({"message":"plain","timestamp":5})");
   auto dict = R"({"message": {"message": "m"}})";
-  EXPECT_EQ(render_parent_error_file(failure_with_record(0, dict)), R"({"message":{"message":"m"}})");
+  EXPECT_EQ(render_parent_error_file(failure_with_record(0, dict)),
+            R"({"message":{"message":"m"}})");
 }
 
 TEST(RenderParentErrorFile, WritesOwnRecordWithoutWorkerFile) {
@@ -47,8 +51,9 @@ TEST(RenderParentErrorFile, WritesOwnRecordWithoutWorkerFile) {
 }
 
 TEST(RenderErrorRecord, OmitsZeroErrorCode) {
-  EXPECT_EQ(render_error_record("SignalException: got 15", "tb", 7, 0),
-            R"({"message":{"message":"SignalException: got 15","extraInfo":{"py_callstack":"tb","timestamp":"7"}}})");
+  EXPECT_EQ(
+      render_error_record("SignalException: got 15", "tb", 7, 0),
+      R"({"message":{"message":"SignalException: got 15","extraInfo":{"py_callstack":"tb","timestamp":"7"}}})");
 }
 
 TEST(RenderEvent, PutsTsAndEventFirst) {

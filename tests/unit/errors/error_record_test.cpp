@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "ddprun/errors/failure.hpp"
+
+#include <gtest/gtest.h>
 
 namespace ddprun::errors {
 namespace {
@@ -37,8 +37,8 @@ TEST(ParseErrorFile, ReadsNewStringShape) {
 }
 
 TEST(ParseErrorFile, DropsNonNumericTimestamp) {
-  auto r = parse_error_file(
-      R"({"message": {"message": "m", "extraInfo": {"timestamp": "yesterday"}}})");
+  auto r =
+      parse_error_file(R"({"message": {"message": "m", "extraInfo": {"timestamp": "yesterday"}}})");
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->timestamp.has_value());
 }

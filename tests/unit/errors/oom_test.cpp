@@ -1,8 +1,8 @@
+#include "ddprun/errors/oom.hpp"
+
 #include <gtest/gtest.h>
 
 #include <csignal>
-
-#include "ddprun/errors/oom.hpp"
 
 namespace ddprun::errors {
 namespace {

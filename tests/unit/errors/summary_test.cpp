@@ -1,13 +1,13 @@
 // Golden tests of the ChildFailedError box against the boxes captured from torchrun
 // (spec torchrun.md §6.3), in recent main's exitcode style.
 
+#include "ddprun/errors/failure.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 #include <vector>
-
-#include "ddprun/errors/failure.hpp"
 
 namespace ddprun::errors {
 namespace {
@@ -15,9 +15,9 @@ namespace {
 constexpr std::int64_t k_t0 = 1795946178;
 
 std::string fake_time(std::int64_t epoch) {
-  static const std::map<std::int64_t, std::string> k_times = {
-      {k_t0, "2026-11-29_09:56:18"}, {k_t0 + 1, "2026-11-29_09:56:19"},
-      {k_t0 + 41, "2026-11-29_09:56:59"}};
+  static const std::map<std::int64_t, std::string> k_times = {{k_t0, "2026-11-29_09:56:18"},
+                                                              {k_t0 + 1, "2026-11-29_09:56:19"},
+                                                              {k_t0 + 41, "2026-11-29_09:56:59"}};
   auto it = k_times.find(epoch);
   return it == k_times.end() ? "?" : it->second;
 }
@@ -54,43 +54,32 @@ std::string record_json(const std::string& msg, std::int64_t ts) {
 
 TEST(RenderSummary, MatchesCapturedExitCodeBox) {
   std::vector<ProcessFailure> failures = {make_failure(input(1, 9074, 3, k_t0))};
-  EXPECT_EQ(render_summary("./fail.sh", "localhost", failures, fake_time),
-            lines({"============================================================",
-                   "./fail.sh FAILED",
-                   "------------------------------------------------------------",
-                   "Failures:",
-                   "  <NO_OTHER_FAILURES>",
-                   "------------------------------------------------------------",
-                   "Root Cause (first observed failure):",
-                   "[0]:",
-                   "  time      : 2026-11-29_09:56:18",
-                   "  host      : localhost",
-                   "  rank      : 1 (local_rank: 1)",
-                   "  exitcode  : 3 (pid: 9074) ",
-                   "  error_file: <N/A>",
-                   "  traceback : To enable traceback see: "
-                   "https://pytorch.org/docs/stable/elastic/errors.html",
-                   "============================================================"}));
+  EXPECT_EQ(
+      render_summary("./fail.sh", "localhost", failures, fake_time),
+      lines({"============================================================", "./fail.sh FAILED",
+             "------------------------------------------------------------",
+             "Failures:", "  <NO_OTHER_FAILURES>",
+             "------------------------------------------------------------",
+             "Root Cause (first observed failure):", "[0]:", "  time      : 2026-11-29_09:56:18",
+             "  host      : localhost", "  rank      : 1 (local_rank: 1)",
+             "  exitcode  : 3 (pid: 9074) ", "  error_file: <N/A>",
+             "  traceback : To enable traceback see: "
+             "https://pytorch.org/docs/stable/elastic/errors.html",
+             "============================================================"}));
 }
 
 TEST(RenderSummary, MatchesCapturedSignalBoxWidth) {
   std::vector<ProcessFailure> failures = {make_failure(input(1, 10592, -11, k_t0 + 41))};
-  EXPECT_EQ(render_summary("./sig.sh", "localhost", failures, fake_time),
-            lines({"=======================================================",
-                   "./sig.sh FAILED",
-                   "-------------------------------------------------------",
-                   "Failures:",
-                   "  <NO_OTHER_FAILURES>",
-                   "-------------------------------------------------------",
-                   "Root Cause (first observed failure):",
-                   "[0]:",
-                   "  time      : 2026-11-29_09:56:59",
-                   "  host      : localhost",
-                   "  rank      : 1 (local_rank: 1)",
-                   "  exitcode  : -11 (pid: 10592)  (SIGSEGV)",
-                   "  error_file: <N/A>",
-                   "  traceback : Signal 11 (SIGSEGV) received by PID 10592",
-                   "======================================================="}));
+  EXPECT_EQ(
+      render_summary("./sig.sh", "localhost", failures, fake_time),
+      lines({"=======================================================", "./sig.sh FAILED",
+             "-------------------------------------------------------", "Failures:",
+             "  <NO_OTHER_FAILURES>", "-------------------------------------------------------",
+             "Root Cause (first observed failure):", "[0]:", "  time      : 2026-11-29_09:56:59",
+             "  host      : localhost", "  rank      : 1 (local_rank: 1)",
+             "  exitcode  : -11 (pid: 10592)  (SIGSEGV)", "  error_file: <N/A>",
+             "  traceback : Signal 11 (SIGSEGV) received by PID 10592",
+             "======================================================="}));
 }
 
 TEST(RenderSummary, ListsOtherFailuresAndPicksEarliestAsRoot) {
@@ -146,24 +135,16 @@ TEST(RenderSummary, AddsHintAndStderrBelowTorchrunLinesWithoutWidening) {
   in.stderr_tail = {"allocating 64 GiB", "still allocating"};
   std::vector<ProcessFailure> failures = {make_failure(in)};
   EXPECT_EQ(render_summary("t", "h", failures, fake_time),
-            lines({"===================================================",
-                   "t FAILED",
-                   "---------------------------------------------------",
-                   "Failures:",
-                   "  <NO_OTHER_FAILURES>",
-                   "---------------------------------------------------",
-                   "Root Cause (first observed failure):",
-                   "[0]:",
-                   "  time      : 2026-11-29_09:56:18",
-                   "  host      : h",
-                   "  rank      : 0 (local_rank: 0)",
-                   "  exitcode  : -9 (pid: 77)  (SIGKILL)",
-                   "  error_file: <N/A>",
-                   "  traceback : Signal 9 (SIGKILL) received by PID 77",
+            lines({"===================================================", "t FAILED",
+                   "---------------------------------------------------", "Failures:",
+                   "  <NO_OTHER_FAILURES>", "---------------------------------------------------",
+                   "Root Cause (first observed failure):", "[0]:",
+                   "  time      : 2026-11-29_09:56:18", "  host      : h",
+                   "  rank      : 0 (local_rank: 0)", "  exitcode  : -9 (pid: 77)  (SIGKILL)",
+                   "  error_file: <N/A>", "  traceback : Signal 9 (SIGKILL) received by PID 77",
                    "  hint      : SIGKILL while the kernel's OOM-kill counter rose; the worker "
                    "likely ran out of memory",
-                   "  stderr    : allocating 64 GiB",
-                   "              still allocating",
+                   "  stderr    : allocating 64 GiB", "              still allocating",
                    "==================================================="}));
 }
 

@@ -1,9 +1,9 @@
+#include "ddprun/output/line_splitter.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "ddprun/output/line_splitter.hpp"
 
 namespace ddprun::output {
 namespace {

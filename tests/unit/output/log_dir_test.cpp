@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "ddprun/output/log_dir.hpp"
+
+#include <gtest/gtest.h>
 
 namespace ddprun::output {
 namespace {

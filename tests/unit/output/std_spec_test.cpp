@@ -1,7 +1,8 @@
-#include <gtest/gtest.h>
-
 #include "ddprun/output/std_spec.hpp"
+
 #include "ddprun/output/stdio_plan.hpp"
+
+#include <gtest/gtest.h>
 
 namespace ddprun::output {
 namespace {
@@ -26,8 +27,8 @@ TEST(ParseStdSpec, MapGivesUnnamedRanksZero) {
 }
 
 TEST(ParseStdSpec, RejectsWhatTorchrunsRegexesReject) {
-  for (const char* bad : {"", "4", "12", "-1", "a", "0:4", "10:1", "0:1,", ",0:1", "0:1;1:2",
-                          " 3", "0=1", "0:1,1", "3,3"}) {
+  for (const char* bad : {"", "4", "12", "-1", "a", "0:4", "10:1", "0:1,", ",0:1", "0:1;1:2", " 3",
+                          "0=1", "0:1,1", "3,3"}) {
     auto s = parse_std_spec(bad, "--redirects");
     ASSERT_FALSE(s) << bad;
     EXPECT_EQ(s.error().code, ErrorCode::usage);
