@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "support/subprocess.hpp"
@@ -125,6 +126,7 @@ TEST(FailureE2E, EventsFileRecordsOneRestartAsJsonLines) {
   std::string line;
   std::vector<std::string> names;
   std::vector<nlohmann::json> started;
+  std::set<int> started_pids;
   while (std::getline(in, line)) {
     auto event = nlohmann::json::parse(line, nullptr, false);
     ASSERT_TRUE(event.is_object()) << line;
@@ -133,6 +135,12 @@ TEST(FailureE2E, EventsFileRecordsOneRestartAsJsonLines) {
     names.push_back(event["event"]);
     if (names.back() == "workers_started") {
       started.push_back(event);
+      for (const auto& pid : event["pids"]) {
+        started_pids.insert(pid.get<int>());
+      }
+    }
+    if (names.back() == "worker_exit") {
+      EXPECT_EQ(started_pids.count(event["pid"].get<int>()), 1u) << "exit of an unknown pid: " << line;
     }
   }
   auto first = [&](const std::string& name) {

@@ -350,4 +350,5 @@ TEST(OutputE2E, FloodingWorkerEndsWithCompleteFileAndReportsDrops) {
         << "console got " << r.console_bytes << " of " << k_console_if_complete
         << " bytes but ddprun reported no dropped output; stderr:\n" << r.err;
   }
+  fs::remove_all(logs);  // 100 MB
 }
