@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,12 +45,15 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-/// The lines of `text` that start with `prefix`, in order, with the prefix removed.
+/// What follows `prefix` on each line holding it, in order. Not only at line start: an
+/// untee'd rank writes to the console directly, and its partial last line ("tail rank=1"
+/// without newline) may run into a prefixed line, as with torchrun.
 std::vector<std::string> with_prefix(const std::string& text, const std::string& prefix) {
   std::vector<std::string> out;
   for (const auto& line : lines_of(text)) {
-    if (line.rfind(prefix, 0) == 0) {
-      out.push_back(line.substr(prefix.size()));
+    auto at = line.find(prefix);
+    if (at != std::string::npos) {
+      out.push_back(line.substr(at + prefix.size()));
     }
   }
   return out;
@@ -199,6 +203,7 @@ TEST(OutputE2E, PerRankTeeMapAppliesToEachRank) {
   // rank 1: stderr tee'd, stdout plain
   EXPECT_EQ(with_prefix(r.err, "[default1]:"), chatter_lines("err", 1, 2)) << r.err;
   EXPECT_TRUE(contains_line(r.out, "out rank=1 i=1")) << r.out;
+  EXPECT_NE(r.out.find("tail rank=1"), std::string::npos) << r.out;
   EXPECT_EQ(read_file(rank_file(run, 0, 1, "stderr.log")), joined(chatter_lines("err", 1, 2)));
   EXPECT_FALSE(fs::exists(rank_file(run, 0, 1, "stdout.log")));
 }
@@ -261,6 +266,46 @@ struct PipedRun {
   std::string err;
 };
 
+pid_t spawn_with_stdout(const std::vector<std::string>& argv, int out_fd, const std::string& err_path) {
+  std::vector<char*> cargv;
+  for (const auto& a : argv) {
+    cargv.push_back(const_cast<char*>(a.c_str()));
+  }
+  cargv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out_fd, 1);
+    dup2(err, 2);
+    execv(cargv[0], cargv.data());
+    _exit(127);
+  }
+  setpgid(pid, pid);
+  return pid;
+}
+
+/// Reads `fd` to EOF (bounded), counting bytes and looking for a "dropped" note.
+void read_console(int fd, PipedRun& r) {
+  std::string window;
+  std::vector<char> buf(65536);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    struct pollfd p {fd, POLLIN, 0};
+    if (poll(&p, 1, 100) <= 0) {
+      continue;
+    }
+    auto n = read(fd, buf.data(), buf.size());
+    if (n <= 0) {
+      return;
+    }
+    r.console_bytes += static_cast<std::uint64_t>(n);
+    window = window.substr(window.size() > 64 ? window.size() - 64 : 0) +
+             std::string(buf.data(), static_cast<std::size_t>(n));
+    r.console_mentions_drop = r.console_mentions_drop || window.find("dropped") != std::string::npos;
+  }
+}
+
 /// Starts argv with stdout on a pipe the test only starts reading once `ready()` holds (or
 /// the launcher has exited), then reads it to EOF. Every wait is bounded.
 template <typename Ready>
@@ -270,56 +315,22 @@ PipedRun run_with_slow_console(const std::vector<std::string>& argv, Ready ready
     return {};
   }
   auto err_dir = make_temp_dir("ddprun-pipe-");
-  auto err_path = err_dir + "/err";
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(fds[1], 1);
-    dup2(err, 2);
-    std::vector<char*> cargv;
-    for (const auto& a : argv) {
-      cargv.push_back(const_cast<char*>(a.c_str()));
-    }
-    cargv.push_back(nullptr);
-    execv(cargv[0], cargv.data());
-    _exit(127);
-  }
+  pid_t pid = spawn_with_stdout(argv, fds[1], err_dir + "/err");
   close(fds[1]);
-  PipedRun r;
   int status = 0;
   bool exited = false;
-  eventually([&] {
-    exited = exited || waitpid(pid, &status, WNOHANG) == pid;
-    return exited || ready();
-  }, std::chrono::seconds(90));
-  std::string carry;
-  char buf[65536];
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    struct pollfd p {fds[0], POLLIN, 0};
-    if (poll(&p, 1, 100) <= 0) {
-      continue;
-    }
-    auto n = read(fds[0], buf, sizeof buf);
-    if (n <= 0) {
-      break;
-    }
-    r.console_bytes += static_cast<std::uint64_t>(n);
-    carry = carry.substr(carry.size() > 64 ? carry.size() - 64 : 0) + std::string(buf, static_cast<std::size_t>(n));
-    r.console_mentions_drop = r.console_mentions_drop || carry.find("dropped") != std::string::npos;
-  }
+  auto reaped = [&] { return exited = exited || waitpid(pid, &status, WNOHANG) == pid; };
+  eventually([&] { return reaped() || ready(); }, std::chrono::seconds(90));
+  PipedRun r;
+  read_console(fds[0], r);
   close(fds[0]);
-  if (!exited) {
-    exited = eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, std::chrono::seconds(30));
-  }
-  if (!exited) {
+  if (eventually(reaped, std::chrono::seconds(30))) {
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  } else {
     kill(-pid, SIGKILL);
     waitpid(pid, &status, 0);
-  } else {
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
-  r.err = read_file(err_path);
+  r.err = read_file(err_dir + "/err");
   fs::remove_all(err_dir);
   return r;
 }
