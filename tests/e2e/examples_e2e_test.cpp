@@ -3,6 +3,7 @@
 // worker, resuming from its snapshot to the same final parameters.
 
 #include <gtest/gtest.h>
+
 #include <signal.h>
 
 #include <filesystem>
@@ -19,8 +20,8 @@ constexpr auto k_torch_timeout = std::chrono::seconds(240);
 constexpr const char* k_no_torch = "/usr/bin/python3 cannot import torch (install python3-torch)";
 
 std::vector<std::string> ddprun_python(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{ddprun_bin(), "--standalone", "--nproc_per_node", "2", "--python",
-                                "/usr/bin/python3"};
+  std::vector<std::string> argv{ddprun_bin(), "--standalone", "--nproc_per_node",
+                                "2",          "--python",     "/usr/bin/python3"};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -30,23 +31,29 @@ bool has(const std::string& text, const std::string& needle) {
 }
 
 std::size_t count_of(const std::string& text, const std::regex& pattern) {
-  return static_cast<std::size_t>(
-      std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));
+  return static_cast<std::size_t>(std::distance(
+      std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));
 }
 
 /// The distinct final params_sha256 values printed by minGPT ranks.
 std::set<std::string> final_hashes(const std::string& out) {
   std::set<std::string> hashes;
   std::regex pattern("params_sha256 ([0-9a-f]{64})");
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), pattern); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), pattern);
+       it != std::sregex_iterator(); ++it) {
     hashes.insert((*it)[1].str());
   }
   return hashes;
 }
 
 std::vector<std::string> mingpt_args(const std::string& snapshot) {
-  return {source_path("examples/mingpt/train.py"), "--epochs", "3", "--max-steps-per-epoch", "10",
-          "--snapshot-path", snapshot};
+  return {source_path("examples/mingpt/train.py"),
+          "--epochs",
+          "3",
+          "--max-steps-per-epoch",
+          "10",
+          "--snapshot-path",
+          snapshot};
 }
 
 /// pid of global rank `rank` from its "[RANK r] pid P" start line, or -1.
@@ -73,7 +80,8 @@ TEST(ExamplesE2E, SpmdExampleRunsWithEnvAndLegacyLocalRank) {
     ASSERT_EQ(r.status, 0) << style.source << "\n" << r.out << r.err;
     for (const char* rank : {"0", "1"}) {
       EXPECT_TRUE(has(r.out, std::string("local_rank = ") + rank + " " + style.source)) << r.out;
-      EXPECT_TRUE(has(r.out, std::string("world_size = 2, rank = ") + rank + ", backend=gloo")) << r.out;
+      EXPECT_TRUE(has(r.out, std::string("world_size = 2, rank = ") + rank + ", backend=gloo"))
+          << r.out;
       EXPECT_TRUE(has(r.out, std::string("rank ") + rank + " done loss=")) << r.out;
     }
   }
@@ -85,7 +93,8 @@ TEST(ExamplesE2E, MinGptResumesAfterSigkilledWorkerToTheSameParameters) {
     GTEST_SKIP() << k_no_torch;
   }
   auto dir = make_temp_dir("ddprun-mingpt-");
-  auto plain = run(ddprun_python(mingpt_args(dir + "/plain.pt")), RunOptions{{}, {}, "", k_torch_timeout});
+  auto plain =
+      run(ddprun_python(mingpt_args(dir + "/plain.pt")), RunOptions{{}, {}, "", k_torch_timeout});
   ASSERT_EQ(plain.status, 0) << plain.out << plain.err;
   EXPECT_EQ(count_of(plain.out, std::regex("\\[RANK [01]\\] final loss")), 2u) << plain.out;
   auto reference = final_hashes(plain.out);
@@ -96,8 +105,9 @@ TEST(ExamplesE2E, MinGptResumesAfterSigkilledWorkerToTheSameParameters) {
   args.insert(args.begin(), {"--max_restarts", "2"});
   auto bg = start(ddprun_python(args));
   // Kill rank 1 in the middle of epoch 1, after the epoch-0 snapshot was written.
-  ASSERT_TRUE(eventually([&] { return has(read_file(bg.out_path), "[RANK 1] epoch 1 | batch 3 |"); },
-                         std::chrono::seconds(180)))
+  ASSERT_TRUE(
+      eventually([&] { return has(read_file(bg.out_path), "[RANK 1] epoch 1 | batch 3 |"); },
+                 std::chrono::seconds(180)))
       << read_file(bg.out_path) << read_file(bg.err_path);
   auto before_kill = read_file(bg.out_path);
   ASSERT_TRUE(has(before_kill, "snapshot saved to")) << before_kill;
@@ -113,7 +123,9 @@ TEST(ExamplesE2E, MinGptResumesAfterSigkilledWorkerToTheSameParameters) {
   auto err = read_file(bg.err_path);
   ASSERT_EQ(status, 0) << out << err;
   EXPECT_TRUE(has(err, "Worker group FAILED. 2/2 attempts left; will restart worker group")) << err;
-  EXPECT_EQ(count_of(out, std::regex("\\[RANK [01]\\] resuming from snapshot .* at epoch [12]")), 2u) << out;
+  EXPECT_EQ(count_of(out, std::regex("\\[RANK [01]\\] resuming from snapshot .* at epoch [12]")),
+            2u)
+      << out;
   EXPECT_EQ(final_hashes(out), reference) << out;
   std::filesystem::remove_all(dir);
 }

@@ -3,10 +3,10 @@
 // and the JSON events of a run with one restart.
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -23,7 +23,8 @@ constexpr const char* k_no_torch = "/usr/bin/python3 cannot import torch (instal
 
 std::string worker(const std::string& name) { return source_path("tests/support/workers/" + name); }
 
-RunResult run_ddprun(const std::vector<std::string>& args, std::map<std::string, std::string> env = {}) {
+RunResult run_ddprun(const std::vector<std::string>& args,
+                     std::map<std::string, std::string> env = {}) {
   std::vector<std::string> argv{ddprun_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, RunOptions{std::move(env), {}, "", k_python_timeout});
@@ -47,10 +48,10 @@ TEST(FailureE2E, RecordedExceptionShowsTracebackAndCopiesRootCause) {
   }
   auto dir = make_temp_dir("ddprun-fail-");
   auto parent_error_file = dir + "/parent_error.json";
-  auto r = run_ddprun({"--nproc_per_node", "2", "--python", "/usr/bin/python3",
-                       source_path("examples/faults/record_error.py"), "--rank", "1", "--message",
-                       "bad batch"},
-                      {{"TORCHELASTIC_ERROR_FILE", parent_error_file}});
+  auto r = run_ddprun(
+      {"--nproc_per_node", "2", "--python", "/usr/bin/python3",
+       source_path("examples/faults/record_error.py"), "--rank", "1", "--message", "bad batch"},
+      {{"TORCHELASTIC_ERROR_FILE", parent_error_file}});
   EXPECT_EQ(r.status, 1) << r.err;
   auto box = summary_of(r.err);
   ASSERT_FALSE(box.empty()) << r.err;
@@ -59,7 +60,8 @@ TEST(FailureE2E, RecordedExceptionShowsTracebackAndCopiesRootCause) {
   EXPECT_TRUE(has(box, "  rank      : 1 (local_rank: 1)\n")) << box;
   EXPECT_TRUE(std::regex_search(box, std::regex("  exitcode  : 1 \\(pid: [0-9]+\\) \n"))) << box;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(box, m, std::regex("  error_file: (/\\S+/attempt_0/1/error\\.json)\n")))
+  ASSERT_TRUE(
+      std::regex_search(box, m, std::regex("  error_file: (/\\S+/attempt_0/1/error\\.json)\n")))
       << box;
   EXPECT_TRUE(fs::exists(m[1].str())) << m[1].str();
   EXPECT_TRUE(has(box, "  traceback : Traceback (most recent call last):\n")) << box;
@@ -79,10 +81,12 @@ TEST(FailureE2E, SegfaultShowsSignalNameAndPid) {
   EXPECT_EQ(r.status, 1) << r.err;
   auto box = summary_of(r.err);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(box, m, std::regex("  exitcode  : -11 \\(pid: ([0-9]+)\\)  \\(SIGSEGV\\)\n")))
+  ASSERT_TRUE(std::regex_search(
+      box, m, std::regex("  exitcode  : -11 \\(pid: ([0-9]+)\\)  \\(SIGSEGV\\)\n")))
       << box;
   EXPECT_TRUE(has(box, "  error_file: <N/A>\n")) << box;
-  EXPECT_TRUE(has(box, "  traceback : Signal 11 (SIGSEGV) received by PID " + m[1].str() + "\n")) << box;
+  EXPECT_TRUE(has(box, "  traceback : Signal 11 (SIGSEGV) received by PID " + m[1].str() + "\n"))
+      << box;
   EXPECT_TRUE(has(box, "  rank      : 1 (local_rank: 1)\n")) << box;
 }
 
@@ -102,17 +106,20 @@ TEST(FailureE2E, SummaryShowsLastStderrLinesWhenStderrIsCaptured) {
   auto plain = run_ddprun({"--nproc_per_node", "2", "--python", "/usr/bin/python3",
                            worker("chatter.py"), "attempt", markers, "1", "5"});
   EXPECT_EQ(plain.status, 1) << plain.err;
-  EXPECT_FALSE(has(summary_of(plain.err), "err attempt=0")) << "stderr was not captured:\n" << plain.err;
+  EXPECT_FALSE(has(summary_of(plain.err), "err attempt=0")) << "stderr was not captured:\n"
+                                                            << plain.err;
 }
 
 // torchrun writes nothing here (spec §6.4); ddprun writes a record of its own (an addition).
 TEST(FailureE2E, PlainExitWritesOwnRecordToParentErrorFile) {
   auto dir = make_temp_dir("ddprun-fail-");
   auto parent_error_file = dir + "/parent_error.json";
-  auto r = run_ddprun({"--nproc_per_node", "2", "--no_python", worker("attempts.sh"), dir, "1", "7"},
-                      {{"TORCHELASTIC_ERROR_FILE", parent_error_file}});
+  auto r =
+      run_ddprun({"--nproc_per_node", "2", "--no_python", worker("attempts.sh"), dir, "1", "7"},
+                 {{"TORCHELASTIC_ERROR_FILE", parent_error_file}});
   EXPECT_EQ(r.status, 1) << r.err;
-  const std::string hint = "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html";
+  const std::string hint =
+      "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html";
   EXPECT_TRUE(has(summary_of(r.err), "  traceback : " + hint)) << r.err;
   auto parent = nlohmann::json::parse(read_file(parent_error_file), nullptr, false);
   ASSERT_FALSE(parent.is_discarded()) << read_file(parent_error_file);
@@ -144,7 +151,8 @@ TEST(FailureE2E, EventsFileRecordsOneRestartAsJsonLines) {
       }
     }
     if (names.back() == "worker_exit") {
-      EXPECT_EQ(started_pids.count(event["pid"].get<int>()), 1u) << "exit of an unknown pid: " << line;
+      EXPECT_EQ(started_pids.count(event["pid"].get<int>()), 1u)
+          << "exit of an unknown pid: " << line;
     }
   }
   auto first = [&](const std::string& name) {

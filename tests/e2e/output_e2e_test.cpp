@@ -2,8 +2,9 @@
 // --redirects/--tee/--local-ranks-filter routing, line prefixes, partial and very long lines,
 // and a worker that writes faster than the console reads.
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -74,15 +75,17 @@ std::string run_dir(const std::string& log_dir, const std::string& run_id) {
   for (const auto& entry : fs::directory_iterator(log_dir)) {
     found.push_back(entry.path());
   }
-  if (found.size() != 1 || !std::regex_match(found[0].filename().string(),
-                                             std::regex(run_id + "_[A-Za-z0-9_]{8}"))) {
+  if (found.size() != 1 ||
+      !std::regex_match(found[0].filename().string(), std::regex(run_id + "_[A-Za-z0-9_]{8}"))) {
     return "";
   }
   return found[0].string();
 }
 
-std::string rank_file(const std::string& run, int attempt, int local_rank, const std::string& name) {
-  return run + "/attempt_" + std::to_string(attempt) + "/" + std::to_string(local_rank) + "/" + name;
+std::string rank_file(const std::string& run, int attempt, int local_rank,
+                      const std::string& name) {
+  return run + "/attempt_" + std::to_string(attempt) + "/" + std::to_string(local_rank) + "/" +
+         name;
 }
 
 std::vector<std::string> chatter_lines(const std::string& stream, int rank, int n) {
@@ -165,7 +168,8 @@ TEST(OutputE2E, TeeAllPrefixesEachStreamAndWritesFiles) {
     EXPECT_EQ(with_prefix(r.err, prefix), chatter_lines("err", rank, 3)) << r.err;
     EXPECT_EQ(read_file(rank_file(run, 0, rank, "stdout.log")),
               joined(chatter_lines("out", rank, 3)) + "tail rank=" + std::to_string(rank));
-    EXPECT_EQ(read_file(rank_file(run, 0, rank, "stderr.log")), joined(chatter_lines("err", rank, 3)));
+    EXPECT_EQ(read_file(rank_file(run, 0, rank, "stderr.log")),
+              joined(chatter_lines("err", rank, 3)));
   }
 }
 
@@ -189,7 +193,8 @@ TEST(OutputE2E, RedirectStdoutOnlyKeepsStderrOnConsoleUnprefixed) {
 
 TEST(OutputE2E, PerRankTeeMapAppliesToEachRank) {
   auto logs = make_temp_dir("ddprun-logs-");
-  auto r = run_chatter({"--nproc_per_node", "2", "--log_dir", logs, "-t", "0:1,1:2"}, {"lines", "2"});
+  auto r =
+      run_chatter({"--nproc_per_node", "2", "--log_dir", logs, "-t", "0:1,1:2"}, {"lines", "2"});
   ASSERT_EQ(r.status, 0) << r.err;
   auto run = run_dir(logs, "none");
   ASSERT_FALSE(run.empty());
@@ -210,15 +215,16 @@ TEST(OutputE2E, PerRankTeeMapAppliesToEachRank) {
 
 TEST(OutputE2E, LocalRanksFilterHidesRankButKeepsItsFiles) {
   auto logs = make_temp_dir("ddprun-logs-");
-  auto r = run_chatter({"--nproc_per_node", "2", "--log_dir", logs, "-t", "3",
-                        "--local_ranks_filter", "0"},
-                       {"lines", "2"});
+  auto r = run_chatter(
+      {"--nproc_per_node", "2", "--log_dir", logs, "-t", "3", "--local_ranks_filter", "0"},
+      {"lines", "2"});
   ASSERT_EQ(r.status, 0) << r.err;
   auto run = run_dir(logs, "none");
   ASSERT_FALSE(run.empty());
   EXPECT_EQ(with_prefix(r.err, "[default0]:"), chatter_lines("err", 0, 2)) << r.err;
   EXPECT_EQ((r.out + r.err).find("rank=1"), std::string::npos) << r.out << r.err;
-  EXPECT_EQ(read_file(rank_file(run, 0, 1, "stdout.log")), joined(chatter_lines("out", 1, 2)) + "tail rank=1");
+  EXPECT_EQ(read_file(rank_file(run, 0, 1, "stdout.log")),
+            joined(chatter_lines("out", 1, 2)) + "tail rank=1");
   EXPECT_EQ(read_file(rank_file(run, 0, 1, "stderr.log")), joined(chatter_lines("err", 1, 2)));
 }
 
@@ -227,7 +233,8 @@ TEST(OutputE2E, PrefixTemplateFromEnvironment) {
   auto r = run_chatter({"--nproc_per_node", "2", "--log_dir", logs, "-t", "3"}, {"lines", "1"},
                        {{"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE", "[${rank}]: "}});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(with_prefix(r.out, "[1]: "), (std::vector<std::string>{"out rank=1 i=0", "tail rank=1"}));
+  EXPECT_EQ(with_prefix(r.out, "[1]: "),
+            (std::vector<std::string>{"out rank=1 i=0", "tail rank=1"}));
   EXPECT_EQ(with_prefix(r.err, "[0]: "), chatter_lines("err", 0, 1)) << r.err;
   EXPECT_EQ(r.out.find("[default"), std::string::npos) << r.out;
 }
@@ -266,7 +273,8 @@ struct PipedRun {
   std::string err;
 };
 
-pid_t spawn_with_stdout(const std::vector<std::string>& argv, int out_fd, const std::string& err_path) {
+pid_t spawn_with_stdout(const std::vector<std::string>& argv, int out_fd,
+                        const std::string& err_path) {
   std::vector<char*> cargv;
   for (const auto& a : argv) {
     cargv.push_back(const_cast<char*>(a.c_str()));
@@ -291,7 +299,9 @@ void read_console(int fd, PipedRun& r) {
   std::vector<char> buf(65536);
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {
-    struct pollfd p {fd, POLLIN, 0};
+    struct pollfd p {
+      fd, POLLIN, 0
+    };
     if (poll(&p, 1, 100) <= 0) {
       continue;
     }
@@ -302,7 +312,8 @@ void read_console(int fd, PipedRun& r) {
     r.console_bytes += static_cast<std::uint64_t>(n);
     window = window.substr(window.size() > 64 ? window.size() - 64 : 0) +
              std::string(buf.data(), static_cast<std::size_t>(n));
-    r.console_mentions_drop = r.console_mentions_drop || window.find("dropped") != std::string::npos;
+    r.console_mentions_drop =
+        r.console_mentions_drop || window.find("dropped") != std::string::npos;
   }
 }
 
@@ -348,10 +359,10 @@ TEST(OutputE2E, FloodingWorkerEndsWithCompleteFileAndReportsDrops) {
     }
     return std::uintmax_t{0};
   };
-  auto r = run_with_slow_console({ddprun_bin(), "--nproc_per_node", "1", "--log_dir", logs, "-t", "1",
-                                  "--python", "/usr/bin/python3", worker("chatter.py"), "flood",
-                                  std::to_string(k_bytes)},
-                                 [&] { return file_size() >= k_bytes; });
+  auto r = run_with_slow_console(
+      {ddprun_bin(), "--nproc_per_node", "1", "--log_dir", logs, "-t", "1", "--python",
+       "/usr/bin/python3", worker("chatter.py"), "flood", std::to_string(k_bytes)},
+      [&] { return file_size() >= k_bytes; });
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(file_size(), k_bytes);
   // Each 100-byte line gains the 11-byte "[default0]:" prefix on the console.
@@ -359,7 +370,8 @@ TEST(OutputE2E, FloodingWorkerEndsWithCompleteFileAndReportsDrops) {
   if (r.console_bytes < k_console_if_complete) {
     EXPECT_TRUE(r.console_mentions_drop || r.err.find("dropped") != std::string::npos)
         << "console got " << r.console_bytes << " of " << k_console_if_complete
-        << " bytes but ddprun reported no dropped output; stderr:\n" << r.err;
+        << " bytes but ddprun reported no dropped output; stderr:\n"
+        << r.err;
   }
   fs::remove_all(logs);  // 100 MB
 }
