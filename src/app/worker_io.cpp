@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <map>
+
 #include "ddprun/output/log_dir.hpp"
 #include "ddprun/output/router.hpp"
 #include "ddprun/output/std_spec.hpp"
@@ -13,6 +15,7 @@ namespace ddprun::app {
 namespace {
 
 constexpr std::size_t k_stderr_tail_lines = 10;
+constexpr std::chrono::milliseconds k_console_flush_wait{2000};
 
 struct Routing {
   output::StdSpec redirects;
@@ -31,6 +34,7 @@ class RouterIo final : public agent::WorkerIo {
   Result<void> begin_attempt(int attempt, int nproc) override {
     router_.reset();
     attempt_ = attempt;
+    nproc_ = nproc;
     return output::prepare_attempt_dir(run_dir_, attempt, nproc);
   }
 
@@ -52,15 +56,45 @@ class RouterIo final : public agent::WorkerIo {
   void spawned(int local_rank) override { router_.on_spawned(local_rank); }
 
   asio::awaitable<void> drain(std::chrono::milliseconds max_wait) override {
-    if (router_.drained()) {
-      co_return;
+    if (!router_.drained()) {
+      // The router calls back at EOF or at max_wait; the timer (shared with the callback,
+      // which may run after this frame is gone) is only a backstop.
+      auto timer = std::make_shared<asio::steady_timer>(ctx_, max_wait + std::chrono::seconds(1));
+      router_.async_wait_drained(max_wait, [timer] { timer->cancel(); });
+      boost::system::error_code ec;
+      co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
-    // The router calls back at EOF or at max_wait; the timer (shared with the callback, which
-    // may run after this frame is gone) is only a backstop.
-    auto timer = std::make_shared<asio::steady_timer>(ctx_, max_wait + std::chrono::seconds(1));
-    router_.async_wait_drained(max_wait, [timer] { timer->cancel(); });
-    boost::system::error_code ec;
-    co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    co_await flush_console(std::min(max_wait, k_console_flush_wait));
+    report_console_losses();
+  }
+
+  /// Gives a slow console a bounded moment to take what is queued for it.
+  asio::awaitable<void> flush_console(std::chrono::milliseconds max_wait) {
+    asio::steady_timer timer(ctx_);
+    auto deadline = std::chrono::steady_clock::now() + max_wait;
+    while (router_.console_buffered_bytes() > 0 && std::chrono::steady_clock::now() < deadline) {
+      timer.expires_after(std::chrono::milliseconds(10));
+      boost::system::error_code ec;
+      co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+  }
+
+  /// Says, once per attempt, how much worker output the console could not take. The log
+  /// files hold everything.
+  void report_console_losses() {
+    for (int lr = 0; lr < nproc_; ++lr) {
+      auto dropped = router_.console_dropped_bytes(lr);
+      if (dropped > reported_drops_[lr]) {
+        spdlog::warn("the console could not keep up: {} bytes of output from local rank {} were "
+                     "not shown (the log files under {} are complete)",
+                     dropped - reported_drops_[lr], lr, run_dir_.empty() ? "<none>" : run_dir_);
+        reported_drops_[lr] = dropped;
+      }
+    }
+    if (auto queued = router_.console_buffered_bytes(); queued > 0) {
+      spdlog::warn("{} bytes of worker output are still queued for a console that is not reading",
+                   queued);
+    }
   }
 
   std::vector<std::string> stderr_tail(int local_rank) const override {
@@ -76,6 +110,8 @@ class RouterIo final : public agent::WorkerIo {
   Routing routing_;
   output::OutputRouter router_;
   int attempt_ = 0;
+  int nproc_ = 0;
+  std::map<int, std::uint64_t> reported_drops_;
 };
 
 Routing parse_routing(const config::LaunchConfig& cfg) {

@@ -1,4 +1,5 @@
-#include <regex>
+#include <algorithm>
+#include <cctype>
 
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/util/strings.hpp"
@@ -61,8 +62,11 @@ Result<Endpoint> parse_endpoint(std::string_view text, int default_port) {
       host = host.substr(1, host.size() - 2);
     }
   }
-  static const std::regex host_re(R"(^[\w\.:-]+$)");
-  if (!std::regex_match(host, host_re)) {
+  auto host_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == ':' ||
+           c == '-';
+  };
+  if (host.empty() || !std::all_of(host.begin(), host.end(), host_char)) {
     return make_error(ErrorCode::usage, "endpoint " + quoted(text) + " has an invalid host " +
                                             quoted(host) + " (expected host[:port])");
   }

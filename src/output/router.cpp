@@ -200,6 +200,10 @@ std::uint64_t OutputRouter::console_dropped_bytes(int local_rank) const {
   return console_out_->dropped_bytes(local_rank) + console_err_->dropped_bytes(local_rank);
 }
 
+std::size_t OutputRouter::console_buffered_bytes() const {
+  return console_out_->buffered_bytes() + console_err_->buffered_bytes();
+}
+
 std::uint64_t OutputRouter::file_error_bytes(int local_rank) const {
   auto it = slots_.find(local_rank);
   if (it == slots_.end()) {

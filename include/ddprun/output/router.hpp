@@ -79,6 +79,8 @@ class OutputRouter {
   std::vector<std::string> tail_lines(int local_rank, std::size_t n) const;
   /// Console bytes dropped for this rank since the router was made (all attempts).
   std::uint64_t console_dropped_bytes(int local_rank) const;
+  /// Worker output queued for the console but not written yet (both streams).
+  std::size_t console_buffered_bytes() const;
   /// Log-file bytes that could not be written (ENOSPC...) in the current attempt.
   std::uint64_t file_error_bytes(int local_rank) const;
   /// Between attempts: stops every reader and forgets all workers. Bytes already in the
