@@ -11,6 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <random>
 
 namespace ddprun::rdzv {
@@ -94,6 +95,9 @@ asio::awaitable<Result<DynamicRendezvous::OpEnd>> DynamicRendezvous::run_op(Deci
     }
     const WallMs now = wall_now();
     auto clean = sanitize(cur->state, now, settings_);
+    if (log_progress) {
+      remember_seen(clean.state);
+    }
     const Action action = decide(*this, clean.state, now);
     if (is_terminal(action)) {
       co_return OpEnd{action, std::move(clean.state)};
@@ -119,6 +123,31 @@ void DynamicRendezvous::maybe_log_progress(const RdzvState& state, WallMs now) {
   spdlog::info("{}", render_progress(state, self_, now, join_deadline_, settings_));
 }
 
+void DynamicRendezvous::remember_seen(const RdzvState& state) {
+  if (state.round != seen_round_) {
+    seen_.clear();
+    seen_round_ = state.round;
+  }
+  for (const auto& [id, p] : state.participants) {
+    seen_[id] = p.node;
+  }
+  for (const auto& [id, n] : state.wait_list) {
+    seen_[id] = n;
+  }
+}
+
+std::vector<NodeDesc> DynamicRendezvous::seen_nodes() const {
+  std::vector<NodeDesc> out;
+  for (const auto& [id, n] : seen_) {
+    out.push_back(n);
+  }
+  if (seen_.count(self_.id()) == 0) {
+    out.push_back(self_);
+  }
+  std::sort(out.begin(), out.end(), rank_before);
+  return out;
+}
+
 asio::awaitable<void> DynamicRendezvous::jitter() {
   if (ever_joined_ || settings_.first_round_jitter.count() <= 0) {
     co_return;
@@ -132,6 +161,8 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
   stop_watch();
   co_await jitter();
   join_deadline_ = wall_now() + settings_.join_timeout.count();
+  seen_.clear();
+  seen_round_ = -1;
   next_progress_log_ = wall_now() + settings_.progress_interval.count();
   auto left = co_await run_op(
       [](const DynamicRendezvous& r, const RdzvState& s, WallMs now) {
@@ -162,7 +193,7 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
       previous = last_round_->participants;
     }
     co_return make_error(ErrorCode::timeout,
-                         render_timeout(joined->state, self_, settings_, previous));
+                         render_timeout(joined->state, settings_, seen_nodes(), previous));
   }
   RoundResult result = make_result(joined->state);
   ever_joined_ = true;

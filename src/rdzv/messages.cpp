@@ -41,14 +41,6 @@ std::string round_name(const RdzvSettings& settings, const RdzvState& state) {
   return "rendezvous " + settings.run_id + " round " + std::to_string(state.round);
 }
 
-std::vector<NodeDesc> waiting_nodes(const RdzvState& state) {
-  std::vector<NodeDesc> out;
-  for (const auto& [id, n] : state.wait_list) {
-    out.push_back(n);
-  }
-  return out;
-}
-
 std::vector<NodeDesc> lost_nodes(const std::vector<NodeDesc>& arrived,
                                  const std::vector<NodeDesc>& previous) {
   std::vector<NodeDesc> out;
@@ -92,14 +84,9 @@ std::string render_progress(const RdzvState& state, const NodeDesc& self, WallMs
          seconds_left(now, until) + " for more";
 }
 
-std::string render_timeout(const RdzvState& state, const NodeDesc& self,
-                           const RdzvSettings& settings, const std::vector<NodeDesc>& previous) {
-  auto arrived = ordered_participants(state);
-  auto waiting = waiting_nodes(state);
-  arrived.insert(arrived.end(), waiting.begin(), waiting.end());
-  if (state.participants.count(self.id()) == 0 && state.wait_list.count(self.id()) == 0) {
-    arrived.push_back(self);
-  }
+std::string render_timeout(const RdzvState& state, const RdzvSettings& settings,
+                           const std::vector<NodeDesc>& arrived,
+                           const std::vector<NodeDesc>& previous) {
   std::string msg = round_name(settings, state) + " timed out after " +
                     render_duration(settings.join_timeout) + " (join_timeout): expected " + expected_nodes(settings) + " nodes, " +
                     std::to_string(arrived.size()) + " arrived (" + render_node_names(arrived) +

@@ -83,10 +83,11 @@ std::string render_node_names(const std::vector<NodeDesc>& nodes);
 std::string render_progress(const RdzvState& state, const NodeDesc& self, WallMs now,
                             WallMs join_deadline, const RdzvSettings& settings);
 
-/// The join timeout error naming who was expected and who arrived (`self` included); `previous`
-/// (the members of this node's last round, possibly empty) names the nodes that were lost.
-std::string render_timeout(const RdzvState& state, const NodeDesc& self,
-                           const RdzvSettings& settings,
+/// The join timeout error naming who was expected and who `arrived` (the nodes seen in the
+/// round while waiting, self included); `previous` (the members of this node's last round,
+/// possibly empty) names the nodes that were lost.
+std::string render_timeout(const RdzvState& state, const RdzvSettings& settings,
+                           const std::vector<NodeDesc>& arrived,
                            const std::vector<NodeDesc>& previous);
 
 /// The error a node gets when the run is already closed.

@@ -2,6 +2,7 @@
 // DynamicRendezvous: the thin executor of the pure algorithm in decide.hpp over a Kv store.
 // It runs on the agent's single io_context; every call is a coroutine on that context.
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,6 +93,8 @@ class DynamicRendezvous {
   asio::awaitable<void> beat_once();
   void start_heartbeats();
   void maybe_log_progress(const RdzvState& state, WallMs now);
+  void remember_seen(const RdzvState& state);
+  std::vector<NodeDesc> seen_nodes() const;
   RoundResult make_result(const RdzvState& state) const;
   WallMs wall_now() const;
 
@@ -112,6 +115,8 @@ class DynamicRendezvous {
   WallMs next_progress_log_ = 0;
   int last_waiting_ = 0;
   std::optional<RoundResult> last_round_;
+  std::map<std::string, NodeDesc> seen_;  ///< nodes seen while joining seen_round_
+  int seen_round_ = -1;
 };
 
 }  // namespace ddprun::rdzv

@@ -301,17 +301,17 @@ TEST(RdzvMessages, ProgressFallsBackToIdsForSharedAddresses) {
 TEST(RdzvMessages, TimeoutNamesExpectedArrivedAndLost) {
   auto s = joining({node("node2")}, k_now);
   s.round = 2;
-  auto msg = render_timeout(s, node("node1"), settings(3, 3),
+  auto msg = render_timeout(s, settings(3, 3), {node("node1"), node("node2")},
                             {node("node1"), node("node2"), node("node3")});
   EXPECT_EQ(msg,
             "rendezvous job round 2 timed out after 600s (join_timeout): expected 3 nodes, "
-            "2 arrived (node2, node1); lost since the previous round: node3");
+            "2 arrived (node1, node2); lost since the previous round: node3");
 }
 
 TEST(RdzvMessages, TimeoutWithRangeAndFractionalSeconds) {
   auto st = settings(2, 4);
   st.join_timeout = std::chrono::milliseconds(1'250);
-  auto msg = render_timeout(RdzvState{}, node("n1"), st, {});
+  auto msg = render_timeout(RdzvState{}, st, {node("n1")}, {});
   EXPECT_EQ(msg,
             "rendezvous job round 0 timed out after 1.25s (join_timeout): expected 2 to 4 "
             "nodes, 1 arrived (n1)");
