@@ -94,9 +94,8 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
     auto signal = decide_while_running(clean.state, self_, last_round_->round,
                                        last_round_->participants, settings_);
     if (signal != RunSignal::none) {
-      spdlog::info("rendezvous {} round {}: {} (lost: {}; waiting: {})", settings_.run_id,
-                   last_round_->round, to_string(signal), render_node_names(clean.dropped),
-                   clean.state.wait_list.size());
+      spdlog::info("{}", render_signal(signal, clean.state, last_round_->round,
+                                       last_round_->participants, settings_));
       co_return signal;
     }
   }

@@ -98,6 +98,37 @@ std::string render_timeout(const RdzvState& state, const RdzvSettings& settings,
   return msg;
 }
 
+std::string render_signal(RunSignal signal, const RdzvState& state, int round,
+                          const std::vector<NodeDesc>& members, const RdzvSettings& settings) {
+  const std::string head = "rendezvous " + settings.run_id + " round " + std::to_string(round);
+  switch (signal) {
+    case RunSignal::none:
+      return head + ": no change";
+    case RunSignal::closed:
+      return head + ": the rendezvous was closed";
+    case RunSignal::peer_failed:
+      return head + ": node " + (state.failed_round ? state.failed_round->reporter : "?") +
+             " reported a failed worker group; restarting together";
+    case RunSignal::membership_changed:
+      break;
+  }
+  std::vector<NodeDesc> lost;
+  for (const auto& n : members) {
+    if (state.participants.count(n.id()) == 0) {
+      lost.push_back(n);
+    }
+  }
+  std::vector<NodeDesc> waiting;
+  for (const auto& [id, n] : state.wait_list) {
+    waiting.push_back(n);
+  }
+  std::string msg = head + ": membership changed (";
+  msg += lost.empty() ? "" : "lost " + render_node_names(lost);
+  msg += !lost.empty() && !waiting.empty() ? "; " : "";
+  msg += waiting.empty() ? "" : "waiting to join " + render_node_names(waiting);
+  return msg + "); the group re-forms";
+}
+
 std::string render_closed(const RdzvSettings& settings) {
   return "rendezvous " + settings.run_id +
          " is closed: the job already finished (or was shut down); start a new run with a "

@@ -90,6 +90,10 @@ std::string render_timeout(const RdzvState& state, const RdzvSettings& settings,
                            const std::vector<NodeDesc>& arrived,
                            const std::vector<NodeDesc>& previous);
 
+/// Why watch() ends the running `round` (members: the round's participants), for the log.
+std::string render_signal(RunSignal signal, const RdzvState& state, int round,
+                          const std::vector<NodeDesc>& members, const RdzvSettings& settings);
+
 /// The error a node gets when the run is already closed.
 std::string render_closed(const RdzvSettings& settings);
 

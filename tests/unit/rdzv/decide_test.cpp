@@ -317,5 +317,15 @@ TEST(RdzvMessages, TimeoutWithRangeAndFractionalSeconds) {
             "nodes, 1 arrived (n1)");
 }
 
+TEST(RdzvMessages, SignalNamesLostAndWaitingNodes) {
+  auto s = with_waiting(running({a}, k_now, 3), d, k_now);
+  EXPECT_EQ(render_signal(RunSignal::membership_changed, s, 3, {a, b}, settings(1, 4)),
+            "rendezvous job round 3: membership changed (lost b; waiting to join d); the group "
+            "re-forms");
+  EXPECT_EQ(render_signal(RunSignal::peer_failed, failed_by(s, 3, b), 3, {a, b}, settings(1, 4)),
+            "rendezvous job round 3: node b_100_0 reported a failed worker group; restarting "
+            "together");
+}
+
 }  // namespace
 }  // namespace ddprun::rdzv
