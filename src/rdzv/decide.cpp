@@ -122,28 +122,44 @@ bool member_missing(const RdzvState& s, const std::vector<NodeDesc>& members) {
 
 std::string to_string(Action a) {
   switch (a) {
-    case Action::add_to_participants: return "add_to_participants";
-    case Action::add_to_wait_list: return "add_to_wait_list";
-    case Action::mark_complete: return "mark_complete";
-    case Action::keep_alive: return "keep_alive";
-    case Action::wait: return "wait";
-    case Action::done: return "done";
-    case Action::remove_from_participants: return "remove_from_participants";
-    case Action::remove_from_wait_list: return "remove_from_wait_list";
-    case Action::mark_closed: return "mark_closed";
-    case Action::report_failure: return "report_failure";
-    case Action::error_closed: return "error_closed";
-    case Action::error_timeout: return "error_timeout";
+    case Action::add_to_participants:
+      return "add_to_participants";
+    case Action::add_to_wait_list:
+      return "add_to_wait_list";
+    case Action::mark_complete:
+      return "mark_complete";
+    case Action::keep_alive:
+      return "keep_alive";
+    case Action::wait:
+      return "wait";
+    case Action::done:
+      return "done";
+    case Action::remove_from_participants:
+      return "remove_from_participants";
+    case Action::remove_from_wait_list:
+      return "remove_from_wait_list";
+    case Action::mark_closed:
+      return "mark_closed";
+    case Action::report_failure:
+      return "report_failure";
+    case Action::error_closed:
+      return "error_closed";
+    case Action::error_timeout:
+      return "error_timeout";
   }
   return "unknown";
 }
 
 std::string to_string(RunSignal s) {
   switch (s) {
-    case RunSignal::none: return "none";
-    case RunSignal::membership_changed: return "membership_changed";
-    case RunSignal::peer_failed: return "peer_failed";
-    case RunSignal::closed: return "closed";
+    case RunSignal::none:
+      return "none";
+    case RunSignal::membership_changed:
+      return "membership_changed";
+    case RunSignal::peer_failed:
+      return "peer_failed";
+    case RunSignal::closed:
+      return "closed";
   }
   return "unknown";
 }
@@ -182,10 +198,9 @@ Action decide_close(const RdzvState& s, WallMs now, WallMs deadline) {
   return now > deadline ? Action::error_timeout : Action::mark_closed;
 }
 
-Action decide_report_failure(const RdzvState& s, const NodeDesc& self, int round, WallMs now,
-                             WallMs deadline) {
-  if (s.round != round || s.closed ||
-      (s.failed_round && s.failed_round->round == round && s.failed_round->reporter == self.id())) {
+Action decide_report_failure(const RdzvState& s, int round, WallMs now, WallMs deadline) {
+  // The first report of a round is enough: every peer restarts whoever reported it.
+  if (s.round != round || s.closed || (s.failed_round && s.failed_round->round == round)) {
     return Action::done;
   }
   return now > deadline ? Action::error_timeout : Action::report_failure;
@@ -260,8 +275,7 @@ Sanitized sanitize(const RdzvState& state, WallMs now, const RdzvSettings& setti
 }
 
 RunSignal decide_while_running(const RdzvState& s, const NodeDesc& self, int round,
-                               const std::vector<NodeDesc>& members,
-                               const RdzvSettings& settings) {
+                               const std::vector<NodeDesc>& members, const RdzvSettings& settings) {
   if (s.closed) {
     return RunSignal::closed;
   }

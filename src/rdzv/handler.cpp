@@ -23,7 +23,14 @@ bool is_terminal(Action a) {
 
 }  // namespace
 
-DynamicRendezvous::DynamicRendezvous(asio::io_context& ctx, Kv& kv, RdzvSettings settings,
+std::shared_ptr<DynamicRendezvous> DynamicRendezvous::create(asio::io_context& ctx, Kv& kv,
+                                                             RdzvSettings settings, NodeDesc self,
+                                                             const util::Clock& clock) {
+  return std::make_shared<DynamicRendezvous>(Passkey{}, ctx, kv, std::move(settings),
+                                             std::move(self), clock);
+}
+
+DynamicRendezvous::DynamicRendezvous(Passkey, asio::io_context& ctx, Kv& kv, RdzvSettings settings,
                                      NodeDesc self, const util::Clock& clock)
     : ctx_(ctx),
       kv_(kv),
@@ -32,18 +39,10 @@ DynamicRendezvous::DynamicRendezvous(asio::io_context& ctx, Kv& kv, RdzvSettings
       clock_(clock),
       key_(state_key(settings_.run_id)),
       heartbeat_timer_(ctx),
-      watch_timer_(ctx),
-      alive_(std::make_shared<bool>(true)) {}
-
-DynamicRendezvous::~DynamicRendezvous() {
-  *alive_ = false;
-  heartbeat_timer_.cancel();
-  watch_timer_.cancel();
-}
+      watch_timer_(ctx) {}
 
 WallMs DynamicRendezvous::wall_now() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             clock_.wall_now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.wall_now().time_since_epoch())
       .count();
 }
 
@@ -63,14 +62,15 @@ asio::awaitable<Result<DynamicRendezvous::Synced>> DynamicRendezvous::load() {
   co_return Synced{std::move(*state), std::move(**raw)};
 }
 
-asio::awaitable<Result<DynamicRendezvous::Synced>> DynamicRendezvous::write(
-    const Synced& from, const RdzvState& next) {
+asio::awaitable<Result<DynamicRendezvous::Synced>> DynamicRendezvous::write(const Synced& from,
+                                                                            const RdzvState& next) {
   auto now_stored = co_await kv_.compare_set(key_, from.token, encode_state(next));
   if (!now_stored) {
     co_return now_stored.error();
   }
-  if (now_stored->empty()) {  // the key vanished under us: start from scratch
-    co_return Synced{RdzvState{}, ""};
+  if (*now_stored == from.token) {
+    // TCPStore answers `expected` when the key is missing: read what is really there.
+    co_return co_await load();
   }
   auto state = decode_state(*now_stored);
   if (!state) {
@@ -158,17 +158,17 @@ asio::awaitable<void> DynamicRendezvous::jitter() {
 }
 
 asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
+  auto keep = shared_from_this();
   stop_watch();
   co_await jitter();
   join_deadline_ = wall_now() + settings_.join_timeout.count();
   seen_.clear();
   seen_round_ = -1;
   next_progress_log_ = wall_now() + settings_.progress_interval.count();
-  auto left = co_await run_op(
-      [](const DynamicRendezvous& r, const RdzvState& s, WallMs now) {
-        return decide_exit(s, r.self_, now, r.join_deadline_);
-      },
-      false);
+  auto left =
+      co_await run_op([](const DynamicRendezvous& r, const RdzvState& s,
+                         WallMs now) { return decide_exit(s, r.self_, now, r.join_deadline_); },
+                      false);
   if (!left) {
     co_return left.error();
   }

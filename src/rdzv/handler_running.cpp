@@ -1,10 +1,10 @@
 // DynamicRendezvous while workers run and at job end: heartbeats, watch(), failure reports,
 // the MASTER_ADDR/PORT exchange, the exit barrier and the close op.
 
-#include <spdlog/spdlog.h>
-
 #include "ddprun/rdzv/handler.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <spdlog/spdlog.h>
 
 namespace ddprun::rdzv {
 namespace {
@@ -21,21 +21,26 @@ void DynamicRendezvous::start_heartbeats() {
     return;
   }
   heartbeats_on_ = true;
-  asio::co_spawn(ctx_, heartbeat_loop(alive_), asio::detached);
+  asio::co_spawn(ctx_, heartbeat_loop(shared_from_this(), ++heartbeat_generation_), asio::detached);
 }
 
-asio::awaitable<void> DynamicRendezvous::heartbeat_loop(std::shared_ptr<bool> alive) {
-  while (true) {
+void DynamicRendezvous::stop() {
+  stop_watch();
+  heartbeats_on_ = false;
+  ++heartbeat_generation_;
+  heartbeat_timer_.cancel();
+}
+
+// `keep` holds this object alive for as long as the loop runs.
+asio::awaitable<void> DynamicRendezvous::heartbeat_loop(
+    [[maybe_unused]] std::shared_ptr<DynamicRendezvous> keep, int generation) {
+  while (generation == heartbeat_generation_) {
     heartbeat_timer_.expires_after(settings_.keep_alive_interval);
     boost::system::error_code ec;
     co_await heartbeat_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (!*alive) {
-      co_return;  // the object is gone: touch nothing
+    if (generation == heartbeat_generation_) {
+      co_await beat_once();
     }
-    if (!heartbeats_on_) {
-      co_return;
-    }
-    co_await beat_once();
   }
 }
 
@@ -53,7 +58,8 @@ asio::awaitable<void> DynamicRendezvous::beat_once() {
   const bool member = s.participants.count(self_.id()) != 0 || s.wait_list.count(self_.id()) != 0;
   auto beat = s.last_heartbeats.find(self_.id());
   const WallMs half_interval = settings_.keep_alive_interval.count() / 2;
-  if (!member || s.closed || (beat != s.last_heartbeats.end() && now - beat->second < half_interval)) {
+  if (!member || s.closed ||
+      (beat != s.last_heartbeats.end() && now - beat->second < half_interval)) {
     co_return;
   }
   auto written = co_await write(*cur, apply(Action::keep_alive, s, self_, now, settings_));
@@ -69,8 +75,8 @@ void DynamicRendezvous::stop_watch() {
 }
 
 asio::awaitable<RunSignal> DynamicRendezvous::watch() {
+  auto keep = shared_from_this();
   const int generation = ++watch_generation_;
-  auto alive = alive_;
   if (!last_round_) {
     co_return RunSignal::none;
   }
@@ -78,11 +84,11 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
     watch_timer_.expires_after(settings_.watch_interval);
     boost::system::error_code ec;
     co_await watch_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (!*alive || generation != watch_generation_) {
+    if (generation != watch_generation_) {
       co_return RunSignal::none;
     }
     auto cur = co_await load();
-    if (!*alive || generation != watch_generation_) {
+    if (generation != watch_generation_) {
       co_return RunSignal::none;
     }
     if (!cur) {
@@ -102,13 +108,14 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::report_failure() {
+  auto keep = shared_from_this();
   if (!last_round_) {
     co_return Result<void>{};
   }
   op_deadline_ = wall_now() + settings_.read_timeout.count();
   auto end = co_await run_op(
       [](const DynamicRendezvous& r, const RdzvState& s, WallMs now) {
-        return decide_report_failure(s, r.self_, r.last_round_->round, now, r.op_deadline_);
+        return decide_report_failure(s, r.last_round_->round, now, r.op_deadline_);
       },
       false);
   if (!end) {
@@ -122,7 +129,8 @@ asio::awaitable<Result<void>> DynamicRendezvous::report_failure() {
 }
 
 asio::awaitable<Result<MasterEndpoint>> DynamicRendezvous::exchange_master(
-    const RoundResult& round, std::optional<MasterEndpoint> mine) {
+    RoundResult round, std::optional<MasterEndpoint> mine) {
+  auto keep = shared_from_this();
   const std::string prefix = round_prefix(settings_.run_id, round.round);
   if (round.group_rank == 0) {
     if (!mine) {
@@ -147,13 +155,14 @@ asio::awaitable<Result<MasterEndpoint>> DynamicRendezvous::exchange_master(
   }
   auto port = util::parse_int_in(*port_text, 1, k_max_port);
   if (!port) {
-    co_return make_error(ErrorCode::protocol, prefix + k_master_port_key + ": " +
-                                                  port_text.value() + " is not a port");
+    co_return make_error(ErrorCode::protocol,
+                         prefix + k_master_port_key + ": " + port_text.value() + " is not a port");
   }
   co_return MasterEndpoint{*addr, static_cast<int>(*port)};
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::exit_barrier(std::chrono::milliseconds timeout) {
+  auto keep = shared_from_this();
   if (!last_round_) {
     co_return Result<void>{};
   }
@@ -169,8 +178,8 @@ asio::awaitable<Result<void>> DynamicRendezvous::exit_barrier(std::chrono::milli
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       co_return make_error(ErrorCode::timeout,
-                           "rendezvous " + settings_.run_id + ": exit barrier: " +
-                               std::to_string(*count) + "/" +
+                           "rendezvous " + settings_.run_id +
+                               ": exit barrier: " + std::to_string(*count) + "/" +
                                std::to_string(last_round_->group_world_size) +
                                " nodes done after " + std::to_string(timeout.count()) + " ms");
     }
@@ -180,15 +189,12 @@ asio::awaitable<Result<void>> DynamicRendezvous::exit_barrier(std::chrono::milli
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::shutdown() {
-  stop_watch();
-  heartbeats_on_ = false;
-  heartbeat_timer_.cancel();
+  auto keep = shared_from_this();
+  stop();
   op_deadline_ = wall_now() + settings_.close_timeout.count();
-  auto end = co_await run_op(
-      [](const DynamicRendezvous& r, const RdzvState& s, WallMs now) {
-        return decide_close(s, now, r.op_deadline_);
-      },
-      false);
+  auto end = co_await run_op([](const DynamicRendezvous& r, const RdzvState& s,
+                                WallMs now) { return decide_close(s, now, r.op_deadline_); },
+                             false);
   if (!end) {
     spdlog::warn("rendezvous {}: closing failed: {}", settings_.run_id, end.error().message);
     co_return end.error();

@@ -1,7 +1,7 @@
-#include <algorithm>
-
 #include "ddprun/rdzv/kv.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <algorithm>
 
 namespace ddprun::rdzv {
 
@@ -48,9 +48,9 @@ asio::awaitable<Result<std::int64_t>> MemoryKv::add(std::string key, std::int64_
   if (auto it = data_.find(key); it != data_.end()) {
     auto parsed = util::parse_int(it->second);
     if (!parsed) {
-      co_return make_error(ErrorCode::protocol, "add " + key + ": value " +
-                                                    util::quoted(it->second) +
-                                                    " is not an integer");
+      co_return make_error(
+          ErrorCode::protocol,
+          "add " + key + ": value " + util::quoted(it->second) + " is not an integer");
     }
     now = *parsed;
   }
@@ -70,9 +70,8 @@ asio::awaitable<Result<std::string>> MemoryKv::get(std::string key,
       co_return *v;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      co_return make_error(ErrorCode::timeout,
-                           "get " + key + ": not set within " +
-                               std::to_string(timeout.count()) + " ms");
+      co_return make_error(ErrorCode::timeout, "get " + key + ": not set within " +
+                                                   std::to_string(timeout.count()) + " ms");
     }
     auto timer = std::make_shared<asio::steady_timer>(ctx_, deadline);
     waiters_[key].push_back(timer);

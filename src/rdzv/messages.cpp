@@ -1,9 +1,9 @@
 // Log lines and error messages of the rendezvous (pure: state in, text out).
 
+#include "ddprun/rdzv/decide.hpp"
+
 #include <algorithm>
 #include <set>
-
-#include "ddprun/rdzv/decide.hpp"
 
 namespace ddprun::rdzv {
 namespace {
@@ -74,8 +74,8 @@ std::string render_progress(const RdzvState& state, const NodeDesc& self, WallMs
     return round_name(settings, state) + " is running with " +
            std::to_string(state.participants.size()) + " nodes (" +
            render_node_names(ordered_participants(state)) + "); " +
-           std::to_string(state.wait_list.size()) +
-           " waiting for the next round, waiting up to " + seconds_left(now, join_deadline);
+           std::to_string(state.wait_list.size()) + " waiting for the next round, waiting up to " +
+           seconds_left(now, join_deadline);
   }
   WallMs until = state.deadline ? std::min(*state.deadline, join_deadline) : join_deadline;
   return round_name(settings, state) + ": " + std::to_string(state.participants.size()) + "/" +
@@ -88,9 +88,9 @@ std::string render_timeout(const RdzvState& state, const RdzvSettings& settings,
                            const std::vector<NodeDesc>& arrived,
                            const std::vector<NodeDesc>& previous) {
   std::string msg = round_name(settings, state) + " timed out after " +
-                    render_duration(settings.join_timeout) + " (join_timeout): expected " + expected_nodes(settings) + " nodes, " +
-                    std::to_string(arrived.size()) + " arrived (" + render_node_names(arrived) +
-                    ")";
+                    render_duration(settings.join_timeout) + " (join_timeout): expected " +
+                    expected_nodes(settings) + " nodes, " + std::to_string(arrived.size()) +
+                    " arrived (" + render_node_names(arrived) + ")";
   auto lost = lost_nodes(arrived, previous);
   if (!lost.empty()) {
     msg += "; lost since the previous round: " + render_node_names(lost);

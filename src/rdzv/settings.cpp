@@ -1,10 +1,10 @@
 #include "ddprun/rdzv/settings.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <algorithm>
 #include <iterator>
 #include <limits>
-
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::rdzv {
 namespace {
@@ -45,8 +45,8 @@ Result<std::int64_t> parse_positive(const std::string& key, const std::string& w
 }
 
 bool is_passthrough(const std::string& key) {
-  return std::find(std::begin(k_passthrough_conf_keys), std::end(k_passthrough_conf_keys),
-                   key) != std::end(k_passthrough_conf_keys);
+  return std::find(std::begin(k_passthrough_conf_keys), std::end(k_passthrough_conf_keys), key) !=
+         std::end(k_passthrough_conf_keys);
 }
 
 Result<void> apply_key(RdzvSettings& s, const std::string& key, const std::string& value) {
@@ -71,15 +71,14 @@ Result<void> apply_key(RdzvSettings& s, const std::string& key, const std::strin
   if (is_passthrough(key)) {
     return {};
   }
-  return make_error(ErrorCode::config, "rdzv_conf: unknown key " + util::quoted(key) +
-                                           " for the c10d rendezvous");
+  return make_error(ErrorCode::config,
+                    "rdzv_conf: unknown key " + util::quoted(key) + " for the c10d rendezvous");
 }
 
 }  // namespace
 
 Result<RdzvSettings> parse_rdzv_settings(const std::map<std::string, std::string>& conf,
-                                         const std::string& run_id, int min_nodes,
-                                         int max_nodes) {
+                                         const std::string& run_id, int min_nodes, int max_nodes) {
   if (min_nodes < 1 || max_nodes < min_nodes) {
     return make_error(ErrorCode::config, "nnodes " + std::to_string(min_nodes) + ":" +
                                              std::to_string(max_nodes) +

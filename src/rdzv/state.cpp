@@ -1,6 +1,7 @@
 #include "ddprun/rdzv/state.hpp"
 
 #include <nlohmann/json.hpp>
+
 #include <tuple>
 
 namespace ddprun::rdzv {
@@ -12,7 +13,7 @@ constexpr int k_state_version = 1;
 constexpr std::string_view k_key_prefix = "ddprun/rdzv/";
 
 json node_to_json(const NodeDesc& n) {
-  json j = {{"addr", n.addr},  {"pid", n.pid},   {"local_id", n.local_id},
+  json j = {{"addr", n.addr},   {"pid", n.pid},   {"local_id", n.local_id},
             {"nproc", n.nproc}, {"role", n.role}, {"endpoint_host", n.is_endpoint_host}};
   j["node_index"] = n.node_index ? json(*n.node_index) : json(nullptr);
   return j;
@@ -115,9 +116,8 @@ Result<RdzvState> decode_state(std::string_view text) {
   try {
     return state_from_json(json::parse(text));
   } catch (const std::exception& e) {
-    return make_error(ErrorCode::protocol,
-                      "rendezvous state of " + std::to_string(text.size()) +
-                          " bytes is not a ddprun state: " + e.what());
+    return make_error(ErrorCode::protocol, "rendezvous state of " + std::to_string(text.size()) +
+                                               " bytes is not a ddprun state: " + e.what());
   }
 }
 

@@ -3,11 +3,11 @@
 // state, this node and the time, decide the next action; apply an action to get the next state.
 // The executor (handler.hpp) does the store I/O around them.
 
-#include <string>
-#include <vector>
-
 #include "ddprun/rdzv/settings.hpp"
 #include "ddprun/rdzv/state.hpp"
+
+#include <string>
+#include <vector>
 
 namespace ddprun::rdzv {
 
@@ -46,10 +46,9 @@ Action decide_exit(const RdzvState& state, const NodeDesc& self, WallMs now, Wal
 /// The close op: mark_closed, done (already closed) or error_timeout (past `deadline`).
 Action decide_close(const RdzvState& state, WallMs now, WallMs deadline);
 
-/// Record that our group failed in `round`: report_failure, done (already recorded, or the
-/// run has moved past that round) or error_timeout.
-Action decide_report_failure(const RdzvState& state, const NodeDesc& self, int round, WallMs now,
-                             WallMs deadline);
+/// Record that our group failed in `round`: report_failure, done (some node already reported
+/// this round, or the run has moved past it) or error_timeout.
+Action decide_report_failure(const RdzvState& state, int round, WallMs now, WallMs deadline);
 
 /// The pure transition for `action` taken by `self` at `now`. Actions that change nothing
 /// (wait, done, errors) return the state unchanged.
@@ -68,8 +67,7 @@ Sanitized sanitize(const RdzvState& state, WallMs now, const RdzvSettings& setti
 /// closed first, then a peer's failure report for this round, then any change of membership:
 /// the round moved on, a member left or was dropped as dead, or nodes wait and there is room.
 RunSignal decide_while_running(const RdzvState& state, const NodeDesc& self, int round,
-                               const std::vector<NodeDesc>& members,
-                               const RdzvSettings& settings);
+                               const std::vector<NodeDesc>& members, const RdzvSettings& settings);
 
 /// The participants of a state in rank order (by rank for a complete round, else rank_before).
 std::vector<NodeDesc> ordered_participants(const RdzvState& state);

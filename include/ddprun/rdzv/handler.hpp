@@ -2,16 +2,16 @@
 // DynamicRendezvous: the thin executor of the pure algorithm in decide.hpp over a Kv store.
 // It runs on the agent's single io_context; every call is a coroutine on that context.
 
+#include "ddprun/net/asio.hpp"
+#include "ddprun/rdzv/decide.hpp"
+#include "ddprun/rdzv/kv.hpp"
+#include "ddprun/util/clock.hpp"
+
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "ddprun/net/asio.hpp"
-#include "ddprun/rdzv/decide.hpp"
-#include "ddprun/rdzv/kv.hpp"
-#include "ddprun/util/clock.hpp"
 
 namespace ddprun::rdzv {
 
@@ -30,15 +30,25 @@ struct MasterEndpoint {
   bool operator==(const MasterEndpoint&) const = default;
 };
 
-class DynamicRendezvous {
+/// Lives in a shared_ptr (create()): its heartbeat loop and every pending call hold a reference,
+/// so the object outlives them. Heartbeats run from the first completed round until shutdown()
+/// or stop(); until then io_context::run() does not run out of work.
+class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous> {
+  struct Passkey {};
+
  public:
-  /// `kv` and `clock` must outlive this object. Destroying it stops the heartbeats; do not
-  /// destroy it while one of its coroutines is suspended.
-  DynamicRendezvous(asio::io_context& ctx, Kv& kv, RdzvSettings settings, NodeDesc self,
+  /// `kv` and `clock` must outlive the returned object and every coroutine it started.
+  static std::shared_ptr<DynamicRendezvous> create(asio::io_context& ctx, Kv& kv,
+                                                   RdzvSettings settings, NodeDesc self,
+                                                   const util::Clock& clock);
+  DynamicRendezvous(Passkey, asio::io_context& ctx, Kv& kv, RdzvSettings settings, NodeDesc self,
                     const util::Clock& clock);
-  ~DynamicRendezvous();
   DynamicRendezvous(const DynamicRendezvous&) = delete;
   DynamicRendezvous& operator=(const DynamicRendezvous&) = delete;
+
+  /// Stops heartbeats and ends watch() locally, writing nothing (as if this agent died).
+  /// shutdown() does this too and then closes the run.
+  void stop();
 
   /// Leaves the previous round (if any) and joins the next one; ends a pending watch().
   /// Errors: ErrorCode::closed (the run is closed), timeout (join_timeout, the message names
@@ -57,7 +67,7 @@ class DynamicRendezvous {
 
   /// Group rank 0 publishes `mine` under the round's prefix; every node (rank 0 included)
   /// reads it back, waiting up to read_timeout.
-  asio::awaitable<Result<MasterEndpoint>> exchange_master(const RoundResult& round,
+  asio::awaitable<Result<MasterEndpoint>> exchange_master(RoundResult round,
                                                           std::optional<MasterEndpoint> mine);
 
   /// Counts this node as done in its last round and waits until every member of that round
@@ -89,7 +99,7 @@ class DynamicRendezvous {
   asio::awaitable<Result<OpEnd>> run_op(Decide decide, bool log_progress);
   asio::awaitable<void> sleep(std::chrono::milliseconds d);
   asio::awaitable<void> jitter();
-  asio::awaitable<void> heartbeat_loop(std::shared_ptr<bool> alive);
+  asio::awaitable<void> heartbeat_loop(std::shared_ptr<DynamicRendezvous> keep, int generation);
   asio::awaitable<void> beat_once();
   void start_heartbeats();
   void maybe_log_progress(const RdzvState& state, WallMs now);
@@ -106,8 +116,8 @@ class DynamicRendezvous {
   std::string key_;
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer watch_timer_;
-  std::shared_ptr<bool> alive_;
   bool heartbeats_on_ = false;
+  int heartbeat_generation_ = 0;  ///< a loop runs while its generation is current
   int watch_generation_ = 0;
   WallMs op_deadline_ = 0;
   bool ever_joined_ = false;

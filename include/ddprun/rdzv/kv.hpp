@@ -2,15 +2,15 @@
 // The key/value store the rendezvous executor needs: a TCPStore subset. The store module's
 // client implements it over the network; MemoryKv is the in-process reference.
 
+#include "ddprun/net/asio.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include "ddprun/net/asio.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::rdzv {
 

@@ -2,11 +2,11 @@
 // Settings of the c10d-style dynamic rendezvous (spec §4.5): the --rdzv-conf timeouts with
 // torchrun's defaults, plus ddprun's own polling cadence (not settable from --rdzv-conf).
 
+#include "ddprun/util/result.hpp"
+
 #include <chrono>
 #include <map>
 #include <string>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::rdzv {
 
@@ -40,7 +40,6 @@ inline constexpr const char* k_passthrough_conf_keys[] = {"is_host", "store_type
 /// numbers of seconds (torch parses them with int()); non-positive values, unknown keys and
 /// an invalid MIN:MAX range are errors with a one-line message.
 Result<RdzvSettings> parse_rdzv_settings(const std::map<std::string, std::string>& conf,
-                                         const std::string& run_id, int min_nodes,
-                                         int max_nodes);
+                                         const std::string& run_id, int min_nodes, int max_nodes);
 
 }  // namespace ddprun::rdzv

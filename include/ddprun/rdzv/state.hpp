@@ -2,14 +2,14 @@
 // The shared record of one rendezvous run (spec §4.4, our own JSON encoding). Several machines
 // read and write it, so times are wall-clock milliseconds since the epoch.
 
+#include "ddprun/util/result.hpp"
+
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::rdzv {
 

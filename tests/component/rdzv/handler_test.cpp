@@ -20,12 +20,29 @@ using ::testing::HasSubstr;
 /// One io_context, one MemoryKv and the agents of a test.
 class Cluster {
  public:
+  Cluster() = default;
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+  ~Cluster() {
+    for (auto& a : agents_) {
+      if (a) {
+        a->stop();
+      }
+    }
+    ctx_.restart();
+    ctx_.poll();  // lets the stopped loops see their cancelled timers and finish
+  }
+
   DynamicRendezvous& add(NodeDesc node, RdzvSettings settings) {
-    agents_.push_back(std::make_unique<DynamicRendezvous>(ctx_, kv_, std::move(settings),
-                                                          std::move(node), clock_));
+    agents_.push_back(
+        DynamicRendezvous::create(ctx_, kv_, std::move(settings), std::move(node), clock_));
     return *agents_.back();
   }
-  void kill(std::size_t i) { agents_.at(i).reset(); }  // stops its heartbeats, like a crash
+  /// Like a crashed agent: it stops heartbeating and never writes again.
+  void kill(std::size_t i) {
+    agents_.at(i)->stop();
+    agents_.at(i).reset();
+  }
 
   std::vector<Slot<Result<RoundResult>>> next_rounds(const std::vector<std::size_t>& who) {
     std::vector<Slot<Result<RoundResult>>> out;
@@ -40,9 +57,8 @@ class Cluster {
     EXPECT_TRUE(run_until(ctx_, [&] { return all_done(slots); }));
     std::vector<RoundResult> out;
     for (auto& s : slots) {
-      EXPECT_TRUE(s->has_value() && s->value()) << (s->has_value() && !s->value()
-                                                        ? s->value().error().message
-                                                        : "not finished");
+      EXPECT_TRUE(s->has_value() && s->value())
+          << (s->has_value() && !s->value() ? s->value().error().message : "not finished");
       if (s->has_value() && s->value()) {
         out.push_back(*s->value());
       }
@@ -58,7 +74,7 @@ class Cluster {
   asio::io_context ctx_;
   MemoryKv kv_{ctx_};
   util::SystemClock clock_;
-  std::vector<std::unique_ptr<DynamicRendezvous>> agents_;
+  std::vector<std::shared_ptr<DynamicRendezvous>> agents_;
 };
 
 std::vector<std::string> addrs(const RoundResult& r) {
@@ -223,7 +239,8 @@ TEST(RdzvHandler, StopWatchEndsWatchWithNone) {
   c.add(make_node("node-a"), fast_settings(1, 1));
   ASSERT_EQ(c.form({0}).size(), 1U);
   auto watch_a = c.watch(0);
-  EXPECT_FALSE(run_until(c.ctx_, [&] { return watch_a->has_value(); }, 200ms));
+  EXPECT_FALSE(run_until(
+      c.ctx_, [&] { return watch_a->has_value(); }, 200ms));
   c.agents_[0]->stop_watch();
   ASSERT_TRUE(c.wait_for(watch_a));
   EXPECT_EQ(**watch_a, RunSignal::none);
@@ -237,9 +254,11 @@ TEST(RdzvHandler, ExitBarrierWaitsForEveryNode) {
   ASSERT_EQ(c.form({0, 1, 2}).size(), 3U);
   auto a = start(c.ctx_, c.agents_[0]->exit_barrier(10s));
   auto b = start(c.ctx_, c.agents_[1]->exit_barrier(10s));
-  EXPECT_FALSE(run_until(c.ctx_, [&] { return a->has_value() || b->has_value(); }, 200ms));
+  EXPECT_FALSE(run_until(
+      c.ctx_, [&] { return a->has_value() || b->has_value(); }, 200ms));
   auto last = start(c.ctx_, c.agents_[2]->exit_barrier(10s));
-  ASSERT_TRUE(run_until(c.ctx_, [&] { return a->has_value() && b->has_value() && last->has_value(); }));
+  ASSERT_TRUE(
+      run_until(c.ctx_, [&] { return a->has_value() && b->has_value() && last->has_value(); }));
   EXPECT_TRUE(a->value());
   EXPECT_TRUE(b->value());
   EXPECT_TRUE(last->value());

@@ -1,6 +1,8 @@
 #pragma once
 // Runs several DynamicRendezvous instances on one io_context against one MemoryKv.
 
+#include "ddprun/rdzv/handler.hpp"
+
 #include <chrono>
 #include <exception>
 #include <functional>
@@ -8,8 +10,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "ddprun/rdzv/handler.hpp"
 
 namespace ddprun::rdzv::test {
 

@@ -69,8 +69,8 @@ TEST(RdzvDecideJoin, Table) {
        2, Action::keep_alive},
       {"below min waits", joining({a}, k_now), a, k_now + 10, 2, 4, Action::wait},
       {"stale own beat", joining({a}, k_now), a, k_now + 5'000, 2, 4, Action::keep_alive},
-      {"last call running", with_deadline(joining({a, b}, k_now), k_now + 30'000), a, k_now + 10,
-       2, 4, Action::wait},
+      {"last call running", with_deadline(joining({a, b}, k_now), k_now + 30'000), a, k_now + 10, 2,
+       4, Action::wait},
       {"last call over", with_deadline(joining({a, b}, k_now), k_now + 30'000), a, k_now + 30'000,
        2, 4, Action::mark_complete},
       {"timeout rolls back participant", joining({a}, k_now), a, late, 2, 2,
@@ -138,8 +138,8 @@ TEST(RdzvApply, LastParticipantLeavingStartsNextRound) {
 }
 
 TEST(RdzvApply, LeavingNonEmptyCompleteRoundKeepsRound) {
-  auto next = apply(Action::remove_from_participants, running({a, b}, k_now, 2), a, k_now,
-                    settings(1, 2));
+  auto next =
+      apply(Action::remove_from_participants, running({a, b}, k_now, 2), a, k_now, settings(1, 2));
   EXPECT_EQ(next.round, 2);
   EXPECT_TRUE(next.complete);
 }
@@ -205,12 +205,15 @@ TEST(RdzvDecideClose, Table) {
 
 TEST(RdzvDecideReportFailure, Table) {
   auto s = running({a, b}, k_now, 2);
-  EXPECT_EQ(decide_report_failure(s, a, 2, k_now, k_now + 1), Action::report_failure);
-  EXPECT_EQ(decide_report_failure(s, a, 1, k_now, k_now + 1), Action::done);
+  EXPECT_EQ(decide_report_failure(s, 2, k_now, k_now + 1), Action::report_failure);
+  EXPECT_EQ(decide_report_failure(s, 1, k_now, k_now + 1), Action::done);
+  EXPECT_EQ(decide_report_failure(closed(s), 2, k_now, k_now + 1), Action::done);
   auto reported = apply(Action::report_failure, s, a, k_now, settings(2, 2));
-  EXPECT_EQ(decide_report_failure(reported, a, 2, k_now, k_now + 1), Action::done);
-  EXPECT_EQ(decide_report_failure(reported, b, 2, k_now, k_now + 1), Action::report_failure);
-  EXPECT_EQ(decide_report_failure(s, a, 2, k_now + 2, k_now + 1), Action::error_timeout);
+  EXPECT_EQ(decide_report_failure(reported, 2, k_now, k_now + 1), Action::done);
+  auto older = apply(Action::report_failure, running({a, b}, k_now, 1), a, k_now, settings(2, 2));
+  older.round = 2;
+  EXPECT_EQ(decide_report_failure(older, 2, k_now, k_now + 1), Action::report_failure);
+  EXPECT_EQ(decide_report_failure(s, 2, k_now + 2, k_now + 1), Action::error_timeout);
 }
 
 TEST(RdzvSanitize, DropsDeadParticipantAndWaiter) {
@@ -286,8 +289,8 @@ TEST(RdzvDecideWhileRunning, Table) {
 }
 
 TEST(RdzvMessages, ProgressNamesNodesAndTimeLeft) {
-  auto s = with_deadline(joining({node("node1"), node("node2"), node("node3")}, k_now),
-                         k_now + 29'500);
+  auto s =
+      with_deadline(joining({node("node1"), node("node2"), node("node3")}, k_now), k_now + 29'500);
   EXPECT_EQ(render_progress(s, node("node1"), k_now, k_join_deadline, settings(3, 4)),
             "rendezvous job round 0: 3/4 nodes (node1, node2, node3), waiting up to 30s for more");
 }

@@ -1,10 +1,10 @@
 #pragma once
 // Small builders shared by the rdzv unit tests.
 
+#include "ddprun/rdzv/decide.hpp"
+
 #include <string>
 #include <vector>
-
-#include "ddprun/rdzv/decide.hpp"
 
 namespace ddprun::rdzv::test {
 

@@ -23,12 +23,18 @@ TEST(RdzvSettings, DefaultsAreTorchrun) {
 }
 
 TEST(RdzvSettings, ParsesEveryKnownKey) {
-  Conf conf{{"join_timeout", "10"},       {"last_call_timeout", "2"},
-            {"close_timeout", "3"},       {"keep_alive_interval", "4"},
-            {"keep_alive_max_attempt", "6"}, {"heartbeat_timeout", "7"},
-            {"read_timeout", "8"},        {"is_host", "1"},
-            {"store_type", "tcp"},        {"timeout", "900"},
-            {"rank", "0"},                {"use_libuv", "0"},
+  Conf conf{{"join_timeout", "10"},
+            {"last_call_timeout", "2"},
+            {"close_timeout", "3"},
+            {"keep_alive_interval", "4"},
+            {"keep_alive_max_attempt", "6"},
+            {"heartbeat_timeout", "7"},
+            {"read_timeout", "8"},
+            {"is_host", "1"},
+            {"store_type", "tcp"},
+            {"timeout", "900"},
+            {"rank", "0"},
+            {"use_libuv", "0"},
             {"token_file", "x"}};
   auto s = parse_rdzv_settings(conf, "job", 2, 2);
   ASSERT_TRUE(s) << s.error().message;
@@ -53,11 +59,15 @@ TEST(RdzvSettings, RejectsBadValues) {
       {{{"join_timeout", "-1"}}, 1, 1, "The join timeout (-1) must be positive."},
       {{{"last_call_timeout", "0"}}, 1, 1, "The last call timeout (0) must be positive."},
       {{{"close_timeout", "0"}}, 1, 1, "The close timeout (0) must be positive."},
-      {{{"keep_alive_max_attempt", "0"}}, 1, 1,
-       "The keep-alive max attempt (0) must be positive."},
-      {{{"join_timeout", "1.5"}}, 1, 1,
+      {{{"keep_alive_max_attempt", "0"}}, 1, 1, "The keep-alive max attempt (0) must be positive."},
+      {{{"join_timeout", "1.5"}},
+       1,
+       1,
        "rdzv_conf join_timeout='1.5': expected a whole number of seconds"},
-      {{{"join_timout", "5"}}, 1, 1, "rdzv_conf: unknown key 'join_timout' for the c10d rendezvous"},
+      {{{"join_timout", "5"}},
+       1,
+       1,
+       "rdzv_conf: unknown key 'join_timout' for the c10d rendezvous"},
       {{}, 0, 1, "nnodes 0:1: expected 1 <= MIN <= MAX"},
       {{}, 3, 2, "nnodes 3:2: expected 1 <= MIN <= MAX"},
   };
