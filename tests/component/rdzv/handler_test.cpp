@@ -159,6 +159,22 @@ TEST(RdzvHandler, LateJoinerWaitsAndNextRoundIncludesIt) {
   }
 }
 
+TEST(RdzvHandler, HeartbeatsKeepARunningRoundStable) {
+  Cluster c;
+  auto settings = fast_settings(2, 2);
+  settings.keep_alive_max_attempt = 10;  // silent nodes are dropped after 1 s
+  c.add(make_node("node-a"), settings);
+  c.add(make_node("node-b"), settings);
+  ASSERT_EQ(c.form({0, 1}).size(), 2U);
+  auto watch_a = c.watch(0);
+  // Two dead-node periods: without heartbeats both nodes would be dropped by now.
+  EXPECT_FALSE(run_until(
+      c.ctx_, [&] { return watch_a->has_value(); }, 2s));
+  auto state = decode_state(c.kv_.peek(state_key("job")).value());
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->participants.size(), 2U);
+}
+
 TEST(RdzvHandler, SurvivorsReformWhenANodeStopsHeartbeating) {
   Cluster c;
   for (const char* addr : {"node-a", "node-b", "node-c"}) {

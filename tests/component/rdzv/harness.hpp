@@ -74,6 +74,9 @@ inline bool run_until(asio::io_context& ctx, const std::function<bool()>& done,
     if (std::chrono::steady_clock::now() >= deadline) {
       return false;
     }
+    if (ctx.stopped()) {
+      ctx.restart();  // it ran out of work earlier; new work may have been started since
+    }
     ctx.run_one_for(10ms);
   }
   return true;
