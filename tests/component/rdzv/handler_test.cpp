@@ -162,7 +162,7 @@ TEST(RdzvHandler, LateJoinerWaitsAndNextRoundIncludesIt) {
 TEST(RdzvHandler, HeartbeatsKeepARunningRoundStable) {
   Cluster c;
   auto settings = fast_settings(2, 2);
-  settings.keep_alive_max_attempt = 10;  // silent nodes are dropped after 1 s
+  settings.keep_alive_max_attempt = 6;  // silent nodes are dropped after 600 ms
   c.add(make_node("node-a"), settings);
   c.add(make_node("node-b"), settings);
   ASSERT_EQ(c.form({0, 1}).size(), 2U);
