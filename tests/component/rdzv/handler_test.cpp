@@ -169,7 +169,7 @@ TEST(RdzvHandler, HeartbeatsKeepARunningRoundStable) {
   auto watch_a = c.watch(0);
   // Two dead-node periods: without heartbeats both nodes would be dropped by now.
   EXPECT_FALSE(run_until(
-      c.ctx_, [&] { return watch_a->has_value(); }, 2s));
+      c.ctx_, [&] { return watch_a->has_value(); }, 1300ms));
   auto state = decode_state(c.kv_.peek(state_key("job")).value());
   ASSERT_TRUE(state);
   EXPECT_EQ(state->participants.size(), 2U);
