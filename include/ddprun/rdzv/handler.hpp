@@ -1,0 +1,132 @@
+#pragma once
+// DynamicRendezvous: the thin executor of the pure algorithm in decide.hpp over a Kv store.
+// It runs on the agent's single io_context; every call is a coroutine on that context.
+
+#include "ddprun/net/asio.hpp"
+#include "ddprun/rdzv/decide.hpp"
+#include "ddprun/rdzv/kv.hpp"
+#include "ddprun/util/clock.hpp"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddprun::rdzv {
+
+/// One formed round, as seen by this node.
+struct RoundResult {
+  int round = 0;
+  int group_rank = 0;
+  int group_world_size = 0;
+  std::vector<NodeDesc> participants;  ///< in group-rank order, with nproc and role
+};
+
+/// Where workers find their store (MASTER_ADDR / MASTER_PORT of the round).
+struct MasterEndpoint {
+  std::string addr;
+  int port = 0;
+  bool operator==(const MasterEndpoint&) const = default;
+};
+
+/// Lives in a shared_ptr (create()): its heartbeat loop and every pending call hold a reference,
+/// so the object outlives them. Heartbeats run from the first completed round until shutdown()
+/// or stop(); until then io_context::run() does not run out of work.
+class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous> {
+  struct Passkey {};
+
+ public:
+  /// `kv` and `clock` must outlive the returned object and every coroutine it started.
+  static std::shared_ptr<DynamicRendezvous> create(asio::io_context& ctx, Kv& kv,
+                                                   RdzvSettings settings, NodeDesc self,
+                                                   const util::Clock& clock);
+  DynamicRendezvous(Passkey, asio::io_context& ctx, Kv& kv, RdzvSettings settings, NodeDesc self,
+                    const util::Clock& clock);
+  DynamicRendezvous(const DynamicRendezvous&) = delete;
+  DynamicRendezvous& operator=(const DynamicRendezvous&) = delete;
+
+  /// Stops heartbeats and ends watch() locally, writing nothing (as if this agent died).
+  /// shutdown() does this too and then closes the run.
+  void stop();
+
+  /// Leaves the previous round (if any) and joins the next one; ends a pending watch().
+  /// Errors: ErrorCode::closed (the run is closed), timeout (join_timeout, the message names
+  /// expected and arrived nodes), or the store's error.
+  asio::awaitable<Result<RoundResult>> next_round();
+
+  /// While workers run: polls the state every watch_interval and returns the first signal
+  /// other than none; returns none when stop_watch(), next_round() or shutdown() ends it.
+  /// A store error is logged and retried (the next poll may succeed).
+  asio::awaitable<RunSignal> watch();
+  void stop_watch();
+
+  /// Tells peers that this node's group failed in the current round (their watch() returns
+  /// peer_failed). Call before next_round().
+  asio::awaitable<Result<void>> report_failure();
+
+  /// Group rank 0 publishes `mine` under the round's prefix; every node (rank 0 included)
+  /// reads it back, waiting up to read_timeout.
+  asio::awaitable<Result<MasterEndpoint>> exchange_master(RoundResult round,
+                                                          std::optional<MasterEndpoint> mine);
+
+  /// Counts this node as done in its last round and waits until every member of that round
+  /// is, at most `timeout`. Heartbeats continue meanwhile.
+  asio::awaitable<Result<void>> exit_barrier(std::chrono::milliseconds timeout);
+
+  /// Stops heartbeats and closes the run (bounded by close_timeout); later joins fail.
+  asio::awaitable<Result<void>> shutdown();
+
+  /// Nodes on the wait list at the last sync.
+  int num_nodes_waiting() const { return last_waiting_; }
+  const NodeDesc& self() const { return self_; }
+  const RdzvSettings& settings() const { return settings_; }
+
+ private:
+  struct Synced {
+    RdzvState state;
+    std::string token;  ///< the exact bytes read: the compare-and-set fencing token
+  };
+  /// The decision of one op, given the (sanitized) state and the wall time.
+  using Decide = Action (*)(const DynamicRendezvous&, const RdzvState&, WallMs);
+  struct OpEnd {
+    Action action = Action::done;
+    RdzvState state;
+  };
+
+  asio::awaitable<Result<Synced>> load();
+  asio::awaitable<Result<Synced>> write(const Synced& from, const RdzvState& next);
+  asio::awaitable<Result<OpEnd>> run_op(Decide decide, bool log_progress);
+  asio::awaitable<void> sleep(std::chrono::milliseconds d);
+  asio::awaitable<void> jitter();
+  asio::awaitable<void> heartbeat_loop(std::shared_ptr<DynamicRendezvous> keep, int generation);
+  asio::awaitable<void> beat_once();
+  void start_heartbeats();
+  void maybe_log_progress(const RdzvState& state, WallMs now);
+  void remember_seen(const RdzvState& state);
+  std::vector<NodeDesc> seen_nodes() const;
+  RoundResult make_result(const RdzvState& state) const;
+  WallMs wall_now() const;
+
+  asio::io_context& ctx_;
+  Kv& kv_;
+  RdzvSettings settings_;
+  NodeDesc self_;
+  const util::Clock& clock_;
+  std::string key_;
+  asio::steady_timer heartbeat_timer_;
+  asio::steady_timer watch_timer_;
+  bool heartbeats_on_ = false;
+  int heartbeat_generation_ = 0;  ///< a loop runs while its generation is current
+  int watch_generation_ = 0;
+  WallMs op_deadline_ = 0;
+  bool ever_joined_ = false;
+  WallMs join_deadline_ = 0;
+  WallMs next_progress_log_ = 0;
+  int last_waiting_ = 0;
+  std::optional<RoundResult> last_round_;
+  std::map<std::string, NodeDesc> seen_;  ///< nodes seen while joining seen_round_
+  int seen_round_ = -1;
+};
+
+}  // namespace ddprun::rdzv

@@ -1,0 +1,45 @@
+#pragma once
+// Settings of the c10d-style dynamic rendezvous (spec §4.5): the --rdzv-conf timeouts with
+// torchrun's defaults, plus ddprun's own polling cadence (not settable from --rdzv-conf).
+
+#include "ddprun/util/result.hpp"
+
+#include <chrono>
+#include <map>
+#include <string>
+
+namespace ddprun::rdzv {
+
+using namespace std::chrono_literals;
+
+/// Everything the decision functions and the executor need to know about one run.
+struct RdzvSettings {
+  std::string run_id;
+  int min_nodes = 1;
+  int max_nodes = 1;
+  std::chrono::milliseconds join_timeout{600s};
+  std::chrono::milliseconds last_call_timeout{30s};
+  std::chrono::milliseconds close_timeout{30s};
+  std::chrono::milliseconds keep_alive_interval{5s};
+  int keep_alive_max_attempt = 3;
+  std::chrono::milliseconds heartbeat_timeout{5s};
+  std::chrono::milliseconds read_timeout{60s};
+  // ddprun's cadence (torch: 1 s polling); loopback/LAN and a cheap store allow faster.
+  std::chrono::milliseconds poll_interval{150ms};       ///< between syncs while waiting to join
+  std::chrono::milliseconds watch_interval{250ms};      ///< between syncs while workers run
+  std::chrono::milliseconds first_round_jitter{300ms};  ///< random 0..this before round 0
+  std::chrono::milliseconds rollback_grace{5s};         ///< time to undo a join after a timeout
+  std::chrono::milliseconds progress_interval{5s};      ///< between "waiting for more" log lines
+};
+
+/// conf keys that belong to the store or the static backend and are accepted silently.
+inline constexpr const char* k_passthrough_conf_keys[] = {"is_host", "store_type", "timeout",
+                                                          "rank",    "use_libuv",  "token_file"};
+
+/// Builds settings from parsed --rdzv-conf pairs and the --nnodes range. Values are whole
+/// numbers of seconds (torch parses them with int()); non-positive values, unknown keys and
+/// an invalid MIN:MAX range are errors with a one-line message.
+Result<RdzvSettings> parse_rdzv_settings(const std::map<std::string, std::string>& conf,
+                                         const std::string& run_id, int min_nodes, int max_nodes);
+
+}  // namespace ddprun::rdzv
