@@ -119,5 +119,32 @@ TEST(StoreTorch, OurD0ClientAgainstTorch113Server) {
   EXPECT_EQ(*c.num_keys(), 4);
 }
 
+std::unique_ptr<Subprocess> spawn_gloo_rank(std::uint16_t port, int rank) {
+  return Subprocess::spawn({"/usr/bin/env", "MASTER_ADDR=127.0.0.1",
+                            "MASTER_PORT=" + std::to_string(port), "RANK=" + std::to_string(rank),
+                            "WORLD_SIZE=2", "TORCHELASTIC_USE_AGENT_STORE=True",
+                            "TORCHELASTIC_RESTART_COUNT=0", k_python,
+                            script("torch_gloo_worker.py")});
+}
+
+TEST(StoreTorch, GlooJobUsesOurServerAsAgentStore) {
+  if (!torch_available()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch.distributed";
+  test::ServerThread st;
+  const auto port = st.start();
+  auto rank0 = spawn_gloo_rank(port, 0);
+  auto rank1 = spawn_gloo_rank(port, 1);
+  ASSERT_TRUE(rank0 && rank1);
+  const std::string out0 = rank0->read_all(k_script_timeout);
+  const std::string out1 = rank1->read_all(k_script_timeout);
+  for (const auto* out : {&out0, &out1}) {
+    auto r = parse_results(*out);
+    EXPECT_EQ(r["done"], "1") << *out;
+    EXPECT_EQ(r["allreduce"], "3") << *out;
+    EXPECT_EQ(r["group_allreduce"], "6") << *out;
+  }
+  const auto init_count = st.on_io([&st] { return st.server().state().value("init/"); });
+  EXPECT_EQ(init_count, "2");
+}
+
 }  // namespace
 }  // namespace ddprun::store
