@@ -2,10 +2,11 @@
 // deadline (Asio's check_deadline pattern: a timer that closes the socket, since Boost 1.74
 // has no awaitable operators), and the framed read/write primitives.
 
-#include <algorithm>
+#include "ddprun/store/client.hpp"
+
 #include <fmt/format.h>
 
-#include "ddprun/store/client.hpp"
+#include <algorithm>
 
 namespace ddprun::store {
 
@@ -13,7 +14,10 @@ using asio::ip::tcp;
 using steady = std::chrono::steady_clock;
 
 Client::Client(asio::io_context& io, ClientOptions options)
-    : io_(io), options_(std::move(options)), socket_(io), deadline_(io),
+    : io_(io),
+      options_(std::move(options)),
+      socket_(io),
+      deadline_(io),
       alive_(std::make_shared<int>(0)) {}
 
 Client::~Client() {
@@ -36,7 +40,9 @@ void Client::arm(std::chrono::milliseconds timeout) {
   deadline_.expires_after(timeout);
   deadline_.async_wait(
       [this, gen, alive = std::weak_ptr<int>(alive_)](const boost::system::error_code& ec) {
-        if (ec || alive.expired() || gen != op_gen_) return;
+        if (ec || alive.expired() || gen != op_gen_) {
+          return;
+        }
         timed_out_ = true;
         boost::system::error_code ignored;
         socket_.close(ignored);
@@ -69,8 +75,12 @@ asio::awaitable<Result<void>> Client::connect_once(std::chrono::milliseconds bud
   if (!ec && !timed_out_) {
     co_await asio::async_connect(socket_, endpoints, asio::redirect_error(asio::use_awaitable, ec));
   }
-  if (timed_out_ && !ec) ec = asio::error::timed_out;
-  if (!ec) socket_.set_option(tcp::no_delay(true), ec);
+  if (timed_out_ && !ec) {
+    ec = asio::error::timed_out;
+  }
+  if (!ec) {
+    socket_.set_option(tcp::no_delay(true), ec);
+  }
   if (!ec && options_.dialect == Dialect::d2) {
     const std::string hello = encode_validate();
     co_await asio::async_write(socket_, asio::buffer(hello),
@@ -95,7 +105,8 @@ asio::awaitable<Result<void>> Client::connect() {
   auto backoff = k_initial_backoff;
   asio::steady_timer pause(io_);
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
     auto result = co_await connect_once(std::max(left, std::chrono::milliseconds(1)));
     if (result || steady::now() + backoff >= deadline) {
       in_flight_ = false;
@@ -120,7 +131,9 @@ asio::awaitable<Result<void>> Client::begin(const char* op, std::chrono::millise
   }
   if (!connected_) {
     auto c = co_await connect();
-    if (!c) co_return c;
+    if (!c) {
+      co_return c;
+    }
   }
   in_flight_ = true;
   op_name_ = op;
@@ -132,7 +145,9 @@ template <typename T>
 Result<T> Client::finish(Result<T> result) {
   disarm();
   in_flight_ = false;
-  if (!result) close();  // the stream may hold a stale reply; start over next time
+  if (!result) {
+    close();  // the stream may hold a stale reply; start over next time
+  }
   return result;
 }
 
@@ -146,44 +161,56 @@ asio::awaitable<Result<void>> Client::send_raw(std::string bytes) {
   boost::system::error_code ec;
   co_await asio::async_write(socket_, asio::buffer(bytes),
                              asio::redirect_error(asio::use_awaitable, ec));
-  if (ec) co_return io_error(ec);
+  if (ec) {
+    co_return io_error(ec);
+  }
   co_return Result<void>{};
 }
 
 asio::awaitable<Result<void>> Client::send(const Request& request) {
   auto bytes = encode_request(options_.dialect, request);
-  if (!bytes) co_return bytes.error();
+  if (!bytes) {
+    co_return bytes.error();
+  }
   co_return co_await send_raw(std::move(*bytes));
 }
 
 asio::awaitable<Result<std::string>> Client::read_exact(std::size_t n) {
   std::string buf(n, '\0');
   boost::system::error_code ec;
-  co_await asio::async_read(socket_, asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
-  if (ec) co_return io_error(ec);
+  co_await asio::async_read(socket_, asio::buffer(buf),
+                            asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) {
+    co_return io_error(ec);
+  }
   co_return buf;
 }
 
 asio::awaitable<Result<std::uint8_t>> Client::read_u8() {
   auto b = co_await read_exact(1);
-  if (!b) co_return b.error();
+  if (!b) {
+    co_return b.error();
+  }
   co_return static_cast<std::uint8_t>((*b)[0]);
 }
 
 asio::awaitable<Result<std::int64_t>> Client::read_i64() {
   auto b = co_await read_exact(sizeof(std::uint64_t));
-  if (!b) co_return b.error();
+  if (!b) {
+    co_return b.error();
+  }
   co_return static_cast<std::int64_t>(get_u64(*b));
 }
 
 asio::awaitable<Result<std::string>> Client::read_bytes() {
   auto len = co_await read_i64();
-  if (!len) co_return len.error();
+  if (!len) {
+    co_return len.error();
+  }
   const auto n = static_cast<std::uint64_t>(*len);
   if (n > options_.max_reply_bytes) {
-    co_return make_error(ErrorCode::protocol,
-                         fmt::format("store: {} reply of {} bytes exceeds {}", op_name_, n,
-                                     options_.max_reply_bytes));
+    co_return make_error(ErrorCode::protocol, fmt::format("store: {} reply of {} bytes exceeds {}",
+                                                          op_name_, n, options_.max_reply_bytes));
   }
   co_return co_await read_exact(static_cast<std::size_t>(n));
 }
@@ -192,7 +219,9 @@ asio::awaitable<Result<std::vector<std::string>>> Client::read_values(std::size_
   std::vector<std::string> values;
   for (std::size_t i = 0; i < n; ++i) {
     auto v = co_await read_bytes();
-    if (!v) co_return v.error();
+    if (!v) {
+      co_return v.error();
+    }
     values.push_back(std::move(*v));
   }
   co_return values;

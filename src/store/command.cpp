@@ -3,16 +3,16 @@
 
 #include "ddprun/store/command.hpp"
 
+#include "ddprun/store/client.hpp"
+#include "ddprun/store/server.hpp"
+#include "ddprun/util/strings.hpp"
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <iostream>
-
-#include "ddprun/store/client.hpp"
-#include "ddprun/store/server.hpp"
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::store {
 namespace {
@@ -36,9 +36,15 @@ struct Args {
 };
 
 Result<Dialect> parse_legacy_dialect(const std::string& text) {
-  if (text == "auto") return Dialect::legacy_auto;
-  if (text == "1.x-2.0") return Dialect::d0;
-  if (text == "2.1") return Dialect::d1;
+  if (text == "auto") {
+    return Dialect::legacy_auto;
+  }
+  if (text == "1.x-2.0") {
+    return Dialect::d0;
+  }
+  if (text == "2.1") {
+    return Dialect::d1;
+  }
   return make_error(ErrorCode::usage,
                     fmt::format("--legacy-dialect {}: expected auto, 1.x-2.0 or 2.1", text));
 }
@@ -58,11 +64,13 @@ int serve(const Args& a) {
     std::cerr << "ddprun store: " << r.error().message << "\n";
     return k_exit_failure;
   }
-  spdlog::info("store: serving on {}:{} (connection limit {})",
-               a.host.empty() ? "[::]" : a.host, server.port(), server.connection_limit());
+  spdlog::info("store: serving on {}:{} (connection limit {})", a.host.empty() ? "[::]" : a.host,
+               server.port(), server.connection_limit());
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signo) {
-    if (!ec) spdlog::info("store: signal {} received, stopping", signo);
+    if (!ec) {
+      spdlog::info("store: signal {} received, stopping", signo);
+    }
     server.stop();
     io.stop();
   });
@@ -77,7 +85,9 @@ int fail(const Error& e) {
 
 Result<ClientOptions> client_options(const Args& a, Dialect dialect) {
   auto ep = parse_endpoint(a.endpoint);
-  if (!ep) return ep.error();
+  if (!ep) {
+    return ep.error();
+  }
   ClientOptions o;
   o.host = ep->first;
   o.port = ep->second;
@@ -100,29 +110,42 @@ int run_client(const std::string& verb, const Args& a) {
   }
   if (verb == "add") {
     auto r = c.add(a.key, a.delta);
-    if (!r) return fail(r.error());
+    if (!r) {
+      return fail(r.error());
+    }
     std::cout << *r << "\n";
     return k_exit_ok;
   }
   if (verb == "del") {
     auto r = c.delete_key(a.key);
-    if (!r) return fail(r.error());
+    if (!r) {
+      return fail(r.error());
+    }
     std::cout << (*r ? "deleted" : "absent") << "\n";
     return k_exit_ok;
   }
   if (verb == "keys") {
     auto r = c.list_keys();
-    if (!r) return fail(r.error());
+    if (!r) {
+      return fail(r.error());
+    }
     std::sort(r->begin(), r->end());
-    for (const auto& k : *r) std::cout << k << "\n";
+    for (const auto& k : *r) {
+      std::cout << k << "\n";
+    }
     return k_exit_ok;
   }
   auto present = c.check({a.key});  // get: never block on a missing key
-  if (!present) return fail(present.error());
-  if (!*present) return fail(make_error(ErrorCode::io, fmt::format("key {} not found",
-                                                                   util::quoted(a.key))));
+  if (!present) {
+    return fail(present.error());
+  }
+  if (!*present) {
+    return fail(make_error(ErrorCode::io, fmt::format("key {} not found", util::quoted(a.key))));
+  }
   auto r = c.get(a.key);
-  if (!r) return fail(r.error());
+  if (!r) {
+    return fail(r.error());
+  }
   std::cout << *r << "\n";
   return k_exit_ok;
 }
@@ -152,7 +175,9 @@ void build(CLI::App& app, Args& a) {
   auto* del = app.add_subcommand("del", "delete a key");
   del->add_option("KEY", a.key)->required();
   auto* keys = app.add_subcommand("keys", "list all keys (needs a VALIDATE-era server)");
-  for (auto* sub : {get, set, add, del, keys}) add_client_options(sub, a);
+  for (auto* sub : {get, set, add, del, keys}) {
+    add_client_options(sub, a);
+  }
 }
 
 }  // namespace
@@ -163,19 +188,25 @@ Result<std::pair<std::string, std::uint16_t>> parse_endpoint(std::string_view te
     return make_error(ErrorCode::usage,
                       fmt::format("endpoint {}: expected HOST:PORT", util::quoted(text)));
   };
-  if (colon == std::string_view::npos || colon == 0) return bad();
+  if (colon == std::string_view::npos || colon == 0) {
+    return bad();
+  }
   std::string host(text.substr(0, colon));
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
   const auto port = util::parse_int_in(text.substr(colon + 1), 0, k_max_port);
-  if (!port || host.empty()) return bad();
+  if (!port || host.empty()) {
+    return bad();
+  }
   return std::make_pair(host, static_cast<std::uint16_t>(*port));
 }
 
 int store_command(const std::vector<std::string>& args) {
   std::vector<std::string> words = args;
-  if (!words.empty() && words.front() == "store") words.erase(words.begin());
+  if (!words.empty() && words.front() == "store") {
+    words.erase(words.begin());
+  }
   CLI::App app("ddprun store: TCPStore-compatible server and client", "ddprun store");
   Args a;
   build(app, a);

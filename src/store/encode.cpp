@@ -1,8 +1,8 @@
 // Little-endian encoders for requests, replies and watch events (spec §1.1, §1.4, §2.7).
 
-#include <fmt/format.h>
-
 #include "ddprun/store/protocol.hpp"
+
+#include <fmt/format.h>
 
 namespace ddprun::store {
 namespace {
@@ -29,7 +29,9 @@ U get_le(std::string_view bytes) {
 void put_body(std::string& out, const Request& req) {
   switch (req.op) {
     case Op::validate:
-    case Op::ping: put_u32(out, req.word); break;
+    case Op::ping:
+      put_u32(out, req.word);
+      break;
     case Op::set:
     case Op::append:
     case Op::queue_push:
@@ -45,7 +47,9 @@ void put_body(std::string& out, const Request& req) {
     case Op::watch_key:
     case Op::delete_key:
     case Op::queue_pop:
-    case Op::queue_len: put_bytes(out, req.key); break;
+    case Op::queue_len:
+      put_bytes(out, req.key);
+      break;
     case Op::add:
     case Op::barrier:
       put_bytes(out, req.key);
@@ -53,7 +57,9 @@ void put_body(std::string& out, const Request& req) {
       break;
     case Op::check:
     case Op::wait:
-    case Op::multi_get: put_list(out, req.keys); break;
+    case Op::multi_get:
+      put_list(out, req.keys);
+      break;
     case Op::multi_set:
       put_u64(out, req.pairs.size());
       for (const auto& [k, v] : req.pairs) {
@@ -63,7 +69,8 @@ void put_body(std::string& out, const Request& req) {
       break;
     case Op::get_num_keys:
     case Op::cancel_wait:
-    case Op::list_keys: break;
+    case Op::list_keys:
+      break;
   }
 }
 

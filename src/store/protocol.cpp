@@ -2,23 +2,23 @@
 
 #include "ddprun/store/protocol.hpp"
 
-#include <array>
 #include <fmt/format.h>
+
+#include <array>
 
 namespace ddprun::store {
 namespace {
 
-constexpr std::array k_d0_ops{Op::set,    Op::compare_set,  Op::get,       Op::add,
-                              Op::check,  Op::wait,         Op::get_num_keys, Op::watch_key,
-                              Op::delete_key};
-constexpr std::array k_d1_ops{Op::set,    Op::compare_set,  Op::get,       Op::add,
-                              Op::check,  Op::wait,         Op::get_num_keys, Op::delete_key,
-                              Op::append, Op::multi_get,    Op::multi_set, Op::cancel_wait};
-constexpr std::array k_d2_ops{Op::validate,  Op::set,        Op::compare_set, Op::get,
-                              Op::add,       Op::check,      Op::wait,        Op::get_num_keys,
-                              Op::delete_key, Op::append,    Op::multi_get,   Op::multi_set,
-                              Op::cancel_wait, Op::ping,     Op::queue_push,  Op::queue_pop,
-                              Op::queue_len, Op::list_keys,  Op::barrier};
+constexpr std::array k_d0_ops{Op::set,  Op::compare_set,  Op::get,       Op::add,       Op::check,
+                              Op::wait, Op::get_num_keys, Op::watch_key, Op::delete_key};
+constexpr std::array k_d1_ops{Op::set,    Op::compare_set, Op::get,          Op::add,
+                              Op::check,  Op::wait,        Op::get_num_keys, Op::delete_key,
+                              Op::append, Op::multi_get,   Op::multi_set,    Op::cancel_wait};
+constexpr std::array k_d2_ops{Op::validate,    Op::set,       Op::compare_set, Op::get,
+                              Op::add,         Op::check,     Op::wait,        Op::get_num_keys,
+                              Op::delete_key,  Op::append,    Op::multi_get,   Op::multi_set,
+                              Op::cancel_wait, Op::ping,      Op::queue_push,  Op::queue_pop,
+                              Op::queue_len,   Op::list_keys, Op::barrier};
 
 constexpr std::uint8_t k_legacy_watch_or_delete = 7;
 constexpr std::uint8_t k_legacy_delete_or_append = 8;
@@ -51,35 +51,47 @@ class Reader {
   Reader(std::string_view data, const DecodeLimits& limits) : data_(data), limits_(limits) {}
 
   bool u8(std::uint8_t& v) {
-    if (!have(1)) return false;
+    if (!have(1)) {
+      return false;
+    }
     v = static_cast<std::uint8_t>(data_[pos_++]);
     return true;
   }
   bool u32(std::uint32_t& v) {
-    if (!have(4)) return false;
+    if (!have(4)) {
+      return false;
+    }
     v = get_u32(data_.substr(pos_, 4));
     pos_ += 4;
     return true;
   }
   bool u64(std::uint64_t& v) {
-    if (!have(8)) return false;
+    if (!have(8)) {
+      return false;
+    }
     v = get_u64(data_.substr(pos_, 8));
     pos_ += 8;
     return true;
   }
   bool i64(std::int64_t& v) {
     std::uint64_t u = 0;
-    if (!u64(u)) return false;
+    if (!u64(u)) {
+      return false;
+    }
     v = static_cast<std::int64_t>(u);
     return true;
   }
   bool bytes(std::string& out, std::uint64_t limit, std::string_view what) {
     std::uint64_t n = 0;
-    if (!u64(n)) return false;
+    if (!u64(n)) {
+      return false;
+    }
     if (n > limit) {
       return bad(fmt::format("{} of {} bytes exceeds {}", what, n, limit));
     }
-    if (!have(static_cast<std::size_t>(n))) return false;
+    if (!have(static_cast<std::size_t>(n))) {
+      return false;
+    }
     out.assign(data_.substr(pos_, static_cast<std::size_t>(n)));
     pos_ += static_cast<std::size_t>(n);
     return true;
@@ -87,19 +99,24 @@ class Reader {
   bool key(std::string& out) { return bytes(out, limits_.max_key_bytes, "key"); }
   bool value(std::string& out) { return bytes(out, limits_.max_value_bytes, "value"); }
   bool count(std::uint64_t& n) {
-    if (!u64(n)) return false;
+    if (!u64(n)) {
+      return false;
+    }
     if (n > limits_.max_keys_per_request) {
-      return bad(fmt::format("{} keys in one request exceeds {}", n,
-                             limits_.max_keys_per_request));
+      return bad(fmt::format("{} keys in one request exceeds {}", n, limits_.max_keys_per_request));
     }
     return true;
   }
   bool key_list(std::vector<std::string>& out) {
     std::uint64_t n = 0;
-    if (!count(n)) return false;
+    if (!count(n)) {
+      return false;
+    }
     out.resize(static_cast<std::size_t>(n));
     for (auto& k : out) {
-      if (!key(k)) return false;
+      if (!key(k)) {
+        return false;
+      }
     }
     return true;
   }
@@ -115,7 +132,9 @@ class Reader {
 
  private:
   bool have(std::size_t n) {
-    if (data_.size() - pos_ >= n) return true;
+    if (data_.size() - pos_ >= n) {
+      return true;
+    }
     need_ = pos_ + n;
     return false;
   }
@@ -128,19 +147,25 @@ class Reader {
 
 bool decode_multi_set(Reader& r, Request& req) {
   std::uint64_t n = 0;
-  if (!r.count(n)) return false;
+  if (!r.count(n)) {
+    return false;
+  }
   req.pairs.resize(static_cast<std::size_t>(n));
   for (auto& [k, v] : req.pairs) {
-    if (!r.key(k) || !r.value(v)) return false;
+    if (!r.key(k) || !r.value(v)) {
+      return false;
+    }
   }
   return true;
 }
 
 bool decode_validate(Reader& r, Request& req) {
-  if (!r.u32(req.word)) return false;
+  if (!r.u32(req.word)) {
+    return false;
+  }
   if (req.word != k_validation_magic) {
-    return r.bad(fmt::format("VALIDATE magic {:#010x}, expected {:#010x}", req.word,
-                             k_validation_magic));
+    return r.bad(
+        fmt::format("VALIDATE magic {:#010x}, expected {:#010x}", req.word, k_validation_magic));
   }
   return true;
 }
@@ -148,26 +173,35 @@ bool decode_validate(Reader& r, Request& req) {
 /// The fields after the opcode byte (spec §1.4). False: short input or r.is_bad().
 bool decode_body(Reader& r, Request& req) {
   switch (req.op) {
-    case Op::validate: return decode_validate(r, req);
-    case Op::ping: return r.u32(req.word);
+    case Op::validate:
+      return decode_validate(r, req);
+    case Op::ping:
+      return r.u32(req.word);
     case Op::set:
     case Op::append:
-    case Op::queue_push: return r.key(req.key) && r.value(req.value);
-    case Op::compare_set: return r.key(req.key) && r.value(req.value) && r.value(req.desired);
+    case Op::queue_push:
+      return r.key(req.key) && r.value(req.value);
+    case Op::compare_set:
+      return r.key(req.key) && r.value(req.value) && r.value(req.desired);
     case Op::get:
     case Op::watch_key:
     case Op::delete_key:
     case Op::queue_pop:
-    case Op::queue_len: return r.key(req.key);
+    case Op::queue_len:
+      return r.key(req.key);
     case Op::add:
-    case Op::barrier: return r.key(req.key) && r.i64(req.number);
+    case Op::barrier:
+      return r.key(req.key) && r.i64(req.number);
     case Op::check:
     case Op::wait:
-    case Op::multi_get: return r.key_list(req.keys);
-    case Op::multi_set: return decode_multi_set(r, req);
+    case Op::multi_get:
+      return r.key_list(req.keys);
+    case Op::multi_set:
+      return decode_multi_set(r, req);
     case Op::get_num_keys:
     case Op::cancel_wait:
-    case Op::list_keys: return true;
+    case Op::list_keys:
+      return true;
   }
   return r.bad("unhandled op");
 }
@@ -176,39 +210,51 @@ bool decode_body(Reader& r, Request& req) {
 
 std::optional<Op> op_from_byte(Dialect dialect, std::uint8_t byte) {
   switch (dialect) {
-    case Dialect::d0: return lookup(k_d0_ops, byte);
-    case Dialect::d1: return lookup(k_d1_ops, byte);
-    case Dialect::d2: return lookup(k_d2_ops, byte);
-    case Dialect::legacy_auto: return std::nullopt;
+    case Dialect::d0:
+      return lookup(k_d0_ops, byte);
+    case Dialect::d1:
+      return lookup(k_d1_ops, byte);
+    case Dialect::d2:
+      return lookup(k_d2_ops, byte);
+    case Dialect::legacy_auto:
+      return std::nullopt;
   }
   return std::nullopt;
 }
 
 std::optional<std::uint8_t> byte_from_op(Dialect dialect, Op op) {
   switch (dialect) {
-    case Dialect::d0: return reverse_lookup(k_d0_ops, op);
-    case Dialect::d1: return reverse_lookup(k_d1_ops, op);
-    case Dialect::d2: return reverse_lookup(k_d2_ops, op);
-    case Dialect::legacy_auto: return std::nullopt;
+    case Dialect::d0:
+      return reverse_lookup(k_d0_ops, op);
+    case Dialect::d1:
+      return reverse_lookup(k_d1_ops, op);
+    case Dialect::d2:
+      return reverse_lookup(k_d2_ops, op);
+    case Dialect::legacy_auto:
+      return std::nullopt;
   }
   return std::nullopt;
 }
 
 std::string_view to_string(Op op) {
   constexpr std::array<std::string_view, 20> k_names{
-      "VALIDATE",    "SET",        "COMPARE_SET", "GET",        "ADD",
-      "CHECK",       "WAIT",       "GETNUMKEYS",  "WATCH_KEY",  "DELETE_KEY",
-      "APPEND",      "MULTI_GET",  "MULTI_SET",   "CANCEL_WAIT", "PING",
-      "QUEUE_PUSH",  "QUEUE_POP",  "QUEUE_LEN",   "LIST_KEYS",  "BARRIER"};
+      "VALIDATE",   "SET",       "COMPARE_SET", "GET",         "ADD",
+      "CHECK",      "WAIT",      "GETNUMKEYS",  "WATCH_KEY",   "DELETE_KEY",
+      "APPEND",     "MULTI_GET", "MULTI_SET",   "CANCEL_WAIT", "PING",
+      "QUEUE_PUSH", "QUEUE_POP", "QUEUE_LEN",   "LIST_KEYS",   "BARRIER"};
   return k_names[static_cast<std::size_t>(op)];
 }
 
 std::string_view to_string(Dialect dialect) {
   switch (dialect) {
-    case Dialect::legacy_auto: return "legacy";
-    case Dialect::d0: return "D0";
-    case Dialect::d1: return "D1";
-    case Dialect::d2: return "D2";
+    case Dialect::legacy_auto:
+      return "legacy";
+    case Dialect::d0:
+      return "D0";
+    case Dialect::d1:
+      return "D1";
+    case Dialect::d2:
+      return "D2";
   }
   return "?";
 }
@@ -247,7 +293,9 @@ bool Decoder::detect_hello() {
 std::optional<Op> Decoder::resolve_op(std::uint8_t byte, std::string& error) {
   if (dialect_ != Dialect::legacy_auto) {
     auto op = op_from_byte(dialect_, byte);
-    if (!op) error = fmt::format("unknown opcode {:#04x} in dialect {}", byte, to_string(dialect_));
+    if (!op) {
+      error = fmt::format("unknown opcode {:#04x} in dialect {}", byte, to_string(dialect_));
+    }
     return op;
   }
   if (byte < k_legacy_watch_or_delete) {
@@ -269,10 +317,18 @@ std::optional<Op> Decoder::resolve_op(std::uint8_t byte, std::string& error) {
 }
 
 DecodeResult Decoder::next() {
-  if (failed_) return DecodeResult{DecodeStatus::error, {}, "decoder already failed"};
-  if (buffered() == 0 || buffered() < need_total_) return {};
-  if (!hello_checked_ && !detect_hello()) return {};
-  if (buffered() == 0) return {};
+  if (failed_) {
+    return DecodeResult{DecodeStatus::error, {}, "decoder already failed"};
+  }
+  if (buffered() == 0 || buffered() < need_total_) {
+    return {};
+  }
+  if (!hello_checked_ && !detect_hello()) {
+    return {};
+  }
+  if (buffered() == 0) {
+    return {};
+  }
 
   Reader r(std::string_view(buf_.data() + start_, buffered()), limits_);
   std::uint8_t byte = 0;
@@ -280,16 +336,22 @@ DecodeResult Decoder::next() {
   const bool ambiguous8 = dialect_ == Dialect::legacy_auto && byte == k_legacy_delete_or_append;
   std::string error;
   auto op = resolve_op(byte, error);
-  if (!op) return fail(error);
+  if (!op) {
+    return fail(error);
+  }
 
   DecodeResult result{DecodeStatus::request, Request{*op}, {}};
   if (ambiguous8) {
     if (!r.key(result.request.key)) {
-      if (r.is_bad()) return fail(r.error());
+      if (r.is_bad()) {
+        return fail(r.error());
+      }
       need_total_ = r.need();
       return {};
     }
-    if (r.remaining() == 0 && !silence_) return DecodeResult{DecodeStatus::ambiguous, {}, {}};
+    if (r.remaining() == 0 && !silence_) {
+      return DecodeResult{DecodeStatus::ambiguous, {}, {}};
+    }
     dialect_ = r.remaining() == 0 ? Dialect::d0 : Dialect::d1;
     silence_ = false;
     if (dialect_ == Dialect::d0) {
@@ -301,7 +363,9 @@ DecodeResult Decoder::next() {
     return next();
   }
   if (!decode_body(r, result.request)) {
-    if (r.is_bad()) return fail(r.error());
+    if (r.is_bad()) {
+      return fail(r.error());
+    }
     if (r.need() > limits_.max_request_bytes) {
       return fail(fmt::format("{} of {} bytes exceeds {}", to_string(*op), r.need(),
                               limits_.max_request_bytes));

@@ -4,10 +4,10 @@
 
 #include "ddprun/store/server.hpp"
 
-#include <sys/resource.h>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <sys/resource.h>
 
 #include "session.hpp"
 
@@ -23,23 +23,34 @@ constexpr std::uint64_t k_reject_log_every = 1000;
 /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the resulting soft limit.
 std::size_t raise_open_file_limit() {
   rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) {
+    return 0;
+  }
   if (lim.rlim_cur < lim.rlim_max) {
     rlimit raised = lim;
     raised.rlim_cur = lim.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      lim = raised;
+    }
   }
   return lim.rlim_cur == RLIM_INFINITY ? SIZE_MAX : static_cast<std::size_t>(lim.rlim_cur);
 }
 
-boost::system::error_code open_and_bind(tcp::acceptor& acceptor, const tcp::endpoint& ep, bool dual) {
+boost::system::error_code open_and_bind(tcp::acceptor& acceptor, const tcp::endpoint& ep,
+                                        bool dual) {
   boost::system::error_code ec;
   acceptor.open(ep.protocol(), ec);
-  if (ec) return ec;
+  if (ec) {
+    return ec;
+  }
   acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (dual) acceptor.set_option(asio::ip::v6_only(false), ec);
+  if (dual) {
+    acceptor.set_option(asio::ip::v6_only(false), ec);
+  }
   acceptor.bind(ep, ec);
-  if (!ec) acceptor.listen(k_listen_backlog, ec);
+  if (!ec) {
+    acceptor.listen(k_listen_backlog, ec);
+  }
   if (ec) {
     boost::system::error_code ignored;
     acceptor.close(ignored);
@@ -47,20 +58,29 @@ boost::system::error_code open_and_bind(tcp::acceptor& acceptor, const tcp::endp
   return ec;
 }
 
-boost::system::error_code bind_host(tcp::acceptor& acceptor, const std::string& host, std::uint16_t port) {
+boost::system::error_code bind_host(tcp::acceptor& acceptor, const std::string& host,
+                                    std::uint16_t port) {
   if (host.empty() || host == "::") {
     auto ec = open_and_bind(acceptor, tcp::endpoint(tcp::v6(), port), true);
-    if (ec != asio::error::address_family_not_supported) return ec;
+    if (ec != asio::error::address_family_not_supported) {
+      return ec;
+    }
     return open_and_bind(acceptor, tcp::endpoint(tcp::v4(), port), false);
   }
-  if (host == "0.0.0.0") return open_and_bind(acceptor, tcp::endpoint(tcp::v4(), port), false);
+  if (host == "0.0.0.0") {
+    return open_and_bind(acceptor, tcp::endpoint(tcp::v4(), port), false);
+  }
   boost::system::error_code ec;
   tcp::resolver resolver(acceptor.get_executor());
   const auto results = resolver.resolve(host, std::to_string(port), ec);
-  if (ec) return ec;
+  if (ec) {
+    return ec;
+  }
   for (const auto& entry : results) {
     ec = open_and_bind(acceptor, entry.endpoint(), false);
-    if (!ec) return ec;
+    if (!ec) {
+      return ec;
+    }
   }
   return ec;
 }
@@ -86,11 +106,15 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
 
 void Server::Impl::apply_fd_limit() {
   const std::size_t soft = raise_open_file_limit();
-  if (soft == 0 || soft == SIZE_MAX) return;
+  if (soft == 0 || soft == SIZE_MAX) {
+    return;
+  }
   const std::size_t by_fds = soft > k_reserved_fds ? soft - k_reserved_fds : 1;
   if (by_fds < limit) {
-    spdlog::warn("store: open-file limit {} caps connections at {} (configured {}); raise "
-                 "`ulimit -n` for larger jobs", soft, by_fds, limit);
+    spdlog::warn(
+        "store: open-file limit {} caps connections at {} (configured {}); raise "
+        "`ulimit -n` for larger jobs",
+        soft, by_fds, limit);
     limit = by_fds;
   }
 }
@@ -99,8 +123,11 @@ asio::awaitable<void> Server::Impl::accept_loop() {
   auto self = shared_from_this();
   while (!stopped) {
     boost::system::error_code ec;
-    tcp::socket socket = co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
-    if (stopped) break;
+    tcp::socket socket =
+        co_await acceptor.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (stopped) {
+      break;
+    }
     if (!ec) {
       admit(std::move(socket));
       continue;
@@ -134,7 +161,9 @@ void Server::Impl::stop() {
   acceptor.close(ec);
   backoff.cancel();
   auto sessions = registry.sessions;  // close() erases from the registry
-  for (auto& [id, session] : sessions) session->close("");
+  for (auto& [id, session] : sessions) {
+    session->close("");
+  }
 }
 
 Server::Server(asio::io_context& io, ServerOptions options)
@@ -149,8 +178,8 @@ Result<void> Server::listen(const std::string& host, std::uint16_t port) {
   }
   impl_->apply_fd_limit();
   auto impl = impl_;
-  asio::co_spawn(impl_->acceptor.get_executor(), [impl] { return impl->accept_loop(); },
-                 asio::detached);
+  asio::co_spawn(
+      impl_->acceptor.get_executor(), [impl] { return impl->accept_loop(); }, asio::detached);
   return {};
 }
 

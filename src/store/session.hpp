@@ -2,16 +2,16 @@
 // Module-private: one store connection (Session) and the registry of live sessions that routes
 // deliveries (STOP_WAITING, watch events) between them.
 
+#include "ddprun/net/asio.hpp"
+#include "ddprun/store/kv_state.hpp"
+#include "ddprun/store/protocol.hpp"
+#include "ddprun/store/server.hpp"
+
 #include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include "ddprun/net/asio.hpp"
-#include "ddprun/store/kv_state.hpp"
-#include "ddprun/store/protocol.hpp"
-#include "ddprun/store/server.hpp"
 
 namespace ddprun::store {
 

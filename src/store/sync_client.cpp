@@ -1,9 +1,9 @@
 // SyncClient: runs the caller-less io_context until each Client operation completes.
 
+#include "ddprun/store/client.hpp"
+
 #include <exception>
 #include <optional>
-
-#include "ddprun/store/client.hpp"
 
 namespace ddprun::store {
 
@@ -17,11 +17,15 @@ Result<T> SyncClient::run(asio::awaitable<Result<T>> op) {
     out.emplace(co_await std::move(op));
   };
   asio::co_spawn(io_, body(), [&out](std::exception_ptr e) {
-    if (e && !out) out.emplace(make_error(ErrorCode::internal, "store: operation threw"));
+    if (e && !out) {
+      out.emplace(make_error(ErrorCode::internal, "store: operation threw"));
+    }
   });
   io_.restart();
   io_.run();
-  if (!out) return make_error(ErrorCode::internal, "store: operation did not complete");
+  if (!out) {
+    return make_error(ErrorCode::internal, "store: operation did not complete");
+  }
   return std::move(*out);
 }
 
@@ -44,9 +48,7 @@ Result<void> SyncClient::wait(const std::vector<std::string>& keys,
 Result<bool> SyncClient::check(const std::vector<std::string>& keys) {
   return run(client_.check(keys));
 }
-Result<bool> SyncClient::delete_key(const std::string& key) {
-  return run(client_.delete_key(key));
-}
+Result<bool> SyncClient::delete_key(const std::string& key) { return run(client_.delete_key(key)); }
 Result<std::int64_t> SyncClient::num_keys() { return run(client_.num_keys()); }
 Result<std::vector<std::string>> SyncClient::multi_get(const std::vector<std::string>& keys) {
   return run(client_.multi_get(keys));

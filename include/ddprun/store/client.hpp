@@ -4,17 +4,17 @@
 // Keys are sent as given: PyTorch's TCPStore prefixes user keys with "/", so torch's key "k1"
 // is "/k1" here.
 
+#include "ddprun/net/asio.hpp"
+#include "ddprun/store/limits.hpp"
+#include "ddprun/store/protocol.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "ddprun/net/asio.hpp"
-#include "ddprun/store/limits.hpp"
-#include "ddprun/store/protocol.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::store {
 

@@ -6,13 +6,13 @@
 //
 // Keys are raw wire keys (PyTorch's TCPStore adds a leading "/": torch key "k" is "/k").
 
+#include "ddprun/util/result.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::store {
 

@@ -2,6 +2,9 @@
 // KvState: the store's key/value map, queues, parked waiters and D0 watchers. Pure: it maps
 // (connection, request) to the bytes to send, without sockets or clocks (spec §2, §6.2.5).
 
+#include "ddprun/store/limits.hpp"
+#include "ddprun/store/protocol.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -10,9 +13,6 @@
 #include <string_view>
 #include <unordered_map>
 #include <vector>
-
-#include "ddprun/store/limits.hpp"
-#include "ddprun/store/protocol.hpp"
 
 namespace ddprun::store {
 

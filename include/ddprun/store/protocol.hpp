@@ -3,15 +3,15 @@
 // dialects, an incremental pure request decoder with per-connection dialect detection (§6.2),
 // and encoders for requests and replies. No sockets in here.
 
+#include "ddprun/store/limits.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include "ddprun/store/limits.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::store {
 
@@ -21,9 +21,26 @@ enum class Dialect : std::uint8_t { legacy_auto, d0, d1, d2 };
 
 /// Canonical operations, independent of any dialect's numbering.
 enum class Op : std::uint8_t {
-  validate, set, compare_set, get, add, check, wait, get_num_keys, watch_key, delete_key,
-  append, multi_get, multi_set, cancel_wait, ping, queue_push, queue_pop, queue_len,
-  list_keys, barrier
+  validate,
+  set,
+  compare_set,
+  get,
+  add,
+  check,
+  wait,
+  get_num_keys,
+  watch_key,
+  delete_key,
+  append,
+  multi_get,
+  multi_set,
+  cancel_wait,
+  ping,
+  queue_push,
+  queue_pop,
+  queue_len,
+  list_keys,
+  barrier
 };
 
 inline constexpr std::uint32_t k_validation_magic = 0x3C85F7CE;
@@ -42,18 +59,19 @@ inline constexpr std::uint8_t k_callback_registered = 3;
 /// One decoded request. Fields unused by an op stay empty / zero.
 struct Request {
   Request() = default;
-  Request(Op op_, std::string key_ = {}, std::string value_ = {},  // NOLINT(google-explicit-constructor)
+  Request(Op op_, std::string key_ = {},
+          std::string value_ = {},  // NOLINT(google-explicit-constructor)
           std::string desired_ = {})
       : op(op_), key(std::move(key_)), value(std::move(value_)), desired(std::move(desired_)) {}
 
   Op op = Op::get;
-  std::string key;       ///< key, queue name or barrier key
-  std::string value;     ///< SET/APPEND/QUEUE_PUSH value; COMPARE_SET expected value
-  std::string desired;   ///< COMPARE_SET desired value
-  std::int64_t number = 0;   ///< ADD delta, BARRIER world size
-  std::uint32_t word = 0;    ///< VALIDATE magic, PING nonce
-  std::vector<std::string> keys;                             ///< CHECK/WAIT/MULTI_GET
-  std::vector<std::pair<std::string, std::string>> pairs;    ///< MULTI_SET
+  std::string key;                ///< key, queue name or barrier key
+  std::string value;              ///< SET/APPEND/QUEUE_PUSH value; COMPARE_SET expected value
+  std::string desired;            ///< COMPARE_SET desired value
+  std::int64_t number = 0;        ///< ADD delta, BARRIER world size
+  std::uint32_t word = 0;         ///< VALIDATE magic, PING nonce
+  std::vector<std::string> keys;  ///< CHECK/WAIT/MULTI_GET
+  std::vector<std::pair<std::string, std::string>> pairs;  ///< MULTI_SET
   bool operator==(const Request&) const = default;
 };
 

@@ -2,16 +2,16 @@
 // The TCPStore-compatible server: one acceptor and one session coroutine per connection on the
 // caller's io_context (single-threaded). Speaks every dialect, detected per connection.
 
+#include "ddprun/net/asio.hpp"
+#include "ddprun/store/limits.hpp"
+#include "ddprun/store/protocol.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
-
-#include "ddprun/net/asio.hpp"
-#include "ddprun/store/limits.hpp"
-#include "ddprun/store/protocol.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::store {
 

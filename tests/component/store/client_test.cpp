@@ -1,11 +1,12 @@
 // Client against our Server on ONE io_context (the agent's situation: no deadlock allowed),
 // and SyncClient against a server on a background thread.
 
+#include "ddprun/store/client.hpp"
+
 #include <gtest/gtest.h>
 
 #include <optional>
 
-#include "ddprun/store/client.hpp"
 #include "store_fixture.hpp"
 
 namespace ddprun::store {
@@ -19,10 +20,13 @@ constexpr auto k_test_deadline = 20s;
 template <typename F>
 bool run_on(asio::io_context& io, F body) {
   bool done = false;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    co_await body();
-    done = true;
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        co_await body();
+        done = true;
+      },
+      asio::detached);
   const auto deadline = std::chrono::steady_clock::now() + k_test_deadline;
   while (!done && std::chrono::steady_clock::now() < deadline) io.run_one_for(100ms);
   return done;
@@ -92,8 +96,9 @@ TEST(StoreClient, BlockingGetWakesWhenAnotherClientSets) {
   Client getter(io, options_for(server.port(), Dialect::d0));
   Client setter(io, options_for(server.port(), Dialect::d2));
   std::optional<Result<std::string>> got;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> { got.emplace(co_await getter.get("/late")); },
-                 asio::detached);
+  asio::co_spawn(
+      io, [&]() -> asio::awaitable<void> { got.emplace(co_await getter.get("/late")); },
+      asio::detached);
   const bool finished = run_on(io, [&]() -> asio::awaitable<void> {
     while (server.state().parked_waits() == 0) {  // the getter has parked
       asio::steady_timer t(io, 1ms);
@@ -139,8 +144,7 @@ TEST(StoreClient, ConnectGivesUpWithinTimeout) {
   SyncClient c(opts);
   const auto r = c.connect();
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message.find("gave up after 300 ms"), std::string::npos)
-      << r.error().message;
+  EXPECT_NE(r.error().message.find("gave up after 300 ms"), std::string::npos) << r.error().message;
 }
 
 TEST(StoreClient, SyncClientAgainstServerThread) {

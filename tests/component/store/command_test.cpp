@@ -1,8 +1,9 @@
 // `ddprun store` subcommands against a loopback server; usage errors exit 2.
 
+#include "ddprun/store/command.hpp"
+
 #include <gtest/gtest.h>
 
-#include "ddprun/store/command.hpp"
 #include "store_fixture.hpp"
 
 namespace ddprun::store {
@@ -56,13 +57,15 @@ TEST(StoreCommand, ServeReportsBindError) {
   test::ServerThread st;
   const auto port = st.start();
   std::string err;
-  EXPECT_EQ(run({"serve", "--host", "127.0.0.1", "--port", std::to_string(port)}, nullptr, &err), 1);
-  EXPECT_EQ(err, "ddprun store: bind 127.0.0.1:" + std::to_string(port) +
-                     ": Address already in use\n");
+  EXPECT_EQ(run({"serve", "--host", "127.0.0.1", "--port", std::to_string(port)}, nullptr, &err),
+            1);
+  EXPECT_EQ(err,
+            "ddprun store: bind 127.0.0.1:" + std::to_string(port) + ": Address already in use\n");
 }
 
 TEST(StoreCommand, ParseEndpointForms) {
-  EXPECT_EQ(*parse_endpoint("host:29400"), std::make_pair(std::string("host"), std::uint16_t{29400}));
+  EXPECT_EQ(*parse_endpoint("host:29400"),
+            std::make_pair(std::string("host"), std::uint16_t{29400}));
   EXPECT_EQ(parse_endpoint("[::1]:80")->first, "::1");
   EXPECT_FALSE(parse_endpoint("host:99999"));
   EXPECT_FALSE(parse_endpoint(":80"));

@@ -41,8 +41,9 @@ TEST(StoreServer, ReplaysCaptured113Session) {
   c.send(from_hex("03 04 00 00 00 00 00 00 00 2f 63 6e 74 05 00 00 00 00 00 00 00"));
   EXPECT_EQ(recv_hex(c, 8), "05 00 00 00 00 00 00 00");
   c.send(from_hex("01"));
-  c.send(from_hex("03 00 00 00 00 00 00 00 2f 63 73 00 00 00 00 00 00 00 00 03 00 00 00 00 00 00"
-                  " 00 6e 65 77"));
+  c.send(
+      from_hex("03 00 00 00 00 00 00 00 2f 63 73 00 00 00 00 00 00 00 00 03 00 00 00 00 00 00"
+               " 00 6e 65 77"));
   EXPECT_EQ(recv_hex(c, 11), "03 00 00 00 00 00 00 00 6e 65 77");
   c.send(from_hex("06"));
   EXPECT_EQ(recv_hex(c, 8), "03 00 00 00 00 00 00 00");
@@ -53,8 +54,9 @@ TEST(StoreServer, ReplaysCaptured113Session) {
   // The client gave up; the late STOP_WAITING still arrives after the SET, exactly once.
   c.send(from_hex("00 06 00 00 00 00 00 00 00 2f 6e 65 76 65 72 03 00 00 00 00 00 00 00 6e 6f 77"));
   EXPECT_EQ(recv_hex(c, 1), "00");
-  c.send(from_hex("05 01 00 00 00 00 00 00 00 04 00 00 00 00 00 00 00 2f 63 6e 74 02 04 00 00 00"
-                  " 00 00 00 00 2f 63 6e 74"));
+  c.send(
+      from_hex("05 01 00 00 00 00 00 00 00 04 00 00 00 00 00 00 00 2f 63 6e 74 02 04 00 00 00"
+               " 00 00 00 00 2f 63 6e 74"));
   EXPECT_EQ(recv_hex(c, 10), "00 01 00 00 00 00 00 00 00 35");
   EXPECT_TRUE(c.silent_for(k_absence_window));
   EXPECT_EQ(st.connections(), 2U);
@@ -68,8 +70,9 @@ TEST(StoreServer, ReplaysCapturedCheckAndWatchKey) {
   c.send(from_hex("00 02 00 00 00 00 00 00 00 2f 78 05 00 00 00 00 00 00 00 68 65 6c 6c 6f"));
   c.send(from_hex("04 01 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 2f 78"));
   EXPECT_EQ(recv_hex(c, 1), "00");
-  c.send(from_hex("04 02 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 2f 78 05 00 00 00 00 00 00"
-                  " 00 2f 6e 6f 70 65"));
+  c.send(
+      from_hex("04 02 00 00 00 00 00 00 00 02 00 00 00 00 00 00 00 2f 78 05 00 00 00 00 00 00"
+               " 00 2f 6e 6f 70 65"));
   EXPECT_EQ(recv_hex(c, 1), "01");
   w.send(from_hex("07 03 00 00 00 00 00 00 00 2f 77 6b"));
   EXPECT_EQ(recv_hex(w, 1), "03");
@@ -252,7 +255,8 @@ TEST(StoreServer, BindErrorNamesHostAndPort) {
   Server second(io);
   const auto r = second.listen("127.0.0.1", port);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "bind 127.0.0.1:" + std::to_string(port) + ": Address already in use");
+  EXPECT_EQ(r.error().message,
+            "bind 127.0.0.1:" + std::to_string(port) + ": Address already in use");
 }
 
 TEST(StoreServer, DualStackListenBindsAnyAddress) {

@@ -2,6 +2,9 @@
 // Shared helpers for store component tests: a Server on a background io_context thread
 // (tests only; production runs one thread) and a raw loopback socket with bounded reads.
 
+#include "ddprun/store/kv_state.hpp"
+#include "ddprun/store/server.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -15,9 +18,6 @@
 #include <string>
 #include <thread>
 #include <type_traits>
-
-#include "ddprun/store/kv_state.hpp"
-#include "ddprun/store/server.hpp"
 
 namespace ddprun::test {
 
@@ -52,8 +52,12 @@ class ServerThread {
     return result.get();
   }
 
-  std::size_t connections() { return on_io([this] { return server_.connection_count(); }); }
-  std::size_t parked_waits() { return on_io([this] { return server_.state().parked_waits(); }); }
+  std::size_t connections() {
+    return on_io([this] { return server_.connection_count(); });
+  }
+  std::size_t parked_waits() {
+    return on_io([this] { return server_.state().parked_waits(); });
+  }
 
   /// Polls `pred` on the io thread until it holds or the deadline passes.
   template <typename P>

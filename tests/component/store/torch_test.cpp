@@ -1,13 +1,14 @@
 // Interoperability with real PyTorch 1.13 (/usr/bin/python3, python3-torch): torch's TCPStore
 // client against our server, and our Client against torch's own TCPStore server.
 
+#include "ddprun/store/client.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <map>
 #include <sstream>
 
-#include "ddprun/store/client.hpp"
 #include "store_fixture.hpp"
 #include "support/subprocess.hpp"
 
@@ -120,11 +121,10 @@ TEST(StoreTorch, OurD0ClientAgainstTorch113Server) {
 }
 
 std::unique_ptr<Subprocess> spawn_gloo_rank(std::uint16_t port, int rank) {
-  return Subprocess::spawn({"/usr/bin/env", "MASTER_ADDR=127.0.0.1",
-                            "MASTER_PORT=" + std::to_string(port), "RANK=" + std::to_string(rank),
-                            "WORLD_SIZE=2", "TORCHELASTIC_USE_AGENT_STORE=True",
-                            "TORCHELASTIC_RESTART_COUNT=0", k_python,
-                            script("torch_gloo_worker.py")});
+  return Subprocess::spawn(
+      {"/usr/bin/env", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
+       "RANK=" + std::to_string(rank), "WORLD_SIZE=2", "TORCHELASTIC_USE_AGENT_STORE=True",
+       "TORCHELASTIC_RESTART_COUNT=0", k_python, script("torch_gloo_worker.py")});
 }
 
 TEST(StoreTorch, GlooJobUsesOurServerAsAgentStore) {

@@ -1,8 +1,9 @@
 // Incremental decoding, dialect detection (spec §6.2) and malformed-frame tables.
 
+#include "ddprun/store/protocol.hpp"
+
 #include <gtest/gtest.h>
 
-#include "ddprun/store/protocol.hpp"
 #include "support/hex.hpp"
 
 namespace ddprun::store {
@@ -174,7 +175,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         MalformedCase{"UnknownLegacyOpcode", Dialect::legacy_auto, "13",
                       "unknown opcode 0x13 in legacy dialect"},
-        MalformedCase{"D1OpcodeInForcedD0", Dialect::d0, "09 00", "unknown opcode 0x09 in dialect D0"},
+        MalformedCase{"D1OpcodeInForcedD0", Dialect::d0, "09 00",
+                      "unknown opcode 0x09 in dialect D0"},
         MalformedCase{"PerMessageMagicVariant", Dialect::legacy_auto, "ce f7 85 3c 01",
                       "unknown opcode 0xce in legacy dialect"},
         MalformedCase{"KeyLengthTwoPow40", Dialect::legacy_auto, "00 00 00 00 00 00 01 00 00",
@@ -186,8 +188,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "5 keys in one request exceeds 4"},
         MalformedCase{"CountWithHighBit", Dialect::legacy_auto, "04 00 00 00 00 00 00 00 80",
                       "9223372036854775808 keys in one request exceeds 4"},
-        MalformedCase{"WrongValidateMagic", Dialect::legacy_auto,
-                      "00 ce f7 85 3c 00 11 22 33 44",
+        MalformedCase{"WrongValidateMagic", Dialect::legacy_auto, "00 ce f7 85 3c 00 11 22 33 44",
                       "VALIDATE magic 0x44332211, expected 0x3c85f7ce"},
         MalformedCase{"UnknownD2Opcode", Dialect::legacy_auto, "00 ce f7 85 3c 13",
                       "unknown opcode 0x13 in dialect D2"},

@@ -1,8 +1,9 @@
 // KvState semantics (spec §2): values, waiters, watchers, queues, barrier, cleanup.
 
+#include "ddprun/store/kv_state.hpp"
+
 #include <gtest/gtest.h>
 
-#include "ddprun/store/kv_state.hpp"
 #include "support/hex.hpp"
 
 namespace ddprun::store {
@@ -27,9 +28,7 @@ Request add(std::string key, std::int64_t delta) {
   return r;
 }
 
-std::int64_t as_i64(const std::string& reply) {
-  return static_cast<std::int64_t>(get_u64(reply));
-}
+std::int64_t as_i64(const std::string& reply) { return static_cast<std::int64_t>(get_u64(reply)); }
 
 std::string bytes_reply(std::string_view v) {
   std::string out;
@@ -113,9 +112,10 @@ TEST(StoreKvState, DuplicateKeyReleasedByOneSet) {
 }
 
 TEST(StoreKvState, EveryWritingOpWakesWaiters) {
-  const std::vector<Request> writers = {
-      {Op::set, "/w", "1"}, add("/w", 1), {Op::append, "/w", "x"},
-      {Op::compare_set, "/w", "", "c"}};
+  const std::vector<Request> writers = {{Op::set, "/w", "1"},
+                                        add("/w", 1),
+                                        {Op::append, "/w", "x"},
+                                        {Op::compare_set, "/w", "", "c"}};
   for (const auto& writer : writers) {
     KvState kv;
     kv.apply(k_a, wait_for({"/w"}));
@@ -206,11 +206,9 @@ TEST(StoreKvState, WatchKeyFollowsCapturedEvents) {
   ASSERT_EQ(fx.deliveries.size(), 1U);
   EXPECT_EQ(fx.deliveries[0].bytes, encode_watch_event(reply::k_key_created, "/wk", "", "v1"));
   fx = kv.apply(k_a, {Op::compare_set, "/wk", "v1", "v3"});
-  EXPECT_EQ(fx.deliveries.at(0).bytes,
-            encode_watch_event(reply::k_key_updated, "/wk", "v1", "v3"));
+  EXPECT_EQ(fx.deliveries.at(0).bytes, encode_watch_event(reply::k_key_updated, "/wk", "v1", "v3"));
   fx = kv.apply(k_a, {Op::delete_key, "/wk"});
-  EXPECT_EQ(fx.deliveries.at(0).bytes,
-            encode_watch_event(reply::k_key_deleted, "/wk", "v3", ""));
+  EXPECT_EQ(fx.deliveries.at(0).bytes, encode_watch_event(reply::k_key_deleted, "/wk", "v3", ""));
 }
 
 TEST(StoreKvState, MultiGetAnswersInOrderWithEmptyForMissing) {

@@ -1,8 +1,9 @@
 // Opcode tables, encoders and codec round-trips for every op of every dialect.
 
+#include "ddprun/store/protocol.hpp"
+
 #include <gtest/gtest.h>
 
-#include "ddprun/store/protocol.hpp"
 #include "support/hex.hpp"
 
 namespace ddprun::store {
@@ -11,17 +12,21 @@ namespace {
 using test::from_hex;
 using test::to_hex;
 
-constexpr std::array k_all_ops{
-    Op::validate,  Op::set,       Op::compare_set, Op::get,         Op::add,
-    Op::check,     Op::wait,      Op::get_num_keys, Op::watch_key,  Op::delete_key,
-    Op::append,    Op::multi_get, Op::multi_set,   Op::cancel_wait, Op::ping,
-    Op::queue_push, Op::queue_pop, Op::queue_len,  Op::list_keys,   Op::barrier};
+constexpr std::array k_all_ops{Op::validate,  Op::set,         Op::compare_set, Op::get,
+                               Op::add,       Op::check,       Op::wait,        Op::get_num_keys,
+                               Op::watch_key, Op::delete_key,  Op::append,      Op::multi_get,
+                               Op::multi_set, Op::cancel_wait, Op::ping,        Op::queue_push,
+                               Op::queue_pop, Op::queue_len,   Op::list_keys,   Op::barrier};
 
 Request sample(Op op) {
   Request r{op};
   switch (op) {
-    case Op::validate: r.word = k_validation_magic; break;
-    case Op::ping: r.word = 4242; break;
+    case Op::validate:
+      r.word = k_validation_magic;
+      break;
+    case Op::ping:
+      r.word = 4242;
+      break;
     case Op::set:
     case Op::append:
     case Op::queue_push:
@@ -40,16 +45,23 @@ Request sample(Op op) {
       break;
     case Op::check:
     case Op::wait:
-    case Op::multi_get: r.keys = {"/a", "", "/b"}; break;
-    case Op::multi_set: r.pairs = {{"/a", "1"}, {"/b", ""}}; break;
+    case Op::multi_get:
+      r.keys = {"/a", "", "/b"};
+      break;
+    case Op::multi_set:
+      r.pairs = {{"/a", "1"}, {"/b", ""}};
+      break;
     case Op::get:
     case Op::watch_key:
     case Op::delete_key:
     case Op::queue_pop:
-    case Op::queue_len: r.key = "/q"; break;
+    case Op::queue_len:
+      r.key = "/q";
+      break;
     case Op::get_num_keys:
     case Op::cancel_wait:
-    case Op::list_keys: break;
+    case Op::list_keys:
+      break;
   }
   return r;
 }
