@@ -365,6 +365,16 @@ void KvState::do_watch(ConnId conn, const Request& req, Effects& fx) {
 }
 
 void KvState::do_multi_get(const Request& req, Effects& fx) const {
+  std::size_t total = 0;
+  for (const auto& key : req.keys) {
+    const auto it = map_.find(key);
+    total += sizeof(std::uint64_t) + (it == map_.end() ? 0 : it->second.size());
+  }
+  if (total > limits_.max_reply_bytes) {
+    fx.close_reason = fmt::format("MULTI_GET reply of {} bytes exceeds {}", total,
+                                  limits_.max_reply_bytes);
+    return;
+  }
   for (const auto& key : req.keys) {
     const auto it = map_.find(key);
     put_bytes(fx.reply, it == map_.end() ? std::string_view() : std::string_view(it->second));
@@ -386,6 +396,15 @@ void KvState::do_queue_pop(const Request& req, Effects& fx) {
 }
 
 void KvState::do_list_keys(Effects& fx) const {
+  std::size_t total = sizeof(std::uint64_t);
+  for (const auto& [key, v] : map_) {
+    total += sizeof(std::uint64_t) + key.size();
+  }
+  if (total > limits_.max_reply_bytes) {
+    fx.close_reason = fmt::format("LIST_KEYS reply of {} bytes exceeds {}", total,
+                                  limits_.max_reply_bytes);
+    return;
+  }
   put_i64(fx.reply, static_cast<std::int64_t>(map_.size()));
   for (const auto& [key, v] : map_) {
     put_bytes(fx.reply, key);

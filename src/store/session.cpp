@@ -36,7 +36,7 @@ DecodeLimits decode_limits(const ServerOptions& o) {
 
 Registry::Registry(const ServerOptions& opts)
     : options(opts),
-      kv(KvLimits{opts.max_parked_waits_per_connection}),
+      kv(KvLimits{opts.max_parked_waits_per_connection, k_output_hard_limit_bytes}),
       read_chunk(k_read_chunk_bytes) {}
 
 void Registry::deliver(const Delivery& delivery) {

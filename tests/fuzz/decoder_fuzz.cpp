@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const DecodeLimits limits{k_fuzz_max_key, k_fuzz_max_value, k_fuzz_max_keys, k_fuzz_max_request};
   Decoder decoder(limits, pick_dialect(data[0]));
   const std::size_t chunk = std::size_t{data[1]} + 1;
-  KvState kv(KvLimits{8});
+  KvState kv(KvLimits{8, k_fuzz_max_request});
   std::string_view rest(reinterpret_cast<const char*>(data + 2), size - 2);
   std::size_t n = 0;
   while (!rest.empty()) {

@@ -33,6 +33,8 @@ struct Effects {
 
 struct KvLimits {
   std::size_t max_parked_waits_per_connection = k_max_parked_waits_per_connection;
+  /// MULTI_GET / LIST_KEYS replies larger than this close the connection instead.
+  std::size_t max_reply_bytes = k_output_hard_limit_bytes;
 };
 
 /// The state shared by all connections and all dialects (one flat byte-string map).

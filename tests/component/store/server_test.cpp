@@ -259,12 +259,15 @@ TEST(StoreServer, BindErrorNamesHostAndPort) {
             "bind 127.0.0.1:" + std::to_string(port) + ": Address already in use");
 }
 
-TEST(StoreServer, DualStackListenBindsAnyAddress) {
-  asio::io_context io;
-  Server server(io);
-  ASSERT_TRUE(server.listen("", 0));
-  EXPECT_NE(server.port(), 0);
-  EXPECT_GT(server.connection_limit(), 0U);
+TEST(StoreServer, DualStackListenServesIpv4Loopback) {
+  ServerThread st;
+  const auto port = st.start("");  // [::] with v6_only off
+  ASSERT_NE(port, 0);
+  RawConn c(port);  // connects to 127.0.0.1
+  ASSERT_TRUE(c.ok());
+  c.send(*encode_request(Dialect::d0, {Op::get_num_keys}));
+  EXPECT_EQ(recv_hex(c, 8), "00 00 00 00 00 00 00 00");
+  EXPECT_GT(st.on_io([&st] { return st.server().connection_limit(); }), 0U);
 }
 
 }  // namespace

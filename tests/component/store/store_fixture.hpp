@@ -37,8 +37,8 @@ class ServerThread {
     thread_.join();
   }
 
-  std::uint16_t start() {
-    const auto r = server_.listen("127.0.0.1", 0);
+  std::uint16_t start(const std::string& host = "127.0.0.1") {
+    const auto r = server_.listen(host, 0);
     if (!r) return 0;
     thread_ = std::thread([this] { io_.run(); });
     return server_.port();

@@ -191,7 +191,7 @@ TEST(StoreKvState, StaleWaitStillGetsLateStopWaiting) {
 }
 
 TEST(StoreKvState, ParkedWaitLimitClosesConnection) {
-  KvState kv(KvLimits{2});
+  KvState kv(KvLimits{2, k_output_hard_limit_bytes});
   kv.apply(k_a, wait_for({"/1"}));
   kv.apply(k_a, wait_for({"/2"}));
   const auto fx = kv.apply(k_a, wait_for({"/3"}));
@@ -217,6 +217,17 @@ TEST(StoreKvState, MultiGetAnswersInOrderWithEmptyForMissing) {
   Request mg{Op::multi_get};
   mg.keys = {"/missing", "/a"};
   EXPECT_EQ(kv.apply(k_a, mg).reply, bytes_reply("") + bytes_reply("1"));
+}
+
+TEST(StoreKvState, OversizedMultiGetReplyClosesConnection) {
+  KvState kv(KvLimits{8, 20});
+  kv.apply(k_a, {Op::set, "/a", std::string(10, 'x')});
+  Request mg{Op::multi_get};
+  mg.keys = {"/a", "/a"};
+  const auto fx = kv.apply(k_a, mg);
+  ASSERT_TRUE(fx.close_reason);
+  EXPECT_EQ(*fx.close_reason, "MULTI_GET reply of 36 bytes exceeds 20");
+  EXPECT_TRUE(fx.reply.empty());
 }
 
 TEST(StoreKvState, AppendCreatesThenConcatenates) {
