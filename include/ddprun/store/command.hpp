@@ -1,0 +1,30 @@
+#pragma once
+// `ddprun store ...`: a standalone store server and a small client for inspection.
+//
+//   ddprun store serve [--host H] [--port P] [--max-connections N] [--legacy-dialect D]
+//   ddprun store get KEY | set KEY VALUE | add KEY N | del KEY | keys   [--endpoint H:P]
+//
+// Keys are raw wire keys (PyTorch's TCPStore adds a leading "/": torch key "k" is "/k").
+
+#include "ddprun/util/result.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ddprun::store {
+
+inline constexpr std::uint16_t k_default_store_port = 29400;
+inline constexpr const char* k_default_endpoint = "127.0.0.1:29400";
+
+/// Runs the subcommand. `args` are the words after "ddprun store" (a leading "store" is
+/// skipped). Returns the exit code: 0 ok, 1 runtime failure (missing key, unreachable store),
+/// 2 usage error (one line on stderr).
+int store_command(const std::vector<std::string>& args);
+
+/// "host:port", "[v6addr]:port" -> (host, port). Error names the text and the expected form.
+Result<std::pair<std::string, std::uint16_t>> parse_endpoint(std::string_view text);
+
+}  // namespace ddprun::store

@@ -1,0 +1,59 @@
+#pragma once
+// The TCPStore-compatible server: one acceptor and one session coroutine per connection on the
+// caller's io_context (single-threaded). Speaks every dialect, detected per connection.
+
+#include "ddprun/net/asio.hpp"
+#include "ddprun/store/limits.hpp"
+#include "ddprun/store/protocol.hpp"
+#include "ddprun/util/result.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace ddprun::store {
+
+class KvState;
+
+struct ServerOptions {
+  std::uint64_t max_key_bytes = k_max_key_bytes;
+  std::uint64_t max_value_bytes = k_max_value_bytes;
+  std::uint64_t max_keys_per_request = k_max_keys_per_request;
+  std::uint64_t max_request_bytes = k_max_request_bytes;
+  std::size_t max_connections = k_max_connections;
+  std::size_t max_parked_waits_per_connection = k_max_parked_waits_per_connection;
+  /// Forces D0 or D1 for connections without the VALIDATE hello; legacy_auto detects.
+  Dialect legacy_dialect = Dialect::legacy_auto;
+  std::chrono::milliseconds opcode8_grace = k_opcode8_grace;
+};
+
+/// Owns the listening socket, the KvState and every session. All methods run on the
+/// io_context's thread. Destroying the Server stops it.
+class Server {
+ public:
+  Server(asio::io_context& io, ServerOptions options = {});
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Binds and listens synchronously, then accepts in a co_spawned coroutine. host "" or "::"
+  /// = dual-stack any-address, "0.0.0.0" = IPv4 any, otherwise the resolved address.
+  /// Port 0 picks a free port (see port()). Error: "bind <host>:<port>: <reason>".
+  Result<void> listen(const std::string& host, std::uint16_t port);
+  std::uint16_t port() const;
+  /// Closes the acceptor and every connection; run() then drains.
+  void stop();
+  std::size_t connection_count() const;
+  /// Connection cap in force (max_connections, lowered by the open-file limit).
+  std::size_t connection_limit() const;
+  const KvState& state() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace ddprun::store

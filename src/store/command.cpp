@@ -1,0 +1,227 @@
+// `ddprun store` subcommands (CLI11). serve runs a Server on a single io_context until SIGINT
+// or SIGTERM; the client subcommands use SyncClient.
+
+#include "ddprun/store/command.hpp"
+
+#include "ddprun/store/client.hpp"
+#include "ddprun/store/server.hpp"
+#include "ddprun/util/strings.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <iostream>
+
+namespace ddprun::store {
+namespace {
+
+constexpr int k_exit_ok = 0;
+constexpr int k_exit_failure = 1;
+constexpr int k_exit_usage = 2;
+constexpr double k_default_timeout_s = 10.0;
+constexpr std::uint16_t k_max_port = 65535;
+
+struct Args {
+  std::string host;
+  std::uint16_t port = k_default_store_port;
+  std::size_t max_connections = k_max_connections;
+  std::string legacy_dialect = "auto";
+  std::string endpoint = k_default_endpoint;
+  double timeout_s = k_default_timeout_s;
+  std::string key;
+  std::string value;
+  std::int64_t delta = 0;
+};
+
+Result<Dialect> parse_legacy_dialect(const std::string& text) {
+  if (text == "auto") {
+    return Dialect::legacy_auto;
+  }
+  if (text == "1.x-2.0") {
+    return Dialect::d0;
+  }
+  if (text == "2.1") {
+    return Dialect::d1;
+  }
+  return make_error(ErrorCode::usage,
+                    fmt::format("--legacy-dialect {}: expected auto, 1.x-2.0 or 2.1", text));
+}
+
+int serve(const Args& a) {
+  const auto dialect = parse_legacy_dialect(a.legacy_dialect);
+  if (!dialect) {
+    std::cerr << "ddprun store: " << dialect.error().message << "\n";
+    return k_exit_usage;
+  }
+  asio::io_context io(1);
+  ServerOptions opts;
+  opts.max_connections = a.max_connections;
+  opts.legacy_dialect = *dialect;
+  Server server(io, opts);
+  if (auto r = server.listen(a.host, a.port); !r) {
+    std::cerr << "ddprun store: " << r.error().message << "\n";
+    return k_exit_failure;
+  }
+  spdlog::info("store: serving on {}:{} (connection limit {})", a.host.empty() ? "[::]" : a.host,
+               server.port(), server.connection_limit());
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+    if (!ec) {
+      spdlog::info("store: signal {} received, stopping", signo);
+    }
+    server.stop();
+    io.stop();
+  });
+  io.run();
+  return k_exit_ok;
+}
+
+int fail(const Error& e) {
+  std::cerr << "ddprun store: " << e.message << "\n";
+  return k_exit_failure;
+}
+
+Result<ClientOptions> client_options(const Args& a, Dialect dialect) {
+  auto ep = parse_endpoint(a.endpoint);
+  if (!ep) {
+    return ep.error();
+  }
+  ClientOptions o;
+  o.host = ep->first;
+  o.port = ep->second;
+  o.dialect = dialect;
+  o.connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a.timeout_s * 1000));
+  o.op_timeout = o.connect_timeout;
+  return o;
+}
+
+int run_client(const std::string& verb, const Args& a) {
+  auto opts = client_options(a, verb == "keys" ? Dialect::d2 : Dialect::d0);
+  if (!opts) {
+    std::cerr << "ddprun store: " << opts.error().message << "\n";
+    return k_exit_usage;
+  }
+  SyncClient c(*opts);
+  if (verb == "set") {
+    auto r = c.set(a.key, a.value);
+    return r ? k_exit_ok : fail(r.error());
+  }
+  if (verb == "add") {
+    auto r = c.add(a.key, a.delta);
+    if (!r) {
+      return fail(r.error());
+    }
+    std::cout << *r << "\n";
+    return k_exit_ok;
+  }
+  if (verb == "del") {
+    auto r = c.delete_key(a.key);
+    if (!r) {
+      return fail(r.error());
+    }
+    std::cout << (*r ? "deleted" : "absent") << "\n";
+    return k_exit_ok;
+  }
+  if (verb == "keys") {
+    auto r = c.list_keys();
+    if (!r) {
+      return fail(r.error());
+    }
+    std::sort(r->begin(), r->end());
+    for (const auto& k : *r) {
+      std::cout << k << "\n";
+    }
+    return k_exit_ok;
+  }
+  auto present = c.check({a.key});  // get: never block on a missing key
+  if (!present) {
+    return fail(present.error());
+  }
+  if (!*present) {
+    return fail(make_error(ErrorCode::io, fmt::format("key {} not found", util::quoted(a.key))));
+  }
+  auto r = c.get(a.key);
+  if (!r) {
+    return fail(r.error());
+  }
+  std::cout << *r << "\n";
+  return k_exit_ok;
+}
+
+void add_client_options(CLI::App* sub, Args& a) {
+  sub->add_option("--endpoint", a.endpoint, "store address HOST:PORT")->capture_default_str();
+  sub->add_option("--timeout", a.timeout_s, "seconds for connect and each operation")
+      ->capture_default_str();
+}
+
+void build(CLI::App& app, Args& a) {
+  app.require_subcommand(1);
+  auto* serve_cmd = app.add_subcommand("serve", "run a standalone store server");
+  serve_cmd->add_option("--host", a.host, "bind address (empty = all, dual-stack)");
+  serve_cmd->add_option("--port", a.port, "port (0 = any)")->capture_default_str();
+  serve_cmd->add_option("--max-connections", a.max_connections)->capture_default_str();
+  serve_cmd->add_option("--legacy-dialect", a.legacy_dialect, "auto, 1.x-2.0 or 2.1")
+      ->capture_default_str();
+  auto* get = app.add_subcommand("get", "print a key's value");
+  get->add_option("KEY", a.key)->required();
+  auto* set = app.add_subcommand("set", "set a key");
+  set->add_option("KEY", a.key)->required();
+  set->add_option("VALUE", a.value)->required();
+  auto* add = app.add_subcommand("add", "add N to an integer key, print the result");
+  add->add_option("KEY", a.key)->required();
+  add->add_option("N", a.delta)->required();
+  auto* del = app.add_subcommand("del", "delete a key");
+  del->add_option("KEY", a.key)->required();
+  auto* keys = app.add_subcommand("keys", "list all keys (needs a VALIDATE-era server)");
+  for (auto* sub : {get, set, add, del, keys}) {
+    add_client_options(sub, a);
+  }
+}
+
+}  // namespace
+
+Result<std::pair<std::string, std::uint16_t>> parse_endpoint(std::string_view text) {
+  const auto colon = text.rfind(':');
+  const auto bad = [&] {
+    return make_error(ErrorCode::usage,
+                      fmt::format("endpoint {}: expected HOST:PORT", util::quoted(text)));
+  };
+  if (colon == std::string_view::npos || colon == 0) {
+    return bad();
+  }
+  std::string host(text.substr(0, colon));
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const auto port = util::parse_int_in(text.substr(colon + 1), 0, k_max_port);
+  if (!port || host.empty()) {
+    return bad();
+  }
+  return std::make_pair(host, static_cast<std::uint16_t>(*port));
+}
+
+int store_command(const std::vector<std::string>& args) {
+  std::vector<std::string> words = args;
+  if (!words.empty() && words.front() == "store") {
+    words.erase(words.begin());
+  }
+  CLI::App app("ddprun store: TCPStore-compatible server and client", "ddprun store");
+  Args a;
+  build(app, a);
+  std::reverse(words.begin(), words.end());  // CLI11 consumes a reversed vector
+  try {
+    app.parse(words);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return k_exit_ok;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "ddprun store: " << e.what() << "\n";
+    return k_exit_usage;
+  }
+  const std::string verb = app.get_subcommands().front()->get_name();
+  return verb == "serve" ? serve(a) : run_client(verb, a);
+}
+
+}  // namespace ddprun::store

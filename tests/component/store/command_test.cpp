@@ -1,0 +1,75 @@
+// `ddprun store` subcommands against a loopback server; usage errors exit 2.
+
+#include "ddprun/store/command.hpp"
+
+#include <gtest/gtest.h>
+
+#include "store_fixture.hpp"
+
+namespace ddprun::store {
+namespace {
+
+using testing::internal::CaptureStderr;
+using testing::internal::CaptureStdout;
+using testing::internal::GetCapturedStderr;
+using testing::internal::GetCapturedStdout;
+
+int run(std::vector<std::string> args, std::string* out = nullptr, std::string* err = nullptr) {
+  CaptureStdout();
+  CaptureStderr();
+  const int rc = store_command(args);
+  const std::string o = GetCapturedStdout();
+  const std::string e = GetCapturedStderr();
+  if (out != nullptr) *out = o;
+  if (err != nullptr) *err = e;
+  return rc;
+}
+
+TEST(StoreCommand, ClientVerbsAgainstServer) {
+  test::ServerThread st;
+  const std::string ep = "127.0.0.1:" + std::to_string(st.start());
+  std::string out;
+  EXPECT_EQ(run({"set", "/k", "v1", "--endpoint", ep}), 0);
+  EXPECT_EQ(run({"store", "get", "/k", "--endpoint", ep}, &out), 0);
+  EXPECT_EQ(out, "v1\n");
+  EXPECT_EQ(run({"add", "/n", "5", "--endpoint", ep}, &out), 0);
+  EXPECT_EQ(out, "5\n");
+  EXPECT_EQ(run({"keys", "--endpoint", ep}, &out), 0);
+  EXPECT_EQ(out, "/k\n/n\n");
+  EXPECT_EQ(run({"del", "/k", "--endpoint", ep}, &out), 0);
+  EXPECT_EQ(out, "deleted\n");
+  std::string err;
+  EXPECT_EQ(run({"get", "/k", "--endpoint", ep}, &out, &err), 1);
+  EXPECT_EQ(err, "ddprun store: key '/k' not found\n");
+}
+
+TEST(StoreCommand, UsageErrorsExitTwoWithOneLine) {
+  std::string err;
+  EXPECT_EQ(run({"frobnicate"}, nullptr, &err), 2);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(run({"set", "only-key"}, nullptr, &err), 2);
+  EXPECT_EQ(run({"get", "k", "--endpoint", "nocolon"}, nullptr, &err), 2);
+  EXPECT_EQ(err, "ddprun store: endpoint 'nocolon': expected HOST:PORT\n");
+  EXPECT_EQ(run({"serve", "--legacy-dialect", "3.0"}, nullptr, &err), 2);
+}
+
+TEST(StoreCommand, ServeReportsBindError) {
+  test::ServerThread st;
+  const auto port = st.start();
+  std::string err;
+  EXPECT_EQ(run({"serve", "--host", "127.0.0.1", "--port", std::to_string(port)}, nullptr, &err),
+            1);
+  EXPECT_EQ(err,
+            "ddprun store: bind 127.0.0.1:" + std::to_string(port) + ": Address already in use\n");
+}
+
+TEST(StoreCommand, ParseEndpointForms) {
+  EXPECT_EQ(*parse_endpoint("host:29400"),
+            std::make_pair(std::string("host"), std::uint16_t{29400}));
+  EXPECT_EQ(parse_endpoint("[::1]:80")->first, "::1");
+  EXPECT_FALSE(parse_endpoint("host:99999"));
+  EXPECT_FALSE(parse_endpoint(":80"));
+}
+
+}  // namespace
+}  // namespace ddprun::store
