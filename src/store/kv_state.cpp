@@ -427,4 +427,17 @@ void KvState::do_barrier(ConnId conn, const Request& req, Effects& fx) {
   fx.reply = one_byte(reply::k_stop_waiting);
 }
 
+std::size_t KvState::erase_prefix(std::string_view prefix) {
+  std::size_t erased = 0;
+  for (auto it = map_.begin(); it != map_.end();) {
+    if (std::string_view(it->first).substr(0, prefix.size()) == prefix) {
+      it = map_.erase(it);
+      ++erased;
+    } else {
+      ++it;
+    }
+  }
+  return erased;
+}
+
 }  // namespace ddprun::store

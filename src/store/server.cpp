@@ -194,4 +194,8 @@ std::size_t Server::connection_count() const { return impl_->registry.sessions.s
 std::size_t Server::connection_limit() const { return impl_->limit; }
 const KvState& Server::state() const { return impl_->registry.kv; }
 
+std::size_t Server::erase_prefix(std::string_view prefix) {
+  return impl_->registry.kv.erase_prefix(prefix);
+}
+
 }  // namespace ddprun::store

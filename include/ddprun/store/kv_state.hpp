@@ -48,6 +48,9 @@ class KvState {
   void disconnect(ConnId conn);
 
   std::size_t num_keys() const { return map_.size(); }
+  /// Deletes every key starting with `prefix` (the agent clears its workers' keys between
+  /// rounds); returns how many went. Parked waits are unaffected: they wait for new sets.
+  std::size_t erase_prefix(std::string_view prefix);
   std::size_t parked_waits() const { return waits_.size(); }
   std::size_t parked_waits(ConnId conn) const;
   std::size_t watcher_count() const;

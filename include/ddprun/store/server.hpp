@@ -49,6 +49,8 @@ class Server {
   /// Connection cap in force (max_connections, lowered by the open-file limit).
   std::size_t connection_limit() const;
   const KvState& state() const;
+  /// KvState::erase_prefix on the served state.
+  std::size_t erase_prefix(std::string_view prefix);
 
   struct Impl;
 

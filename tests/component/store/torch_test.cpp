@@ -24,7 +24,8 @@ constexpr auto k_startup_timeout = 60s;
 
 std::string script(const char* name) {
   const char* root = std::getenv("DDPRUN_SOURCE_DIR");
-  return std::string(root ? root : ".") + "/tests/component/store/" + name;
+  return std::string(root != nullptr ? root : DDPRUN_TEST_SOURCE_DIR) + "/tests/component/store/" +
+         name;
 }
 
 bool torch_available() {

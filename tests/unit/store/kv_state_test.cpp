@@ -297,5 +297,16 @@ TEST(StoreStollPrefix, ParsesLikeStdStoll) {
   EXPECT_EQ(parse_stoll_prefix("99999999999999999999"), std::nullopt);
 }
 
+TEST(StoreKvState, ErasePrefixRemovesOnlyThatPrefix) {
+  KvState kv;
+  kv.apply(k_a, {Op::set, "/worker/attempt_0/a", "1"});
+  kv.apply(k_a, {Op::set, "/worker/attempt_0/b", "2"});
+  kv.apply(k_a, {Op::set, "ddprun/rdzv/x/state", "s"});
+  EXPECT_EQ(kv.erase_prefix("/worker/"), 2u);
+  EXPECT_EQ(kv.num_keys(), 1u);
+  EXPECT_EQ(kv.value("ddprun/rdzv/x/state"), "s");
+  EXPECT_EQ(kv.erase_prefix("/worker/"), 0u);
+}
+
 }  // namespace
 }  // namespace ddprun::store
