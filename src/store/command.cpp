@@ -60,12 +60,7 @@ int serve(const Args& a) {
   opts.max_connections = a.max_connections;
   opts.legacy_dialect = *dialect;
   Server server(io, opts);
-  if (auto r = server.listen(a.host, a.port); !r) {
-    std::cerr << "ddprun store: " << r.error().message << "\n";
-    return k_exit_failure;
-  }
-  spdlog::info("store: serving on {}:{} (connection limit {})", a.host.empty() ? "[::]" : a.host,
-               server.port(), server.connection_limit());
+  // Handlers go in before listen(): a client can connect (and a supervisor signal) at once.
   asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signo) {
     if (!ec) {
@@ -74,6 +69,12 @@ int serve(const Args& a) {
     server.stop();
     io.stop();
   });
+  if (auto r = server.listen(a.host, a.port); !r) {
+    std::cerr << "ddprun store: " << r.error().message << "\n";
+    return k_exit_failure;
+  }
+  spdlog::info("store: serving on {}:{} (connection limit {})", a.host.empty() ? "[::]" : a.host,
+               server.port(), server.connection_limit());
   io.run();
   return k_exit_ok;
 }

@@ -1,5 +1,12 @@
 // `ddprun store` subcommands against a loopback server; usage errors exit 2.
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "ddprun/store/client.hpp"
 #include "ddprun/store/command.hpp"
 
 #include <gtest/gtest.h>
@@ -61,6 +68,33 @@ TEST(StoreCommand, ServeReportsBindError) {
             1);
   EXPECT_EQ(err,
             "ddprun store: bind 127.0.0.1:" + std::to_string(port) + ": Address already in use\n");
+}
+
+TEST(StoreCommand, ServeAnswersClientsAndStopsOnSigterm) {
+  std::uint16_t port = 0;
+  {
+    asio::io_context io;
+    Server probe(io);
+    ASSERT_TRUE(probe.listen("127.0.0.1", 0));
+    port = probe.port();
+  }  // a free loopback port, released for `serve`
+  std::atomic<int> rc{-1};
+  std::thread serve([&] {
+    rc = store_command({"serve", "--host", "127.0.0.1", "--port", std::to_string(port)});
+  });
+  ClientOptions opts;
+  opts.port = port;
+  opts.connect_timeout = std::chrono::seconds(10);  // retries until serve listens
+  opts.op_timeout = std::chrono::seconds(5);
+  SyncClient c(opts);
+  const auto set = c.set("/k", "v");
+  EXPECT_TRUE(set) << set.error().message;
+  if (set) {
+    EXPECT_EQ(*c.get("/k"), "v");
+    kill(getpid(), SIGTERM);  // serve's signal_set was installed before it listened
+  }  // else serve failed to listen and has returned already
+  serve.join();
+  EXPECT_EQ(rc.load(), 0);
 }
 
 TEST(StoreCommand, ParseEndpointForms) {
