@@ -8,11 +8,15 @@
 namespace ddprun::agent {
 
 LocalRendezvous::LocalRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                                 MasterEndpoint master)
-    : cfg_(cfg), master_(std::move(master)), watch_timer_(ctx) {}
+                                 MasterEndpoint master, std::function<void()> before_round)
+    : cfg_(cfg), master_(std::move(master)), before_round_(std::move(before_round)),
+      watch_timer_(ctx) {}
 
 asio::awaitable<Result<Round>> LocalRendezvous::next_round(int restart_count) {
   watch_timer_.cancel();  // ends the previous round's watch()
+  if (before_round_) {
+    before_round_();
+  }
   Round round;
   round.round_number = round_++;
   round.info = RoundInfo{master_.addr, master_.port,     restart_count, cfg_.max_restarts,

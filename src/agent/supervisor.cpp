@@ -69,6 +69,32 @@ asio::awaitable<void> Supervisor::rdzv_watch_loop(int generation) {
   }
 }
 
+asio::awaitable<void> Supervisor::join_round(int restart_count) {
+  auto round = std::make_shared<Result<Round>>(co_await rdzv_.next_round(restart_count));
+  events_.push(Event{Event::Kind::round_ready, 0, 0, 0, RdzvSignal::none, std::move(round)});
+}
+
+/// Joins the next round while still answering signals: a join can wait minutes for other
+/// nodes, and a SIGTERM then must not wait with it. nullopt: a handled signal arrived first.
+asio::awaitable<std::optional<Result<Round>>> Supervisor::next_round(int restart_count) {
+  asio::co_spawn(ctx_, join_round(restart_count), asio::detached);
+  while (true) {
+    Event ev = co_await events_.pop();
+    if (ev.kind == Event::Kind::round_ready) {
+      co_return std::move(*ev.round);
+    }
+    if (ev.kind == Event::Kind::agent_signal) {
+      received_signal_ = ev.signal;
+      spdlog::warn("Received {} death signal while joining the rendezvous; exiting",
+                   process::signal_name(ev.signal));
+      co_return std::nullopt;
+    }
+    if (ev.kind == Event::Kind::child_exited) {
+      handle_child(ev.pid, ev.status);  // an orphan adopted from the previous round
+    }
+  }
+}
+
 Result<void> Supervisor::start_workers(const Round& round) {
   workers_.clear();
   failure_order_.clear();
@@ -253,7 +279,11 @@ asio::awaitable<int> Supervisor::run() {
   asio::co_spawn(ctx_, signal_loop(), asio::detached);
   int remaining = cfg_.max_restarts;
   while (true) {
-    auto round = co_await rdzv_.next_round(cfg_.max_restarts - remaining);
+    auto joined = co_await next_round(cfg_.max_restarts - remaining);
+    if (!joined) {
+      co_return 1;
+    }
+    auto& round = *joined;
     if (!round) {
       spdlog::error("rendezvous failed: {}", round.error().message);
       co_return 1;

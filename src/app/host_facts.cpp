@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ddprun/net/asio.hpp"
 #include "ddprun/util/strings.hpp"
 
 namespace ddprun::app {
@@ -76,6 +77,69 @@ config::HostFacts gather_host_facts(const util::Env& env) {
   }
   host.random_run_id = random_uuid4();
   return host;
+}
+
+namespace {
+
+std::vector<asio::ip::address> resolve_addresses(const std::string& host) {
+  asio::io_context ctx;
+  asio::ip::udp::resolver resolver(ctx);
+  boost::system::error_code ec;
+  auto results = resolver.resolve(host, "0", ec);
+  std::vector<asio::ip::address> out;
+  if (!ec) {
+    for (const auto& r : results) {
+      out.push_back(r.endpoint().address());
+    }
+  }
+  return out;
+}
+
+bool binds_locally(const asio::ip::address& addr) {
+  asio::io_context ctx;
+  asio::ip::udp::socket socket(ctx);
+  boost::system::error_code ec;
+  socket.open(addr.is_v6() ? asio::ip::udp::v6() : asio::ip::udp::v4(), ec);
+  if (!ec) {
+    socket.bind(asio::ip::udp::endpoint(addr, 0), ec);
+  }
+  return !ec;
+}
+
+}  // namespace
+
+bool is_local_host(const std::string& host) {
+  for (const auto& addr : resolve_addresses(host)) {
+    if (binds_locally(addr)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string bindable_address(const std::string& host) {
+  for (const auto& addr : resolve_addresses(host)) {
+    if (binds_locally(addr)) {
+      return addr.to_string();
+    }
+  }
+  return "";
+}
+
+std::string route_source_address(const std::string& host, int port) {
+  for (const auto& addr : resolve_addresses(host)) {
+    asio::io_context ctx;
+    asio::ip::udp::socket socket(ctx);
+    boost::system::error_code ec;
+    socket.open(addr.is_v6() ? asio::ip::udp::v6() : asio::ip::udp::v4(), ec);
+    if (!ec) {
+      socket.connect(asio::ip::udp::endpoint(addr, static_cast<unsigned short>(port)), ec);
+    }
+    if (!ec) {
+      return socket.local_endpoint(ec).address().to_string();
+    }
+  }
+  return "";
 }
 
 }  // namespace ddprun::app

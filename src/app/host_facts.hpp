@@ -10,4 +10,14 @@ config::HostFacts gather_host_facts(const util::Env& env);
 /// Counts CUDA_VISIBLE_DEVICES entries (ints, GPU-/MIG- UUIDs); empty means zero.
 int count_visible_devices(const std::string& value);
 
+/// True when `host` names this machine: one of its addresses binds locally.
+bool is_local_host(const std::string& host);
+
+/// The local address the kernel would use to reach host:port (no packet is sent), or ""
+/// when it cannot be found.
+std::string route_source_address(const std::string& host, int port);
+
+/// The first address of `host` this machine can bind, or "" (then bind every interface).
+std::string bindable_address(const std::string& host);
+
 }  // namespace ddprun::app

@@ -8,7 +8,6 @@
 #include <csignal>
 #include <cstdio>
 
-#include "ddprun/agent/local_rendezvous.hpp"
 #include "ddprun/agent/supervisor.hpp"
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
@@ -17,6 +16,7 @@
 #include "ddprun/util/strings.hpp"
 #include "host_facts.hpp"
 #include "logging.hpp"
+#include "rendezvous_setup.hpp"
 #include "reporting.hpp"
 #include "version.hpp"
 #include "worker_io.hpp"
@@ -51,24 +51,17 @@ Result<void> preflight(const config::LaunchConfig& cfg, const util::Env& env) {
   return {};
 }
 
-agent::MasterEndpoint master_endpoint(const config::LaunchConfig& cfg) {
-  if (cfg.rdzv_backend == "static") {
-    return {cfg.master_addr, cfg.master_port, false};
-  }
-  std::string addr = cfg.local_addr.empty() ? agent::host_fqdn() : cfg.local_addr;
-  return {addr, value_or_throw(agent::find_free_port("localhost")), false};
-}
-
 int run_agent(const config::LaunchConfig& cfg, util::Env agent_env) {
   asio::io_context ctx(1);
+  util::SystemClock clock;
   process::PosixLauncher launcher;
-  agent::LocalRendezvous rdzv(ctx, cfg, master_endpoint(cfg));
+  auto setup = make_rendezvous(ctx, cfg, clock);
   auto io = make_worker_io(ctx, cfg, agent_env);
   Reporter reporter(cfg, agent_env);
-  agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, rdzv, *io,
+  agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, *setup.rdzv, *io,
                                reporter.hooks());
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
-               util::quoted(cfg.training_script), rdzv.describe(), cfg.max_restarts);
+               util::quoted(cfg.training_script), setup.rdzv->describe(), cfg.max_restarts);
   int status = 1;
   asio::co_spawn(ctx, supervisor.run(), [&](std::exception_ptr e, int code) {
     status = e ? 1 : code;
@@ -98,11 +91,6 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   if (cfg.print_config) {
     std::fputs(config::render_config(cfg).c_str(), stdout);
     return 0;
-  }
-  if (cfg.nnodes.max > 1) {
-    throw Fatal(make_error(ErrorCode::usage,
-                           "--nnodes " + std::to_string(cfg.nnodes.max) +
-                               ": multi-node rendezvous is not available in this build yet"));
   }
   setup_logging(cfg.log_level);
   if (auto ok = preflight(cfg, env); !ok) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/store/command.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "launch.hpp"
 
@@ -20,6 +21,9 @@ int exit_code_for(const Error& e) {
 
 int main(int argc, char** argv, char** envp) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "store") {
+    return store::store_command(args);
+  }
   try {
     return launch(args, util::Env::from_environ(envp));
   } catch (const Fatal& f) {

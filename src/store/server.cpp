@@ -111,7 +111,7 @@ void Server::Impl::apply_fd_limit() {
   }
   const std::size_t by_fds = soft > k_reserved_fds ? soft - k_reserved_fds : 1;
   if (by_fds < limit) {
-    spdlog::warn(
+    spdlog::info(
         "store: open-file limit {} caps connections at {} (configured {}); raise "
         "`ulimit -n` for larger jobs",
         soft, by_fds, limit);

@@ -33,7 +33,8 @@ std::map<std::string, std::string> parse_env_file(const std::string& path) {
 /// Runs ddprun under `env -i` with a minimal environment, as the spec's capture did.
 RunResult run_clean(const std::vector<std::string>& args, const std::string& tag = "X=1") {
   std::vector<std::string> argv{"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/root",
-                                "FOO=bar", tag, ddprun_bin()};
+                                "FOO=bar", tag, ddprun_bin(),
+                                "--master_port=" + std::to_string(free_port())};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, RunOptions{{}, {}, "", std::chrono::seconds(60)});
 }
@@ -58,6 +59,7 @@ TEST(LauncherE2E, StandaloneEnvMatchesTorchrun) {
                                             "_[^/]+/attempt_0/" + r_str + "/error\\.json")))
         << env["TORCHELASTIC_ERROR_FILE"];
     EXPECT_FALSE(env["MASTER_ADDR"].empty());
+    EXPECT_EQ(env["TORCHELASTIC_USE_AGENT_STORE"], "True");
     std::map<std::string, std::string> fixed{
         {"FOO", "bar"}, {"GROUP_RANK", "0"}, {"GROUP_WORLD_SIZE", "1"}, {"HOME", "/root"},
         {"LOCAL_RANK", r_str}, {"LOCAL_WORLD_SIZE", "2"}, {"NCCL_ASYNC_ERROR_HANDLING", "1"},
@@ -86,16 +88,18 @@ TEST(LauncherE2E, StaticDefaultsUseMasterAddrAndPort) {
   EXPECT_EQ(env["MASTER_ADDR"], "127.0.0.1");
   EXPECT_EQ(env["MASTER_PORT"], "29517");
   EXPECT_EQ(env["TORCHELASTIC_RUN_ID"], "none");
+  EXPECT_EQ(env["TORCHELASTIC_USE_AGENT_STORE"], "True");  // the agent hosts the workers' store
   EXPECT_EQ(env.count("OMP_NUM_THREADS"), 0u);  // one worker: torchrun leaves it unset
 }
 
 TEST(LauncherE2E, RestartsExactlyMaxRestartsThenExitsOne) {
   auto dir = make_temp_dir("ddprun-restart-");
-  auto r = run_clean({"--nproc_per_node=2", "--max_restarts=2", "--no_python",
-                      worker("attempts.sh"), dir, "1", "7"});
+  auto port = std::to_string(free_port());
+  auto r = run_clean({"--nproc_per_node=2", "--max_restarts=2", "--master_port", port,
+                      "--no_python", worker("attempts.sh"), dir, "1", "7"});
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(read_file(dir + "/rank_1.log"),
-            "attempt=0 rank=1 port=29500\nattempt=1 rank=1 port=29500\nattempt=2 rank=1 port=29500\n");
+  EXPECT_EQ(read_file(dir + "/rank_1.log"), "attempt=0 rank=1 port=" + port + "\nattempt=1 rank=1 port=" +
+                                                port + "\nattempt=2 rank=1 port=" + port + "\n");
   EXPECT_NE(r.err.find("Worker group FAILED. 2/2 attempts left"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("Worker group FAILED. 1/2 attempts left"), std::string::npos);
   EXPECT_EQ(r.err.find("0/2 attempts left"), std::string::npos);
@@ -202,4 +206,17 @@ TEST(LauncherE2E, RealGlooDdpStep) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("rank=0 world=2 allreduce=3.0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rank=1 world=2 allreduce=3.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("store=True"), std::string::npos) << r.out;
+}
+
+TEST(LauncherE2E, RealGlooDdpStepWithWorkerHostedStore) {
+  if (!have_torch()) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
+  }
+  auto r = run({ddprun_bin(), "--standalone", "--nproc_per_node=2", "--agent-store=off",
+                "--python=/usr/bin/python3", worker("gloo_allreduce.py")},
+               RunOptions{{}, {}, "", std::chrono::seconds(120)});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("rank=1 world=2 allreduce=3.0 grad=12.0000 store=False"), std::string::npos)
+      << r.out;
 }

@@ -1,6 +1,9 @@
 #include "support/subprocess.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +31,9 @@ std::vector<std::string> child_env(const RunOptions& o) {
   }
   for (const auto& name : o.env_remove) {
     vars.erase(name);
+  }
+  if (vars.count("PET_MASTER_PORT") == 0) {
+    vars["PET_MASTER_PORT"] = std::to_string(free_port());
   }
   for (const auto& [k, v] : o.env_add) {
     vars[k] = v;
@@ -73,6 +79,21 @@ int decode(int status) {
 }
 
 }  // namespace
+
+int free_port() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
 
 void sleep_a_moment() { std::this_thread::sleep_for(std::chrono::milliseconds(10)); }
 

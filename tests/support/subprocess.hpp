@@ -17,12 +17,18 @@ struct RunResult {
   std::string err;
 };
 
+/// Every child gets PET_MASTER_PORT set to a free port unless the test sets it, so that
+/// concurrently running static single-node launches (which host a store on the master
+/// port, as torchrun does) do not collide on 29500.
 struct RunOptions {
   std::map<std::string, std::string> env_add;  ///< added to (or replacing in) this process's env
   std::vector<std::string> env_remove;
   std::string cwd;
   std::chrono::milliseconds timeout{60000};
 };
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_port();
 
 /// Runs argv to completion (or the deadline, then SIGKILL of its process group).
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});

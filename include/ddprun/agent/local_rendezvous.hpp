@@ -20,7 +20,9 @@ struct MasterEndpoint {
 
 class LocalRendezvous final : public Rendezvous {
  public:
-  LocalRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg, MasterEndpoint master);
+  /// `before_round` runs as each round forms (the app clears its workers' store there).
+  LocalRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg, MasterEndpoint master,
+                  std::function<void()> before_round = {});
 
   asio::awaitable<Result<Round>> next_round(int restart_count) override;
   asio::awaitable<RdzvSignal> watch() override;
@@ -32,6 +34,7 @@ class LocalRendezvous final : public Rendezvous {
  private:
   const config::LaunchConfig& cfg_;
   MasterEndpoint master_;
+  std::function<void()> before_round_;
   asio::steady_timer watch_timer_;
   int round_ = 0;
 };

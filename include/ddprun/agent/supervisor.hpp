@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,15 +56,18 @@ class Supervisor {
     std::chrono::system_clock::time_point exit_time;
   };
   struct Event {
-    enum class Kind { child_exited, agent_signal, rdzv } kind;
+    enum class Kind { child_exited, agent_signal, rdzv, round_ready } kind;
     pid_t pid = 0;
     int status = 0;
     int signal = 0;
     RdzvSignal rdzv = RdzvSignal::none;
+    std::shared_ptr<Result<Round>> round = nullptr;
   };
 
   asio::awaitable<void> signal_loop();
   asio::awaitable<void> rdzv_watch_loop(int generation);
+  asio::awaitable<void> join_round(int restart_count);
+  asio::awaitable<std::optional<Result<Round>>> next_round(int restart_count);
   Result<void> start_workers(const Round& round);
   asio::awaitable<Outcome> monitor();
   void handle_child(pid_t pid, int status);

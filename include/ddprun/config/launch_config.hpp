@@ -64,6 +64,7 @@ struct LaunchConfig {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   std::string local_addr;
+  std::optional<int> node_index;  ///< this node's index from the scheduler, when known
   std::vector<int> signals_to_handle;
   std::string python;  ///< interpreter for Python workers
   bool append_local_rank = false;

@@ -1,0 +1,153 @@
+#include "elastic_rendezvous.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "ddprun/util/strings.hpp"
+
+namespace ddprun::app {
+
+namespace {
+
+/// Workers of every round find their keys under this prefix (torch's agent-store layout).
+constexpr const char* k_worker_prefix = "/worker/";
+
+agent::RdzvSignal to_agent_signal(rdzv::RunSignal s) {
+  switch (s) {
+    case rdzv::RunSignal::membership_changed:
+      return agent::RdzvSignal::membership_changed;
+    case rdzv::RunSignal::peer_failed:
+    case rdzv::RunSignal::closed:
+      return agent::RdzvSignal::peer_failed;
+    case rdzv::RunSignal::none:
+      break;
+  }
+  return agent::RdzvSignal::none;
+}
+
+}  // namespace
+
+ElasticRendezvous::ElasticRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
+                                     std::shared_ptr<rdzv::DynamicRendezvous> dyn,
+                                     store::Server* hosted, StoreKv* kv, ElasticOptions options)
+    : ctx_(ctx),
+      cfg_(cfg),
+      dyn_(std::move(dyn)),
+      hosted_(hosted),
+      kv_(kv),
+      options_(std::move(options)) {}
+
+Result<void> ElasticRendezvous::check_static_ranks(const rdzv::RoundResult& round) const {
+  std::map<int, std::string> seen;
+  for (const auto& node : round.participants) {
+    int rank = node.node_index.value_or(-1);
+    auto [it, fresh] = seen.emplace(rank, node.addr + " (pid " + std::to_string(node.pid) + ")");
+    if (!fresh) {
+      return make_error(ErrorCode::config,
+                        "--node-rank " + std::to_string(rank) + " is used by two agents: " +
+                            it->second + " and " + node.addr + " (pid " +
+                            std::to_string(node.pid) + "); each node needs its own rank");
+    }
+  }
+  return {};
+}
+
+Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::RoundResult& round) {
+  (void)round;
+  if (options_.is_static) {
+    if (hosted_ != nullptr) {
+      hosted_->erase_prefix(k_worker_prefix);  // a clean slate for this round's workers
+    }
+    return rdzv::MasterEndpoint{cfg_.master_addr, cfg_.master_port};
+  }
+  worker_store_ = std::make_unique<store::Server>(ctx_);
+  if (auto ok = worker_store_->listen("", 0); !ok) {
+    return ok.error();
+  }
+  return rdzv::MasterEndpoint{options_.advertise_addr, worker_store_->port()};
+}
+
+asio::awaitable<Result<agent::Round>> ElasticRendezvous::next_round(int restart_count) {
+  worker_store_.reset();
+  auto r = co_await dyn_->next_round();
+  if (!r) {
+    co_return r.error();
+  }
+  if (options_.is_static) {
+    if (auto ok = check_static_ranks(*r); !ok) {
+      co_return ok.error();
+    }
+  }
+  std::optional<rdzv::MasterEndpoint> mine;
+  if (r->group_rank == 0) {
+    auto ep = my_worker_store(*r);
+    if (!ep) {
+      co_return ep.error();
+    }
+    mine = *ep;
+  }
+  auto master = co_await dyn_->exchange_master(*r, mine);
+  if (!master) {
+    co_return master.error();
+  }
+  std::vector<agent::NodeInfo> nodes;
+  for (std::size_t i = 0; i < r->participants.size(); ++i) {
+    const auto& p = r->participants[i];
+    nodes.push_back(agent::NodeInfo{p.role, static_cast<int>(i), p.nproc});
+  }
+  agent::Round round;
+  round.round_number = r->round;
+  round.info = agent::RoundInfo{master->addr,      master->port, restart_count, cfg_.max_restarts,
+                                cfg_.rdzv_id, true,         cfg_.role};
+  round.ranks = agent::assign_ranks(nodes, r->group_rank);
+  co_return round;
+}
+
+asio::awaitable<agent::RdzvSignal> ElasticRendezvous::watch() {
+  co_return to_agent_signal(co_await dyn_->watch());
+}
+
+asio::awaitable<void> ElasticRendezvous::report_failure() {
+  if (auto ok = co_await dyn_->report_failure(); !ok) {
+    spdlog::warn("could not tell the other nodes that this group failed: {}", ok.error().message);
+  }
+}
+
+asio::awaitable<void> ElasticRendezvous::exit_barrier(bool success) {
+  if (!success) {
+    co_return;
+  }
+  if (auto ok = co_await dyn_->exit_barrier(options_.exit_barrier_timeout); !ok) {
+    spdlog::warn("exit barrier: {}", ok.error().message);
+  }
+}
+
+asio::awaitable<void> ElasticRendezvous::linger_while_peers_connected() {
+  asio::steady_timer timer(ctx_);
+  auto deadline = std::chrono::steady_clock::now() + options_.host_linger;
+  kv_->close_all();
+  while (hosted_->connection_count() > 0 && std::chrono::steady_clock::now() < deadline) {
+    timer.expires_after(std::chrono::milliseconds(50));
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
+asio::awaitable<void> ElasticRendezvous::shutdown() {
+  worker_store_.reset();
+  if (auto ok = co_await dyn_->shutdown(); !ok) {
+    spdlog::warn("closing the rendezvous: {}", ok.error().message);
+  }
+  if (hosted_ != nullptr) {
+    co_await linger_while_peers_connected();
+  }
+}
+
+std::string ElasticRendezvous::describe() const {
+  return cfg_.rdzv_backend + " rendezvous '" + cfg_.rdzv_id + "' at " +
+         cfg_.rdzv_endpoint.host + ":" + std::to_string(cfg_.rdzv_endpoint.port) + " (" +
+         std::to_string(cfg_.nnodes.min) + ":" + std::to_string(cfg_.nnodes.max) + " nodes)";
+}
+
+}  // namespace ddprun::app

@@ -1,0 +1,51 @@
+#pragma once
+// agent::Rendezvous for multi-node jobs: the dynamic rendezvous (rdzv::DynamicRendezvous) over
+// the network store, plus the per-round worker store. Static jobs (--rdzv-backend static,
+// --nnodes N) use the same engine with MIN = MAX = N and ranks ordered by --node-rank.
+
+#include <memory>
+
+#include "ddprun/agent/seams.hpp"
+#include "ddprun/config/launch_config.hpp"
+#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/store/server.hpp"
+#include "store_kv.hpp"
+
+namespace ddprun::app {
+
+struct ElasticOptions {
+  bool is_static = false;
+  std::string advertise_addr;  ///< MASTER_ADDR when this node is group rank 0 (c10d)
+  std::chrono::milliseconds exit_barrier_timeout{300000};
+  std::chrono::milliseconds host_linger{30000};  ///< store host waits for peers to disconnect
+};
+
+class ElasticRendezvous final : public agent::Rendezvous {
+ public:
+  /// `hosted` is the rendezvous store this agent serves (null when another node hosts it).
+  ElasticRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
+                    std::shared_ptr<rdzv::DynamicRendezvous> dyn, store::Server* hosted,
+                    StoreKv* kv, ElasticOptions options);
+
+  asio::awaitable<Result<agent::Round>> next_round(int restart_count) override;
+  asio::awaitable<agent::RdzvSignal> watch() override;
+  asio::awaitable<void> report_failure() override;
+  asio::awaitable<void> exit_barrier(bool success) override;
+  asio::awaitable<void> shutdown() override;
+  std::string describe() const override;
+
+ private:
+  Result<void> check_static_ranks(const rdzv::RoundResult& round) const;
+  Result<rdzv::MasterEndpoint> my_worker_store(const rdzv::RoundResult& round);
+  asio::awaitable<void> linger_while_peers_connected();
+
+  asio::io_context& ctx_;
+  const config::LaunchConfig& cfg_;
+  std::shared_ptr<rdzv::DynamicRendezvous> dyn_;
+  store::Server* hosted_;
+  StoreKv* kv_;
+  ElasticOptions options_;
+  std::unique_ptr<store::Server> worker_store_;  ///< c10d: fresh each round on group rank 0
+};
+
+}  // namespace ddprun::app

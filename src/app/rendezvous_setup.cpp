@@ -1,0 +1,170 @@
+#include "rendezvous_setup.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "ddprun/agent/local_rendezvous.hpp"
+#include "ddprun/util/fatal.hpp"
+#include "ddprun/util/strings.hpp"
+#include "elastic_rendezvous.hpp"
+#include "host_facts.hpp"
+
+namespace ddprun::app {
+
+namespace {
+
+constexpr std::chrono::milliseconds k_static_join_timeout{900000};  // torchrun's static timeout
+
+Error hosting_error(const std::string& what, const Error& e) {
+  return make_error(ErrorCode::io, "cannot host the " + what + ": " + e.message);
+}
+
+RendezvousSetup single_node(asio::io_context& ctx, const config::LaunchConfig& cfg) {
+  RendezvousSetup setup;
+  bool is_static = cfg.rdzv_backend == "static";
+  if (cfg.agent_store == config::AgentStore::off) {
+    agent::MasterEndpoint master{is_static ? cfg.master_addr : agent::host_fqdn(),
+                                 is_static ? cfg.master_port
+                                           : value_or_throw(agent::find_free_port("localhost")),
+                                 false};
+    setup.rdzv = std::make_unique<agent::LocalRendezvous>(ctx, cfg, master);
+    return setup;
+  }
+  setup.server = std::make_unique<store::Server>(ctx);
+  std::string bind = is_static ? bindable_address(cfg.master_addr) : "";
+  auto port = static_cast<std::uint16_t>(is_static ? cfg.master_port : 0);
+  if (auto ok = setup.server->listen(bind, port); !ok) {
+    throw Fatal(hosting_error("workers' store (--master-port " + std::to_string(port) + ")",
+                              ok.error()));
+  }
+  std::string addr = is_static ? cfg.master_addr
+                               : (cfg.local_addr.empty() ? agent::host_fqdn() : cfg.local_addr);
+  agent::MasterEndpoint master{addr, setup.server->port(), true};
+  auto* server = setup.server.get();
+  setup.rdzv = std::make_unique<agent::LocalRendezvous>(
+      ctx, cfg, master, [server] { server->erase_prefix(""); });
+  return setup;
+}
+
+config::Endpoint store_endpoint(const config::LaunchConfig& cfg) {
+  if (cfg.rdzv_backend == "static") {
+    return {cfg.master_addr, cfg.master_port};
+  }
+  auto ep = cfg.rdzv_endpoint;
+  if (ep.host.empty()) {
+    ep.host = "localhost";
+  }
+  return ep;
+}
+
+/// Whether this agent should try to host the rendezvous store, and whether that was asked
+/// for explicitly (then a failed bind is an error, not a hint to connect as a client).
+std::pair<bool, bool> should_host(const config::LaunchConfig& cfg, const config::Endpoint& ep) {
+  if (cfg.rdzv_backend == "static") {
+    return {cfg.node_rank == 0, true};
+  }
+  if (auto it = cfg.rdzv_conf.find("is_host"); it != cfg.rdzv_conf.end()) {
+    return {value_or_throw(util::parse_bool_word(it->second)), true};
+  }
+  return {is_local_host(ep.host), false};
+}
+
+std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::LaunchConfig& cfg,
+                                          const config::Endpoint& ep) {
+  auto [host, explicit_host] = should_host(cfg, ep);
+  if (!host) {
+    return nullptr;
+  }
+  auto server = std::make_unique<store::Server>(ctx);
+  auto ok = server->listen(bindable_address(ep.host), static_cast<std::uint16_t>(ep.port));
+  if (ok) {
+    spdlog::info("hosting the rendezvous store on {}:{}", ep.host, server->port());
+    return server;
+  }
+  if (explicit_host) {
+    throw Fatal(hosting_error("rendezvous store", ok.error()));
+  }
+  spdlog::info("another agent hosts {}:{} ({}); joining as a client", ep.host, ep.port,
+               ok.error().message);
+  return nullptr;
+}
+
+rdzv::NodeDesc self_desc(const config::LaunchConfig& cfg, const config::Endpoint& ep,
+                         bool hosting) {
+  rdzv::NodeDesc self;
+  self.addr = cfg.local_addr;
+  if (self.addr.empty()) {
+    self.addr = route_source_address(ep.host, ep.port);
+  }
+  if (self.addr.empty()) {
+    self.addr = agent::host_fqdn();
+  }
+  self.pid = getpid();
+  self.nproc = cfg.nproc_per_node;
+  self.role = cfg.role;
+  self.is_endpoint_host = hosting;
+  if (cfg.rdzv_backend == "static") {
+    self.node_index = cfg.node_rank;
+  } else if (cfg.node_index) {
+    self.node_index = *cfg.node_index;
+  }
+  return self;
+}
+
+rdzv::RdzvSettings settings_for(const config::LaunchConfig& cfg) {
+  bool is_static = cfg.rdzv_backend == "static";
+  int min = is_static ? cfg.nnodes.max : cfg.nnodes.min;
+  auto settings = rdzv::parse_rdzv_settings(cfg.rdzv_conf, cfg.rdzv_id, min, cfg.nnodes.max);
+  if (!settings) {
+    throw Fatal(make_error(ErrorCode::usage, "--rdzv-conf: " + settings.error().message));
+  }
+  if (is_static) {
+    settings->join_timeout = k_static_join_timeout;
+    if (auto it = cfg.rdzv_conf.find("timeout"); it != cfg.rdzv_conf.end()) {
+      auto secs = util::parse_int_in(it->second, 1, 1 << 30);
+      if (!secs) {
+        throw Fatal(make_error(ErrorCode::usage, "--rdzv-conf timeout " +
+                                                     util::quoted(it->second) +
+                                                     ": expected a positive whole number of seconds"));
+      }
+      settings->join_timeout = std::chrono::seconds(*secs);
+    }
+  }
+  return *settings;
+}
+
+RendezvousSetup multi_node(asio::io_context& ctx, const config::LaunchConfig& cfg,
+                           const util::Clock& clock) {
+  RendezvousSetup setup;
+  auto ep = store_endpoint(cfg);
+  auto settings = settings_for(cfg);
+  setup.server = host_store(ctx, cfg, ep);
+  store::ClientOptions options;
+  options.host = ep.host;
+  options.port = static_cast<std::uint16_t>(ep.port);
+  options.connect_timeout = settings.join_timeout;
+  options.op_timeout = settings.read_timeout;
+  setup.kv = std::make_unique<StoreKv>(ctx, options);
+  auto self = self_desc(cfg, ep, setup.server != nullptr);
+  setup.dyn = rdzv::DynamicRendezvous::create(ctx, *setup.kv, settings, self, clock);
+  ElasticOptions elastic;
+  elastic.is_static = cfg.rdzv_backend == "static";
+  elastic.advertise_addr = self.addr;
+  setup.rdzv = std::make_unique<ElasticRendezvous>(ctx, cfg, setup.dyn, setup.server.get(),
+                                                   setup.kv.get(), elastic);
+  return setup;
+}
+
+}  // namespace
+
+bool is_single_node(const config::LaunchConfig& cfg) {
+  return cfg.standalone ||
+         (cfg.nnodes.max == 1 && (cfg.rdzv_backend == "static" || cfg.rdzv_endpoint.host.empty()));
+}
+
+RendezvousSetup make_rendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
+                                const util::Clock& clock) {
+  return is_single_node(cfg) ? single_node(ctx, cfg) : multi_node(ctx, cfg, clock);
+}
+
+}  // namespace ddprun::app

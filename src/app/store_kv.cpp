@@ -1,0 +1,87 @@
+#include "store_kv.hpp"
+
+namespace ddprun::app {
+
+/// An idle Client marked busy for the lifetime of one operation.
+struct StoreKv::Lease {
+  Slot* slot;
+  explicit Lease(Slot* s) : slot(s) { slot->busy = true; }
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease() { slot->busy = false; }
+  store::Client& operator*() const { return *slot->client; }
+  store::Client* operator->() const { return slot->client.get(); }
+};
+
+StoreKv::StoreKv(asio::io_context& ctx, store::ClientOptions options)
+    : ctx_(ctx), options_(std::move(options)) {}
+
+StoreKv::Lease StoreKv::lease() {
+  for (auto& slot : pool_) {
+    if (!slot->busy) {
+      return Lease(slot.get());
+    }
+  }
+  pool_.push_back(std::make_unique<Slot>());
+  pool_.back()->client = std::make_unique<store::Client>(ctx_, options_);
+  return Lease(pool_.back().get());
+}
+
+asio::awaitable<Result<void>> StoreKv::connect() {
+  auto c = lease();
+  co_return co_await c->connect();
+}
+
+void StoreKv::close_all() {
+  for (auto& slot : pool_) {
+    if (!slot->busy) {
+      slot->client->close();
+    }
+  }
+}
+
+asio::awaitable<Result<std::optional<std::string>>> StoreKv::get_now(std::string key) {
+  auto c = lease();
+  std::vector<std::string> keys{key};
+  auto present = co_await c->check(std::move(keys));
+  if (!present) {
+    co_return present.error();
+  }
+  if (!*present) {
+    co_return std::optional<std::string>();
+  }
+  auto value = co_await c->get(std::move(key));
+  if (!value) {
+    co_return value.error();
+  }
+  co_return std::optional<std::string>(std::move(*value));
+}
+
+asio::awaitable<Result<std::string>> StoreKv::compare_set(std::string key, std::string expected,
+                                                          std::string desired) {
+  auto c = lease();
+  co_return co_await c->compare_set(std::move(key), std::move(expected), std::move(desired));
+}
+
+asio::awaitable<Result<void>> StoreKv::set(std::string key, std::string value) {
+  auto c = lease();
+  co_return co_await c->set(std::move(key), std::move(value));
+}
+
+asio::awaitable<Result<std::int64_t>> StoreKv::add(std::string key, std::int64_t delta) {
+  auto c = lease();
+  co_return co_await c->add(std::move(key), delta);
+}
+
+asio::awaitable<Result<std::string>> StoreKv::get(std::string key,
+                                                  std::chrono::milliseconds timeout) {
+  auto c = lease();
+  std::vector<std::string> keys{key};
+  auto waited = co_await c->wait(std::move(keys), timeout);
+  if (!waited) {
+    co_return waited.error();
+  }
+  co_return co_await c->get(std::move(key));
+}
+
+}  // namespace ddprun::app
