@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "ddprun/net/asio.hpp"
+#include "ddprun/sched/gpus.hpp"
 #include "ddprun/util/strings.hpp"
 
 namespace ddprun::app {
@@ -52,26 +53,11 @@ std::optional<int> driver_gpu_count() {
 
 }  // namespace
 
-int count_visible_devices(const std::string& value) {
-  int n = 0;
-  for (const auto& item : util::split(value, ',')) {
-    auto t = util::trim(item);
-    if (t.empty()) {
-      continue;
-    }
-    if (util::parse_int(t) && *util::parse_int(t) < 0) {
-      break;  // CUDA stops at the first invalid (negative) index
-    }
-    ++n;
-  }
-  return n;
-}
-
 config::HostFacts gather_host_facts(const util::Env& env) {
   config::HostFacts host;
   host.cpu_count = affinity_cpu_count();
   if (auto visible = env.get("CUDA_VISIBLE_DEVICES")) {
-    host.gpu_count = count_visible_devices(*visible);
+    host.gpu_count = sched::count_visible_devices(*visible);
   } else {
     host.gpu_count = driver_gpu_count();
   }

@@ -7,8 +7,6 @@ namespace ddprun::app {
 
 config::HostFacts gather_host_facts(const util::Env& env);
 
-/// Counts CUDA_VISIBLE_DEVICES entries (ints, GPU-/MIG- UUIDs); empty means zero.
-int count_visible_devices(const std::string& value);
 
 /// True when `host` names this machine: one of its addresses binds locally.
 bool is_local_host(const std::string& host);

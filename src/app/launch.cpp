@@ -14,6 +14,7 @@
 #include "ddprun/process/posix_launcher.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
+#include "auto_config.hpp"
 #include "host_facts.hpp"
 #include "logging.hpp"
 #include "rendezvous_setup.hpp"
@@ -87,7 +88,18 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
     std::printf("%s\n", version_text().c_str());
     return 0;
   }
-  auto cfg = value_or_throw(config::resolve(parsed, env, gather_host_facts(env)));
+  auto host = gather_host_facts(env);
+  sched::Detected detected;
+  if (!parsed.flag_on("no_auto")) {
+    detected = detect_scheduler(env, parsed, host.cpu_count);
+    apply_scheduler(parsed, detected);
+  }
+  auto cfg = value_or_throw(config::resolve(parsed, env, host));
+  if (detected.node_rank) {
+    if (auto index = util::parse_int(detected.node_rank->text)) {
+      cfg.node_index = static_cast<int>(*index);
+    }
+  }
   if (cfg.print_config) {
     std::fputs(config::render_config(cfg).c_str(), stdout);
     return 0;

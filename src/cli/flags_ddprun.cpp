@@ -82,6 +82,12 @@ std::vector<FlagSpec> agent_extras() {
 std::vector<FlagSpec> info_extras() {
   const auto g = FlagGroup::extras;
   return {
+      {.dest = "no_auto",
+       .spellings = {"--no-auto", "--no_auto"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .group = g,
+       .help = "Do not configure anything from Slurm, PBS, LSF, Flux or MPI variables."},
       {.dest = "print_config",
        .spellings = {"--print-config", "--print_config"},
        .kind = FlagKind::boolean,

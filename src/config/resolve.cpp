@@ -35,6 +35,8 @@ class Resolver {
         return "flag " + s.source;
       case cli::Origin::env:
         return "env " + s.source;
+      case cli::Origin::scheduler:
+        return s.source;
       case cli::Origin::default_value:
         break;
     }

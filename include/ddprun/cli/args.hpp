@@ -14,12 +14,13 @@
 namespace ddprun::cli {
 
 /// Where a setting's text came from.
-enum class Origin { default_value, env, flag };
+enum class Origin { default_value, env, flag, scheduler };
 
 struct Setting {
   std::string value;      ///< text as given ("1" for a boolean flag that is on)
   Origin origin = Origin::default_value;
-  std::string source;     ///< "--nproc-per-node", "PET_NPROC_PER_NODE" or "default"
+  std::string source;     ///< "--nproc-per-node", "PET_NPROC_PER_NODE", "default" or, for a
+                          ///< value from a scheduler, "slurm: SLURM_STEP_NUM_NODES"
 };
 
 /// Result of parsing argv. `settings` holds every option of the flag table keyed by its

@@ -83,6 +83,7 @@ const std::vector<Expected>& expected_flags() {
        "TORCH_ELASTIC_SHUTDOWN_TIMEOUT"},
       {"events_file", {"--events-file", "--events_file"}, false, "", ""},
       {"agent_store", {"--agent-store", "--agent_store"}, false, "auto", ""},
+      {"no_auto", {"--no-auto", "--no_auto"}, true, "0", ""},
   };
   return flags;
 }
