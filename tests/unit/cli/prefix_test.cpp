@@ -46,7 +46,16 @@ TEST(Abbreviation, AmbiguousPrefixListsEveryCandidate) {
   EXPECT_EQ(r.error().code, ErrorCode::usage);
   EXPECT_EQ(r.error().message,
             "ambiguous option: --n could match --nnodes, --nproc-per-node, --nproc_per_node, "
-            "--node-rank, --node_rank, --numa-binding, --numa_binding, --no-python, --no_python");
+            "--node-rank, --node_rank, --numa-binding, --numa_binding, --no-python, --no_python, "
+            "--no-auto, --no_auto");
+}
+
+TEST(Abbreviation, TorchrunPrefixesStayUnique) {
+  // ddprun's own flags must not make a prefix that was unique for torchrun ambiguous.
+  auto r = parse({"--no_py", "--nproc=2", "--max_r", "1", "--nnode=1", "x"});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->at("no_python").value, "1");
+  EXPECT_EQ(r->at("nproc_per_node").value, "2");
 }
 
 TEST(Abbreviation, AmbiguousPrefixWithValueNamesOnlyTheOption) {
