@@ -1,0 +1,128 @@
+// ddprun under a real Slurm 22.05 cluster (../shared/slurm-sim: 2 nodes in network
+// namespaces on this machine), with no flag but --nproc_per_node: srun, sbatch and scancel.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "support/subprocess.hpp"
+
+using namespace ddprun::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string sim_script() { return source_path("../shared/slurm-sim/slurm-sim.sh"); }
+
+/// Runs a shell command with the cluster's client wrappers first on PATH.
+RunResult slurm(const std::string& command, std::chrono::seconds timeout = std::chrono::seconds(120)) {
+  std::string script = "eval \"$(" + sim_script() + " env)\" && " + command;
+  return run({"/bin/bash", "-c", script}, RunOptions{{}, {}, "", timeout});
+}
+
+std::map<std::string, std::string> env_of(const std::string& path) {
+  std::map<std::string, std::string> env;
+  std::istringstream in(read_file(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (eq != std::string::npos) {
+      env[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+  }
+  return env;
+}
+
+std::string worker(const std::string& name) { return source_path("tests/support/workers/" + name); }
+
+class SlurmE2E : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (getuid() != 0) {
+      skip_reason_ = "needs root (slurm-sim creates network namespaces)";
+    } else if (!fs::exists(sim_script())) {
+      skip_reason_ = "../shared/slurm-sim is not beside this checkout";
+    } else {
+      auto up = run({sim_script(), "up", "2"}, RunOptions{{}, {}, "", std::chrono::seconds(300)});
+      if (up.status != 0) {
+        skip_reason_ = "";
+        up_error_ = "slurm-sim up 2 failed: " + up.err.substr(up.err.size() > 2000 ? up.err.size() - 2000 : 0);
+      }
+    }
+  }
+  static void TearDownTestSuite() {
+    if (skip_reason_.empty()) {
+      run({sim_script(), "down"}, RunOptions{{}, {}, "", std::chrono::seconds(120)});
+    }
+  }
+  void SetUp() override {
+    if (!skip_reason_.empty()) {
+      GTEST_SKIP() << skip_reason_;
+    }
+    ASSERT_TRUE(up_error_.empty()) << up_error_;
+    dir_ = make_temp_dir("ddprun-slurm-");
+  }
+
+  static inline std::string skip_reason_;
+  static inline std::string up_error_;
+  std::string dir_;
+};
+
+}  // namespace
+
+TEST_F(SlurmE2E, SrunWithNoRendezvousFlagsGivesTorchrunRanks) {
+  auto r = slurm("srun -N2 --ntasks-per-node=1 " + ddprun_bin() +
+                 " --nproc_per_node 2 --no_python " + worker("envdump.sh") + " " + dir_);
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (int rank = 0; rank < 4; ++rank) {
+    auto env = env_of(dir_ + "/env_" + std::to_string(rank) + ".txt");
+    EXPECT_EQ(env["RANK"], std::to_string(rank));
+    EXPECT_EQ(env["WORLD_SIZE"], "4");
+    EXPECT_EQ(env["GROUP_RANK"], std::to_string(rank / 2));
+    EXPECT_EQ(env["GROUP_WORLD_SIZE"], "2");
+    EXPECT_EQ(env["MASTER_ADDR"], "node1");  // the head of the step's node list
+    EXPECT_EQ(env["TORCHELASTIC_USE_AGENT_STORE"], "True");
+    EXPECT_EQ(env["SLURMD_NODENAME"], rank < 2 ? "node1" : "node2");
+  }
+}
+
+TEST_F(SlurmE2E, SbatchScriptWithSrun) {
+  auto script = dir_ + "/job.sh";
+  std::ofstream(script) << "#!/bin/bash\nsrun --ntasks-per-node=1 " << ddprun_bin()
+                        << " --nproc_per_node 1 --no_python " << worker("envdump.sh") << " "
+                        << dir_ << "\n";
+  auto r = slurm("sbatch --wait -N2 -o " + dir_ + "/out.txt " + script);
+  ASSERT_EQ(r.status, 0) << r.err << read_file(dir_ + "/out.txt");
+  EXPECT_EQ(env_of(dir_ + "/env_1.txt")["WORLD_SIZE"], "2");
+  EXPECT_EQ(env_of(dir_ + "/env_1.txt")["SLURMD_NODENAME"], "node2");
+}
+
+TEST_F(SlurmE2E, DoubleLaunchIsRefusedWithAnExplanation) {
+  auto r = slurm("srun -N1 --ntasks-per-node=2 " + ddprun_bin() +
+                 " --nproc_per_node 2 --no_python /bin/true");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("double launch"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--ntasks-per-node=1"), std::string::npos) << r.err;
+}
+
+TEST_F(SlurmE2E, ScancelLeavesNoProcessBehind) {
+  auto tag = unique_tag();
+  auto script = dir_ + "/job.sh";
+  std::ofstream(script) << "#!/bin/bash\nexport " << tag << "\nsrun --ntasks-per-node=1 "
+                        << ddprun_bin() << " --nproc_per_node 2 --no_python "
+                        << worker("sleeper.sh") << " " << dir_ << "\n";
+  auto submit = slurm("sbatch --parsable -N2 -o " + dir_ + "/out.txt " + script);
+  ASSERT_EQ(submit.status, 0) << submit.err;
+  auto job = submit.out.substr(0, submit.out.find_first_of(";\n"));
+  ASSERT_TRUE(eventually([&] {
+    return fs::exists(dir_ + "/ready_0") && fs::exists(dir_ + "/ready_3");
+  }, std::chrono::seconds(60))) << read_file(dir_ + "/out.txt");
+  EXPECT_GE(processes_with_env(tag).size(), 8u);  // 2 agents + 4 workers + 4 grandchildren
+  ASSERT_EQ(slurm("scancel " + job).status, 0);
+  EXPECT_TRUE(eventually([&] { return processes_with_env(tag).empty(); }, std::chrono::seconds(60)))
+      << processes_with_env(tag).size() << " processes left";
+}
