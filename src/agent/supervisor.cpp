@@ -119,6 +119,12 @@ Result<void> Supervisor::start_workers(const Round& round) {
     workers_.push_back(Worker{ranks, *pid, true, false, {}, {}});
     pids.push_back(*pid);
   }
+  const auto& first = round.ranks.front();
+  spdlog::info("[{}] attempt {} of {}: {} worker(s) started, ranks {}-{} of {} (node {} of {}), "
+               "master {}:{}",
+               cfg_.role, round.info.restart_count + 1, cfg_.max_restarts + 1, pids.size(),
+               first.rank, round.ranks.back().rank, first.world_size, first.group_rank,
+               first.group_world_size, round.info.master_addr, round.info.master_port);
   if (hooks_.workers_started) {
     hooks_.workers_started(round, pids);
   }
