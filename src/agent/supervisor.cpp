@@ -257,8 +257,7 @@ std::vector<WorkerFailure> Supervisor::collect_failures() const {
   return out;
 }
 
-asio::awaitable<int> Supervisor::finish(Step step, Outcome outcome) {
-  (void)outcome;
+asio::awaitable<int> Supervisor::finish(Step step) {
   if (step == Step::exit_signaled) {
     co_await stop_workers(received_signal_);
     co_await io_.drain(std::chrono::seconds(2));
@@ -306,7 +305,7 @@ asio::awaitable<int> Supervisor::run() {
       hooks_.round_ended(outcome, step, remaining);
     }
     if (step != Step::restart && step != Step::restart_free) {
-      co_return co_await finish(step, outcome);
+      co_return co_await finish(step);
     }
     if (step == Step::restart) {
       spdlog::warn("[{}] Worker group {}. {}/{} attempts left; will restart worker group",

@@ -76,7 +76,7 @@ class Supervisor {
   bool all_stopped() const;
   void signal_all(int sig);
   std::vector<WorkerFailure> collect_failures() const;
-  asio::awaitable<int> finish(Step step, Outcome outcome);
+  asio::awaitable<int> finish(Step step);
 
   asio::io_context& ctx_;
   const config::LaunchConfig& cfg_;
