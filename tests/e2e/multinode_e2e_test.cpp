@@ -335,3 +335,15 @@ TEST(MultinodeE2E, GlooAllreduceAcrossTwoC10dAgents) {
   expect_gloo_job({c10d_flags("2", port, 1, loopback(0), "join_timeout=60"),
                    c10d_flags("2", port, 1, loopback(1), "join_timeout=60")});
 }
+
+TEST(MultinodeE2E, StaticDuplicateNodeRankZeroFailsNamingTheRank) {
+  const int port = free_port();
+  const std::vector<std::string> conf{"--rdzv_conf", "timeout=3", "--no_python", "/bin/true"};
+  Agents agents;
+  start_host(agents, concat(concat(clean_ddprun(), static_flags(2, 0, port, 1, loopback(0))), conf));
+  agents.start(concat(concat(clean_ddprun(), static_flags(2, 0, port, 1, loopback(1))), conf));
+  EXPECT_GT(agents.wait(1, std::chrono::seconds(30)), 0) << agents.err(1);
+  EXPECT_TRUE(contains(agents.err(1), "--node-rank 0")) << agents.err(1);
+  EXPECT_GT(agents.wait(0, std::chrono::seconds(30)), 0) << agents.err(0);
+  EXPECT_TRUE(contains(agents.err(0), "expected 2 nodes, 1 arrived")) << agents.err(0);
+}
