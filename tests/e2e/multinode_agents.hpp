@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -48,17 +49,22 @@ inline std::vector<std::string> static_flags(int nnodes, int node_rank, int port
           "--local_addr",  local_addr,             "--nproc_per_node", std::to_string(nproc)};
 }
 
-/// Flags of one c10d agent with the store endpoint 127.0.0.1:port.
+/// Flags of one c10d agent with the store endpoint host:port (127.0.0.1 unless given).
 inline std::vector<std::string> c10d_flags(const std::string& nnodes, int port, int nproc,
                                            const std::string& local_addr,
-                                           const std::string& conf) {
+                                           const std::string& conf,
+                                           const std::string& host = "127.0.0.1") {
   return {"--nnodes",        nnodes,
           "--rdzv_backend",  "c10d",
-          "--rdzv_endpoint", "127.0.0.1:" + std::to_string(port),
+          "--rdzv_endpoint", host + ":" + std::to_string(port),
           "--rdzv_id",       "mnjob",
           "--local_addr",    local_addr,
           "--nproc_per_node", std::to_string(nproc),
           "--rdzv_conf",     conf};
+}
+
+inline bool contains(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
 }
 
 /// Agents started in the background; whatever still runs when this goes out of scope (a failed
@@ -116,6 +122,14 @@ class Agents {
   std::vector<int> status_;
 };
 
+constexpr const char* k_hosting = "hosting the rendezvous store";
+
+/// Starts the agent that must host the store; true once it says it does.
+inline bool start_host(Agents& agents, const std::vector<std::string>& argv) {
+  auto i = agents.start(argv);
+  return eventually([&] { return contains(agents.err(i), k_hosting); }, k_event_timeout);
+}
+
 /// `KEY=value` lines (envdump.sh output) as a map.
 inline std::map<std::string, std::string> parse_env_file(const std::string& path) {
   std::map<std::string, std::string> env;
@@ -160,8 +174,16 @@ inline bool last_start_has(const std::string& dir, const std::string& key,
   return !s.empty() && s.back()[key] == value;
 }
 
-inline bool contains(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
+inline void touch(const std::string& path) { std::ofstream(path) << "go\n"; }
+
+/// The worker arguments for rounds.sh: record each start in `dir`, finish once `release` exists.
+inline std::vector<std::string> rounds(const std::string& dir, const std::string& release,
+                                       const std::string& mode = "") {
+  std::vector<std::string> w{"--no_python", worker("rounds.sh"), dir, release};
+  if (!mode.empty()) {
+    w.push_back(mode);
+  }
+  return w;
 }
 
 }  // namespace ddprun::test::multinode

@@ -7,7 +7,6 @@
 #include <signal.h>
 
 #include <filesystem>
-#include <fstream>
 #include <numeric>
 #include <set>
 
@@ -22,22 +21,10 @@ namespace {
 /// Short keep-alive so a dead node is noticed in about two seconds.
 const std::string k_fast_conf =
     "join_timeout=30,last_call_timeout=1,keep_alive_interval=1,keep_alive_max_attempt=2";
-constexpr const char* k_hosting = "hosting the rendezvous store";
 constexpr const char* k_no_torch = "/usr/bin/python3 cannot import torch (install python3-torch)";
-
-void touch(const std::string& path) { std::ofstream(path) << "go\n"; }
 
 std::vector<std::string> envdump(const std::string& dir) {
   return {"--no_python", worker("envdump.sh"), dir};
-}
-
-std::vector<std::string> rounds(const std::string& dir, const std::string& release,
-                                const std::string& mode = "") {
-  std::vector<std::string> w{"--no_python", worker("rounds.sh"), dir, release};
-  if (!mode.empty()) {
-    w.push_back(mode);
-  }
-  return w;
 }
 
 /// The envdump.sh files of one agent's workers (env_<RANK>.txt), in file-name order.
@@ -51,14 +38,6 @@ std::vector<std::map<std::string, std::string>> worker_envs(const std::string& d
     out.push_back(parse_env_file(n));
   }
   return out;
-}
-
-/// Starts the c10d agent that must host the store and waits until it does.
-std::size_t start_host(Agents& agents, const std::vector<std::string>& argv) {
-  auto i = agents.start(argv);
-  EXPECT_TRUE(eventually([&] { return contains(agents.err(i), k_hosting); }, k_event_timeout))
-      << agents.all_logs();
-  return i;
 }
 
 void expect_static_rank_table(const std::vector<int>& nprocs) {
@@ -195,7 +174,11 @@ TEST(MultinodeE2E, C10dSurvivorsReformAfterAgentKilled) {
     auto argv = concat(concat(clean_ddprun(k == 2 ? doomed_tag : "X=1"),
                               c10d_flags("2:3", port, 1, loopback(k), k_fast_conf)),
                        rounds(dirs.back(), release));
-    k == 0 ? start_host(agents, argv) : agents.start(argv);
+    if (k == 0) {
+      ASSERT_TRUE(start_host(agents, argv)) << agents.all_logs();
+    } else {
+      agents.start(argv);
+    }
   }
   ASSERT_TRUE(eventually(
       [&] {
@@ -230,9 +213,9 @@ TEST(MultinodeE2E, C10dLateJoinerScalesUpWithoutCountingARestart) {
   const std::string b = make_temp_dir("ddprun-mn-late-");
   const std::string release = a + "/release";
   Agents agents;
-  start_host(agents, concat(concat(clean_ddprun(), c10d_flags("1:2", port, 1, loopback(0),
+  ASSERT_TRUE(start_host(agents, concat(concat(clean_ddprun(), c10d_flags("1:2", port, 1, loopback(0),
                                                               k_fast_conf)),
-                            rounds(a, release)));
+                            rounds(a, release)))) << agents.all_logs();
   ASSERT_TRUE(eventually([&] { return last_start_has(a, "world", "1"); }, k_event_timeout))
       << agents.all_logs();
   agents.start(concat(concat(clean_ddprun(), c10d_flags("1:2", port, 1, loopback(1), k_fast_conf)),
@@ -258,9 +241,9 @@ TEST(MultinodeE2E, C10dWorkerFailureRestartsEveryNode) {
   const std::string release = a + "/release";
   const std::vector<std::string> restarts{"--max_restarts", "1"};
   Agents agents;
-  start_host(agents, concat(concat(concat(clean_ddprun(), restarts),
+  ASSERT_TRUE(start_host(agents, concat(concat(concat(clean_ddprun(), restarts),
                                    c10d_flags("2", port, 1, loopback(0), k_fast_conf)),
-                            rounds(a, release)));
+                            rounds(a, release)))) << agents.all_logs();
   agents.start(concat(concat(concat(clean_ddprun(), restarts),
                              c10d_flags("2", port, 1, loopback(1), k_fast_conf)),
                       rounds(b, release, "fail_first")));
@@ -340,7 +323,7 @@ TEST(MultinodeE2E, StaticDuplicateNodeRankZeroFailsNamingTheRank) {
   const int port = free_port();
   const std::vector<std::string> conf{"--rdzv_conf", "timeout=3", "--no_python", "/bin/true"};
   Agents agents;
-  start_host(agents, concat(concat(clean_ddprun(), static_flags(2, 0, port, 1, loopback(0))), conf));
+  ASSERT_TRUE(start_host(agents, concat(concat(clean_ddprun(), static_flags(2, 0, port, 1, loopback(0))), conf))) << agents.all_logs();
   agents.start(concat(concat(clean_ddprun(), static_flags(2, 0, port, 1, loopback(1))), conf));
   EXPECT_GT(agents.wait(1, std::chrono::seconds(30)), 0) << agents.err(1);
   EXPECT_TRUE(contains(agents.err(1), "--node-rank 0")) << agents.err(1);
