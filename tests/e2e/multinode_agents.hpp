@@ -31,7 +31,7 @@ inline std::string loopback(int i) { return "127.0.0." + std::to_string(2 + i); 
 /// ddprun under `env -i` with a minimal environment (no scheduler variables leak in), logging
 /// at INFO so the tests can see which agent hosts the store and why a round re-formed.
 inline std::vector<std::string> clean_ddprun(const std::string& tag = "X=1") {
-  return {"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/root", tag, ddprun_bin(),
+  return {"/usr/bin/env", "-i",  "PATH=/usr/bin:/bin", "HOME=/root", tag, ddprun_bin(),
           "--log_level",  "INFO"};
 }
 
@@ -44,23 +44,25 @@ inline std::vector<std::string> concat(std::vector<std::string> a,
 /// Flags of one static-rendezvous agent (node 0 hosts the store on 127.0.0.1:port).
 inline std::vector<std::string> static_flags(int nnodes, int node_rank, int port, int nproc,
                                              const std::string& local_addr) {
-  return {"--nnodes",      std::to_string(nnodes), "--node_rank",       std::to_string(node_rank),
-          "--master_addr", "127.0.0.1",            "--master_port",     std::to_string(port),
-          "--local_addr",  local_addr,             "--nproc_per_node", std::to_string(nproc)};
+  return {"--nnodes",         std::to_string(nnodes),
+          "--node_rank",      std::to_string(node_rank),
+          "--master_addr",    "127.0.0.1",
+          "--master_port",    std::to_string(port),
+          "--local_addr",     local_addr,
+          "--nproc_per_node", std::to_string(nproc)};
 }
 
 /// Flags of one c10d agent with the store endpoint host:port (127.0.0.1 unless given).
 inline std::vector<std::string> c10d_flags(const std::string& nnodes, int port, int nproc,
-                                           const std::string& local_addr,
-                                           const std::string& conf,
+                                           const std::string& local_addr, const std::string& conf,
                                            const std::string& host = "127.0.0.1") {
-  return {"--nnodes",        nnodes,
-          "--rdzv_backend",  "c10d",
-          "--rdzv_endpoint", host + ":" + std::to_string(port),
-          "--rdzv_id",       "mnjob",
-          "--local_addr",    local_addr,
+  return {"--nnodes",         nnodes,
+          "--rdzv_backend",   "c10d",
+          "--rdzv_endpoint",  host + ":" + std::to_string(port),
+          "--rdzv_id",        "mnjob",
+          "--local_addr",     local_addr,
           "--nproc_per_node", std::to_string(nproc),
-          "--rdzv_conf",     conf};
+          "--rdzv_conf",      conf};
 }
 
 inline bool contains(const std::string& text, const std::string& needle) {

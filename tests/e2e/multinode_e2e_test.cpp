@@ -4,6 +4,7 @@
 // a failure restarting every node, the join timeout, SIGTERM while joining, real gloo jobs.
 
 #include <gtest/gtest.h>
+
 #include <signal.h>
 
 #include <filesystem>
@@ -48,10 +49,10 @@ void expect_static_rank_table(const std::vector<int>& nprocs) {
   std::vector<std::string> dirs(nprocs.size());
   for (int k = nnodes - 1; k >= 0; --k) {  // node 0, the store host, starts last
     dirs[static_cast<std::size_t>(k)] = make_temp_dir("ddprun-mn-static-");
-    agents.start(concat(concat(clean_ddprun(), static_flags(nnodes, k, port,
-                                                            nprocs[static_cast<std::size_t>(k)],
-                                                            loopback(k))),
-                        envdump(dirs[static_cast<std::size_t>(k)])));
+    agents.start(concat(
+        concat(clean_ddprun(),
+               static_flags(nnodes, k, port, nprocs[static_cast<std::size_t>(k)], loopback(k))),
+        envdump(dirs[static_cast<std::size_t>(k)])));
   }
   for (std::size_t i = 0; i < agents.size(); ++i) {
     ASSERT_EQ(agents.wait(i), 0) << agents.all_logs();
@@ -89,10 +90,10 @@ void expect_c10d_rank_table(const std::vector<int>& nprocs) {
   std::vector<std::string> dirs;
   for (std::size_t k = 0; k < nprocs.size(); ++k) {
     dirs.push_back(make_temp_dir("ddprun-mn-c10d-"));
-    agents.start(concat(concat(clean_ddprun(), c10d_flags(nnodes, port, nprocs[k],
-                                                          loopback(static_cast<int>(k)),
-                                                          "join_timeout=30")),
-                        envdump(dirs[k])));
+    agents.start(
+        concat(concat(clean_ddprun(), c10d_flags(nnodes, port, nprocs[k],
+                                                 loopback(static_cast<int>(k)), "join_timeout=30")),
+               envdump(dirs[k])));
   }
   for (std::size_t i = 0; i < agents.size(); ++i) {
     ASSERT_EQ(agents.wait(i), 0) << agents.all_logs();
@@ -152,9 +153,10 @@ TEST(MultinodeE2E, StaticDuplicateNodeRankFailsNamingTheRank) {
   Agents agents;
   auto dir = make_temp_dir("ddprun-mn-dup-");
   for (int rank : {0, 1, 1}) {
-    agents.start(concat(concat(clean_ddprun(), static_flags(3, rank, port, 1,
-                                                            loopback(static_cast<int>(agents.size())))),
-                        {"--rdzv_conf", "timeout=20", "--no_python", "/bin/true"}));
+    agents.start(
+        concat(concat(clean_ddprun(),
+                      static_flags(3, rank, port, 1, loopback(static_cast<int>(agents.size())))),
+               {"--rdzv_conf", "timeout=20", "--no_python", "/bin/true"}));
   }
   for (std::size_t i = 0; i < agents.size(); ++i) {
     EXPECT_GT(agents.wait(i, std::chrono::seconds(40)), 0) << agents.all_logs();
@@ -192,7 +194,9 @@ TEST(MultinodeE2E, C10dSurvivorsReformAfterAgentKilled) {
   EXPECT_TRUE(eventually([&] { return processes_with_env(doomed_tag).empty(); }, k_event_timeout))
       << "the killed agent's worker outlived it";
   ASSERT_TRUE(eventually(
-      [&] { return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2"); },
+      [&] {
+        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
+      },
       k_event_timeout))
       << agents.all_logs();
   touch(release);
@@ -213,16 +217,17 @@ TEST(MultinodeE2E, C10dLateJoinerScalesUpWithoutCountingARestart) {
   const std::string b = make_temp_dir("ddprun-mn-late-");
   const std::string release = a + "/release";
   Agents agents;
-  ASSERT_TRUE(start_host(agents, concat(concat(clean_ddprun(), c10d_flags("1:2", port, 1, loopback(0),
-                                                              k_fast_conf)),
-                            rounds(a, release)))) << agents.all_logs();
+  ASSERT_TRUE(start_host(
+      agents, concat(concat(clean_ddprun(), c10d_flags("1:2", port, 1, loopback(0), k_fast_conf)),
+                     rounds(a, release))))
+      << agents.all_logs();
   ASSERT_TRUE(eventually([&] { return last_start_has(a, "world", "1"); }, k_event_timeout))
       << agents.all_logs();
   agents.start(concat(concat(clean_ddprun(), c10d_flags("1:2", port, 1, loopback(1), k_fast_conf)),
                       rounds(b, release)));
-  ASSERT_TRUE(eventually(
-      [&] { return last_start_has(a, "world", "2") && last_start_has(b, "world", "2"); },
-      k_event_timeout))
+  ASSERT_TRUE(
+      eventually([&] { return last_start_has(a, "world", "2") && last_start_has(b, "world", "2"); },
+                 k_event_timeout))
       << agents.all_logs();
   touch(release);
   EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
@@ -242,11 +247,12 @@ TEST(MultinodeE2E, C10dWorkerFailureRestartsEveryNode) {
   const std::vector<std::string> restarts{"--max_restarts", "1"};
   Agents agents;
   ASSERT_TRUE(start_host(agents, concat(concat(concat(clean_ddprun(), restarts),
-                                   c10d_flags("2", port, 1, loopback(0), k_fast_conf)),
-                            rounds(a, release)))) << agents.all_logs();
-  agents.start(concat(concat(concat(clean_ddprun(), restarts),
-                             c10d_flags("2", port, 1, loopback(1), k_fast_conf)),
-                      rounds(b, release, "fail_first")));
+                                               c10d_flags("2", port, 1, loopback(0), k_fast_conf)),
+                                        rounds(a, release))))
+      << agents.all_logs();
+  agents.start(concat(
+      concat(concat(clean_ddprun(), restarts), c10d_flags("2", port, 1, loopback(1), k_fast_conf)),
+      rounds(b, release, "fail_first")));
   ASSERT_TRUE(
       eventually([&] { return starts(a).size() == 2 && starts(b).size() == 2; }, k_event_timeout))
       << agents.all_logs();
@@ -262,9 +268,9 @@ TEST(MultinodeE2E, C10dWorkerFailureRestartsEveryNode) {
 
 TEST(MultinodeE2E, C10dJoinTimeoutNamesExpectedAndArrivedNodes) {
   Agents agents;
-  agents.start(concat(concat(clean_ddprun(), c10d_flags("2", free_port(), 1, loopback(0),
-                                                        "join_timeout=2")),
-                      {"--no_python", "/bin/true"}));
+  agents.start(
+      concat(concat(clean_ddprun(), c10d_flags("2", free_port(), 1, loopback(0), "join_timeout=2")),
+             {"--no_python", "/bin/true"}));
   int status = agents.wait(0, std::chrono::seconds(30));
   EXPECT_GT(status, 0) << agents.err(0);
   EXPECT_TRUE(contains(agents.err(0), "expected 2 nodes, 1 arrived (" + loopback(0) + ")"))
@@ -273,11 +279,11 @@ TEST(MultinodeE2E, C10dJoinTimeoutNamesExpectedAndArrivedNodes) {
 
 TEST(MultinodeE2E, SigtermWhileJoiningExitsPromptly) {
   Agents agents;
-  agents.start(concat(concat(clean_ddprun(), c10d_flags("2", free_port(), 1, loopback(0),
-                                                        "join_timeout=300")),
-                      {"--no_python", "/bin/true"}));
-  ASSERT_TRUE(eventually([&] { return contains(agents.err(0), "starting 1 worker"); },
-                         k_event_timeout))
+  agents.start(concat(
+      concat(clean_ddprun(), c10d_flags("2", free_port(), 1, loopback(0), "join_timeout=300")),
+      {"--no_python", "/bin/true"}));
+  ASSERT_TRUE(
+      eventually([&] { return contains(agents.err(0), "starting 1 worker"); }, k_event_timeout))
       << agents.err(0);
   agents.signal(0, SIGTERM);
   int status = agents.wait(0, std::chrono::seconds(15));
@@ -309,8 +315,8 @@ void expect_gloo_job(const std::vector<std::vector<std::string>>& flags) {
 
 TEST(MultinodeE2E, GlooAllreduceAcrossTwoStaticAgents) {
   const int port = free_port();
-  expect_gloo_job({static_flags(2, 0, port, 1, loopback(0)),
-                   static_flags(2, 1, port, 1, loopback(1))});
+  expect_gloo_job(
+      {static_flags(2, 0, port, 1, loopback(0)), static_flags(2, 1, port, 1, loopback(1))});
 }
 
 TEST(MultinodeE2E, GlooAllreduceAcrossTwoC10dAgents) {
@@ -323,7 +329,9 @@ TEST(MultinodeE2E, StaticDuplicateNodeRankZeroFailsNamingTheRank) {
   const int port = free_port();
   const std::vector<std::string> conf{"--rdzv_conf", "timeout=3", "--no_python", "/bin/true"};
   Agents agents;
-  ASSERT_TRUE(start_host(agents, concat(concat(clean_ddprun(), static_flags(2, 0, port, 1, loopback(0))), conf))) << agents.all_logs();
+  ASSERT_TRUE(start_host(
+      agents, concat(concat(clean_ddprun(), static_flags(2, 0, port, 1, loopback(0))), conf)))
+      << agents.all_logs();
   agents.start(concat(concat(clean_ddprun(), static_flags(2, 0, port, 1, loopback(1))), conf));
   EXPECT_GT(agents.wait(1, std::chrono::seconds(30)), 0) << agents.err(1);
   EXPECT_TRUE(contains(agents.err(1), "--node-rank 0")) << agents.err(1);

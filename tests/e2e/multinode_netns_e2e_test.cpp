@@ -4,6 +4,7 @@
 // namespaces are deleted at the end, also when an assertion fails.
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include "multinode_agents.hpp"
@@ -15,6 +16,7 @@ namespace {
 
 constexpr const char* k_ip = "/usr/sbin/ip";
 constexpr auto k_ip_timeout = std::chrono::seconds(10);
+constexpr int k_netns_port = 29400;  ///< the store port; a fresh namespace has nothing listening
 
 RunResult ip(const std::vector<std::string>& args) {
   return run(concat({k_ip}, args), RunOptions{{}, {}, "", k_ip_timeout});
@@ -86,12 +88,12 @@ class NetnsPair {
 };
 
 /// Skips the test unless it can create network namespaces.
-#define DDPRUN_REQUIRE_NETNS(pair)                                      \
-  if (geteuid() != 0) {                                                 \
-    GTEST_SKIP() << "needs root to create network namespaces";          \
-  }                                                                     \
-  NetnsPair pair;                                                       \
-  if (!pair.why_not().empty()) {                                        \
+#define DDPRUN_REQUIRE_NETNS(pair)                                        \
+  if (geteuid() != 0) {                                                   \
+    GTEST_SKIP() << "needs root to create network namespaces";            \
+  }                                                                       \
+  NetnsPair pair;                                                         \
+  if (!pair.why_not().empty()) {                                          \
     GTEST_SKIP() << "network namespaces unavailable: " << pair.why_not(); \
   }
 
@@ -99,7 +101,7 @@ class NetnsPair {
 /// waits until both workers run in a round of two.
 void start_pair(Agents& agents, const NetnsPair& net, const std::string& nnodes,
                 const std::vector<std::string>& dirs, const std::string& release) {
-  const int port = 29400;  // a fresh namespace has nothing listening
+  const int port = k_netns_port;
   const std::string conf =
       "join_timeout=4,last_call_timeout=1,keep_alive_interval=1,keep_alive_max_attempt=2";
   for (int i = 0; i < 2; ++i) {
@@ -113,7 +115,9 @@ void start_pair(Agents& agents, const NetnsPair& net, const std::string& nnodes,
     }
   }
   ASSERT_TRUE(eventually(
-      [&] { return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2"); },
+      [&] {
+        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
+      },
       k_event_timeout))
       << agents.all_logs();
 }
