@@ -244,8 +244,7 @@ namespace {
 /// Node 0's and node 1's launch flags for one job (the store host first).
 using JobFlags = std::vector<std::vector<std::string>>;
 
-JobFlags c10d_pair(const std::string& nnodes = "2") {
-  const int port = free_port();
+JobFlags c10d_pair(const std::string& nnodes = "2", int port = free_port()) {
   return {c10d_flags(nnodes, port, 1, loopback(0), k_fast_conf),
           c10d_flags(nnodes, port, 1, loopback(1), k_fast_conf)};
 }
@@ -413,4 +412,36 @@ TEST(MultinodeE2E, StaticDuplicateNodeRankZeroFailsNamingTheRank) {
   EXPECT_TRUE(contains(agents.err(1), "--node-rank 0")) << agents.err(1);
   EXPECT_GT(agents.wait(0, std::chrono::seconds(30)), 0) << agents.err(0);
   EXPECT_TRUE(contains(agents.err(0), "expected 2 nodes, 1 arrived")) << agents.err(0);
+}
+
+TEST(MultinodeE2E, C10dJoinerBeyondMaxWaitsWithoutDisturbingAndSeesTheJobClose) {
+  const int port = free_port();
+  auto job = c10d_pair("1:2", port);
+  const std::vector<std::string> dirs{make_temp_dir("ddprun-mn-full-"),
+                                      make_temp_dir("ddprun-mn-full-"),
+                                      make_temp_dir("ddprun-mn-full-")};
+  const std::string release = dirs[0] + "/release";
+  Agents agents;
+  ASSERT_TRUE(start_host(agents, concat(concat(clean_ddprun(), job[0]), rounds(dirs[0], release))))
+      << agents.all_logs();
+  agents.start(concat(concat(clean_ddprun(), job[1]), rounds(dirs[1], release)));
+  ASSERT_TRUE(eventually(
+      [&] {
+        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
+      },
+      k_event_timeout))
+      << agents.all_logs();
+  auto extra = agents.start(
+      concat(concat(clean_ddprun(), c10d_flags("1:2", port, 1, loopback(2), k_fast_conf)),
+             rounds(dirs[2], release)));
+  ASSERT_TRUE(
+      eventually([&] { return contains(agents.err(extra), "starting 1 worker"); }, k_event_timeout))
+      << agents.err(extra);
+  touch(release);
+  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
+  EXPECT_EQ(agents.wait(1), 0) << agents.all_logs();
+  EXPECT_EQ(agents.wait(extra), 1) << agents.all_logs();
+  EXPECT_TRUE(contains(agents.err(extra), "is closed")) << agents.err(extra);
+  EXPECT_EQ(starts(dirs[0]).size(), 1U) << "a node beyond MAX must not restart the group";
+  EXPECT_TRUE(starts(dirs[2]).empty());
 }
