@@ -76,6 +76,11 @@ asio::awaitable<Result<agent::Round>> ElasticRendezvous::next_round(int restart_
   }
   if (options_.is_static) {
     if (auto ok = check_static_ranks(*r); !ok) {
+      if (hosted_ != nullptr) {
+        // The peers read the same round and fail with the same message, unless the store
+        // they read it from vanishes first.
+        co_await linger_while_peers_connected();
+      }
       co_return ok.error();
     }
   }
@@ -145,8 +150,11 @@ asio::awaitable<void> ElasticRendezvous::shutdown() {
 }
 
 std::string ElasticRendezvous::describe() const {
-  return cfg_.rdzv_backend + " rendezvous '" + cfg_.rdzv_id + "' at " +
-         cfg_.rdzv_endpoint.host + ":" + std::to_string(cfg_.rdzv_endpoint.port) + " (" +
+  const bool is_static = options_.is_static;
+  const std::string host = is_static ? cfg_.master_addr : cfg_.rdzv_endpoint.host;
+  const int port = is_static ? cfg_.master_port : cfg_.rdzv_endpoint.port;
+  return cfg_.rdzv_backend + " rendezvous '" + cfg_.rdzv_id + "' at " + host + ":" +
+         std::to_string(port) + " (" +
          std::to_string(cfg_.nnodes.min) + ":" + std::to_string(cfg_.nnodes.max) + " nodes)";
 }
 

@@ -81,6 +81,11 @@ std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::L
     spdlog::info("hosting the rendezvous store on {}:{}", ep.host, server->port());
     return server;
   }
+  if (explicit_host && cfg.rdzv_backend == "static") {
+    throw Fatal(hosting_error("rendezvous store as --node-rank 0 (is another agent also "
+                              "--node-rank 0, or another program on --master-port?)",
+                              ok.error()));
+  }
   if (explicit_host) {
     throw Fatal(hosting_error("rendezvous store", ok.error()));
   }
