@@ -32,8 +32,11 @@ struct Args {
 void build(CLI::App& app, Args& a) {
   app.add_option("--rdzv-endpoint,--rdzv_endpoint", a.endpoint,
                  "rendezvous store HOST[:PORT] (port 29400 when none is given)")
-      ->required();
-  app.add_option("--rdzv-id,--rdzv_id", a.run_id, "rendezvous run id")->capture_default_str();
+      ->required()
+      ->envname("PET_RDZV_ENDPOINT");
+  app.add_option("--rdzv-id,--rdzv_id", a.run_id, "rendezvous run id")
+      ->capture_default_str()
+      ->envname("PET_RDZV_ID");
   app.add_option("--timeout", a.timeout_s, "seconds for connecting and each read")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -31,7 +31,8 @@ bool has(const std::string& text, const std::string& needle) {
 RunResult run_ddprun(const std::vector<std::string>& args) {
   std::vector<std::string> argv{ddprun_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run(argv, RunOptions{{}, {}, "", k_run_timeout});
+  // The flags' environment defaults must not leak in from the caller.
+  return run(argv, RunOptions{{}, {"PET_RDZV_ENDPOINT", "PET_RDZV_ID"}, "", k_run_timeout});
 }
 
 /// A background agent killed (with its process group) unless it was waited for.
