@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ddprun/status/command.hpp"
 #include "ddprun/store/command.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "launch.hpp"
@@ -23,6 +24,9 @@ int main(int argc, char** argv, char** envp) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "store") {
     return store::store_command(args);
+  }
+  if (!args.empty() && args[0] == "status") {
+    return status::status_command(args);
   }
   try {
     return launch(args, util::Env::from_environ(envp));

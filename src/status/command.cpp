@@ -1,0 +1,136 @@
+// `ddprun status`: CLI11 flags, one SyncClient read of the state key, then the pure renderers.
+
+#include "ddprun/status/command.hpp"
+
+#include "ddprun/config/launch_config.hpp"
+#include "ddprun/status/render.hpp"
+#include "ddprun/store/client.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <optional>
+
+namespace ddprun::status {
+namespace {
+
+constexpr int k_exit_ok = 0;
+constexpr int k_exit_failure = 1;
+constexpr int k_exit_usage = 2;
+constexpr double k_ms_per_s = 1000.0;
+
+struct Args {
+  std::string endpoint;
+  std::string run_id = k_default_run_id;
+  double timeout_s = k_default_timeout_s;
+  bool json = false;
+};
+
+void build(CLI::App& app, Args& a) {
+  app.add_option("--rdzv-endpoint,--rdzv_endpoint", a.endpoint,
+                 "rendezvous store HOST[:PORT] (port 29400 when none is given)")
+      ->required()
+      ->envname("PET_RDZV_ENDPOINT");
+  app.add_option("--rdzv-id,--rdzv_id", a.run_id, "rendezvous run id")
+      ->capture_default_str()
+      ->envname("PET_RDZV_ID");
+  app.add_option("--timeout", a.timeout_s, "seconds for connecting and each read")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--json", a.json, "print one JSON object instead of the table");
+}
+
+int fail(const std::string& message) {
+  std::cerr << "ddprun status: " << message << "\n";
+  return k_exit_failure;
+}
+
+rdzv::WallMs wall_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// The raw state text; an empty optional when the store holds no state for the run id.
+Result<std::optional<std::string>> read_state(store::SyncClient& client, const std::string& key) {
+  auto present = client.check({key});
+  if (!present) {
+    return present.error();
+  }
+  if (!*present) {
+    return std::optional<std::string>();
+  }
+  auto value = client.get(key);
+  if (!value) {
+    return value.error();
+  }
+  return std::optional<std::string>(std::move(*value));
+}
+
+int show(const Args& a, const config::Endpoint& ep) {
+  store::ClientOptions opts;
+  opts.host = ep.host;
+  opts.port = static_cast<std::uint16_t>(ep.port);
+  opts.connect_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(a.timeout_s * k_ms_per_s));
+  opts.op_timeout = opts.connect_timeout;
+  const std::string where = fmt::format("{}:{}", ep.host, ep.port);
+  store::SyncClient client(opts);
+  if (auto up = client.connect(); !up) {
+    return fail(
+        fmt::format("cannot reach the rendezvous store at {}: {}", where, up.error().message));
+  }
+  auto raw = read_state(client, rdzv::state_key(a.run_id));
+  if (!raw) {
+    return fail(
+        fmt::format("reading rendezvous '{}' at {}: {}", a.run_id, where, raw.error().message));
+  }
+  if (!*raw) {
+    return fail(fmt::format("no rendezvous '{}' at {} (is --rdzv_id right?)", a.run_id, where));
+  }
+  auto state = rdzv::decode_state(**raw);
+  if (!state) {
+    return fail(fmt::format("rendezvous '{}' at {}: {}", a.run_id, where, state.error().message));
+  }
+  const auto now = wall_now_ms();
+  if (a.json) {
+    std::cout << render_status_json(*state, now) << "\n";
+  } else {
+    std::cout << fmt::format("rendezvous '{}' at {}\n", a.run_id, where)
+              << render_status_table(*state, now);
+  }
+  return k_exit_ok;
+}
+
+}  // namespace
+
+int status_command(const std::vector<std::string>& args) {
+  std::vector<std::string> words = args;
+  if (!words.empty() && words.front() == "status") {
+    words.erase(words.begin());
+  }
+  CLI::App app("ddprun status: print a c10d rendezvous' state", "ddprun status");
+  Args a;
+  build(app, a);
+  std::reverse(words.begin(), words.end());  // CLI11 consumes a reversed vector
+  try {
+    app.parse(words);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return k_exit_ok;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "ddprun status: " << e.what() << "\n";
+    return k_exit_usage;
+  }
+  auto ep = config::parse_endpoint(a.endpoint, k_default_rdzv_port);
+  if (!ep) {
+    std::cerr << "ddprun status: --rdzv-endpoint: " << ep.error().message << "\n";
+    return k_exit_usage;
+  }
+  return show(a, *ep);
+}
+
+}  // namespace ddprun::status
