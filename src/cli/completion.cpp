@@ -1,6 +1,6 @@
 // bash and zsh completion scripts, rendered from the flag table: every spelling, the choices
-// of enum-valued flags, file names for the training script and other values, and the store
-// subcommand's verbs. The shell code around the table is fixed text here.
+// of enum-valued flags, files for the training script and for DIR/PATH values, host names for
+// ADDR values, and the store subcommand's verbs. The shell code around the table is fixed text here.
 #include "ddprun/cli/docs.hpp"
 
 #include "doc_text.hpp"
@@ -87,10 +87,6 @@ constexpr std::string_view k_bash_scan =
     "    fi\n";
 
 constexpr std::string_view k_bash_tail =
-    "    if [[ \" $valued \" == *\" $prev \"* ]]; then\n"
-    "        _ddprun_files \"$cur\"\n"
-    "        return 0\n"
-    "    fi\n"
     "    if [[ $cur == -* ]]; then\n"
     "        COMPREPLY=( $(compgen -W \"$flags\" -- \"$cur\") )\n"
     "        return 0\n"
@@ -100,13 +96,31 @@ constexpr std::string_view k_bash_tail =
     "}\n"
     "complete -F _ddprun ddprun\n";
 
-std::string bash_choice_cases(std::span<const FlagSpec> table) {
+// What each kind of value completes to, as the body of a `case $prev` branch.
+std::string bash_value_action(const FlagSpec& flag) {
+  switch (detail::value_kind(flag)) {
+    case detail::ValueKind::choices:
+      return "COMPREPLY=( $(compgen -W \"" + join(flag.choices, " ") + "\" -- \"$cur\") )";
+    case detail::ValueKind::directory:
+      return "compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -d -- \"$cur\") )";
+    case detail::ValueKind::file:
+      return "_ddprun_files \"$cur\"";
+    case detail::ValueKind::host:
+      return "COMPREPLY=( $(compgen -A hostname -- \"$cur\") )";
+    case detail::ValueKind::text:
+    case detail::ValueKind::none:
+      break;
+  }
+  return ":";
+}
+
+// One `case $prev` branch per valued flag: its value never falls through to the script.
+std::string bash_value_cases(std::span<const FlagSpec> table) {
   std::string out = "    case $prev in\n";
   for (const auto& flag : table) {
-    if (!flag.choices.empty()) {
+    if (flag.kind == FlagKind::valued) {
       out += "        " + join(flag.spellings, "|") + ")\n";
-      out += "            COMPREPLY=( $(compgen -W \"" + join(flag.choices, " ") +
-             "\" -- \"$cur\") ); return 0 ;;\n";
+      out += "            " + bash_value_action(flag) + "; return 0 ;;\n";
     }
   }
   return out + "    esac\n";
@@ -155,18 +169,14 @@ constexpr std::string_view k_zsh_tail =
     "esac\n"
     "return ret\n";
 
-/// Text for inside a single-quoted _arguments spec's [description].
-std::string zsh_description(std::string_view help) {
-  auto end = help.find(". ");
-  help = help.substr(0, end == std::string_view::npos ? help.size() : end);
-  if (help.ends_with('.')) {
-    help.remove_suffix(1);
-  }
+/// Text for inside a single-quoted _arguments spec: quotes and colons escaped, and brackets
+/// too in a [description].
+std::string zsh_escape(std::string_view text, bool in_brackets) {
   std::string out;
-  for (char c : help) {
+  for (char c : text) {
     if (c == '\'') {
       out += "'\\''";
-    } else if (c == '[' || c == ']' || c == ':' || c == '\\') {
+    } else if (c == ':' || c == '\\' || (in_brackets && (c == '[' || c == ']'))) {
       out += '\\';
       out += c;
     } else {
@@ -176,15 +186,35 @@ std::string zsh_description(std::string_view help) {
   return out;
 }
 
+/// The first sentence of the help, without its full stop.
+std::string zsh_description(std::string_view help) {
+  auto end = help.find(". ");
+  help = help.substr(0, end == std::string_view::npos ? help.size() : end);
+  if (help.ends_with('.')) {
+    help.remove_suffix(1);
+  }
+  return zsh_escape(help, true);
+}
+
 std::string zsh_action(const FlagSpec& flag) {
   if (flag.kind != FlagKind::valued) {
     return "";
   }
-  std::string metavar(flag.metavar.empty() ? "value" : flag.metavar);
-  if (!flag.choices.empty()) {
-    return ":" + metavar + ":(" + join(flag.choices, " ") + ")";
+  auto message = ":" + zsh_escape(flag.metavar.empty() ? "value" : flag.metavar, false) + ":";
+  switch (detail::value_kind(flag)) {
+    case detail::ValueKind::choices:
+      return message + "(" + join(flag.choices, " ") + ")";
+    case detail::ValueKind::directory:
+      return message + "_files -/";
+    case detail::ValueKind::file:
+      return message + "_files";
+    case detail::ValueKind::host:
+      return message + "_hosts";
+    case detail::ValueKind::text:
+    case detail::ValueKind::none:
+      break;
   }
-  return ":" + metavar + ":_files";
+  return message + " ";
 }
 
 std::string zsh_spelling(const FlagSpec& flag, std::string_view spelling) {
@@ -225,7 +255,7 @@ std::string render_bash_completion_with(std::span<const FlagSpec> table) {
   std::string out(k_bash_head);
   out += bash_variables(table);
   out += k_bash_scan;
-  out += bash_choice_cases(table);
+  out += bash_value_cases(table);
   out += k_bash_tail;
   return out;
 }

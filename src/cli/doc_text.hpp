@@ -46,6 +46,27 @@ inline std::string_view long_spelling(const FlagSpec& flag) {
   return flag.spellings.empty() ? std::string_view{} : flag.spellings.front();
 }
 
+/// What a completion offers for an option's value.
+enum class ValueKind { none, choices, directory, file, host, text };
+
+/// Decided from the table: `choices` when the flag lists them, else from the metavar
+/// (DIR, PATH, ADDR); `text` for any other value, `none` for flags without one.
+inline ValueKind value_kind(const FlagSpec& flag) {
+  if (flag.kind != FlagKind::valued) {
+    return ValueKind::none;
+  }
+  if (!flag.choices.empty()) {
+    return ValueKind::choices;
+  }
+  if (flag.metavar == "DIR") {
+    return ValueKind::directory;
+  }
+  if (flag.metavar == "PATH" || flag.metavar == "FILE") {
+    return ValueKind::file;
+  }
+  return flag.metavar == "ADDR" ? ValueKind::host : ValueKind::text;
+}
+
 /// "default: 1:1; env PET_NNODES" for valued and boolean flags, "" for --help/--version.
 inline std::string option_note(const FlagSpec& flag) {
   std::string note;

@@ -78,6 +78,11 @@ TEST(BashCompletionTool, CompletesStoreVerbsAndTheirOptions) {
   EXPECT_EQ(complete({"ddprun", "store", "get", "k", "--end"}), Words{"--endpoint"});
 }
 
+TEST(BashCompletionTool, OffersNoFilesForAFreeTextValue) {
+  EXPECT_EQ(complete({"ddprun", "--nnodes", ""}), Words{});
+  EXPECT_EQ(complete({"ddprun", "--events-file", "tr"}), Words{"train.py"});
+}
+
 TEST(BashCompletionTool, LeavesTheScriptsArgumentsAlone) {
   EXPECT_EQ(complete({"ddprun", "train.py", "--numa"}), Words{});
 }
