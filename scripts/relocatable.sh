@@ -29,7 +29,7 @@ if readelf -d "$bin" | grep -Eq '\((RPATH|RUNPATH)\)'; then
   echo "relocatable: FAIL: $bin carries an RPATH/RUNPATH" >&2
   exit 1
 fi
-glibc=$(objdump -T "$bin" | grep -o 'GLIBC_[0-9.]*' | sort -t. -k1,1 -k2,2n -k3,3n -u | tail -1)
+glibc=$(objdump -T "$bin" | grep -o 'GLIBC_[0-9.]*' | sort -u -V | tail -1)
 echo "relocatable: newest glibc symbol version required: $glibc"
 
 env -i "$bin" --version

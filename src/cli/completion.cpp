@@ -53,6 +53,7 @@ constexpr std::string_view k_bash_head =
     "    local IFS=$'\\n'\n"
     "    compopt -o filenames 2>/dev/null\n"
     "    COMPREPLY+=( $(compgen -f -- \"$1\") )\n"
+    "    return 0\n"
     "}\n"
     "\n"
     "_ddprun() {\n"

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -43,13 +44,15 @@ std::vector<std::string> complete(const std::vector<std::string>& words) {
   }
   auto command = "source " + script + " && COMP_WORDS=(" + array +
                  ") && COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )) && _ddprun && "
-                 "printf '%s\\n' \"${COMPREPLY[@]}\"";
-  auto r = test::run({"/bin/bash", "--norc", "-c", command}, {.cwd = dir});
+                 "(( ${#COMPREPLY[@]} == 0 )) || printf '%s\\n' \"${COMPREPLY[@]}\"";
+  test::RunOptions options;
+  options.cwd = dir;
+  auto r = test::run({"/bin/bash", "--norc", "-c", command}, options);
   EXPECT_EQ(r.status, 0) << r.err;
   std::filesystem::remove_all(dir);
   std::vector<std::string> lines;
   for (std::size_t pos = 0, end = 0; pos < r.out.size(); pos = end + 1) {
-    end = r.out.find('\n', pos);
+    end = std::min(r.out.find('\n', pos), r.out.size());
     lines.push_back(r.out.substr(pos, end - pos));
   }
   return lines;
