@@ -35,8 +35,8 @@ test -f /usr/share/bash-completion/completions/ddprun
 test -f /usr/share/zsh/vendor-completions/_ddprun
 bash -c 'source /usr/share/bash-completion/completions/ddprun && complete -p ddprun'
 remove
-if command -v ddprun >/dev/null; then
-  echo "package-check: FAIL: ddprun still on PATH after apt-get remove" >&2
+if [ -e /usr/bin/ddprun ] || [ -e /usr/share/man/man1/ddprun.1 ]; then
+  echo "package-check: FAIL: ddprun's files are still there after apt-get remove" >&2
   exit 1
 fi
 echo "package-check: .deb installed, ran and removed cleanly"
