@@ -15,7 +15,8 @@ endif()
 install(FILES ${DDPRUN_DOCS_DIR}/ddprun.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${DDPRUN_DOCS_DIR}/ddprun.bash
   DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME ddprun)
-install(FILES ${DDPRUN_DOCS_DIR}/_ddprun DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
+install(FILES ${DDPRUN_DOCS_DIR}/_ddprun
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
 install(FILES README.md LICENSE docs/from-torchrun.md docs/schedulers.md docs/rendezvous.md
   docs/cli.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 

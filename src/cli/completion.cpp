@@ -1,11 +1,12 @@
 // bash and zsh completion scripts, rendered from the flag table: every spelling, the choices
 // of enum-valued flags, files for the training script and for DIR/PATH values, host names for
-// ADDR values, and the store subcommand's verbs. The shell code around the table is fixed text here.
+// ADDR values, and the store subcommand's verbs. The shell code around the table is fixed text
+// here.
 #include "ddprun/cli/docs.hpp"
 
-#include "doc_text.hpp"
-
 #include <string>
+
+#include "doc_text.hpp"
 
 namespace ddprun::cli {
 
@@ -267,8 +268,7 @@ std::string render_zsh_completion_with(std::span<const FlagSpec> table) {
     out += zsh_spec(flag);
   }
   auto tail = replace_all(std::string(k_zsh_tail), "@STORE_VERBS@", join(store_verb_names(), " "));
-  return out + replace_all(std::move(tail), "@STORE_OPTIONS@",
-                           join_range(detail::k_store_options));
+  return out + replace_all(std::move(tail), "@STORE_OPTIONS@", join_range(detail::k_store_options));
 }
 
 std::string render_bash_completion() { return render_bash_completion_with(flag_table()); }

@@ -71,8 +71,7 @@ inline ValueKind value_kind(const FlagSpec& flag) {
 inline std::string option_note(const FlagSpec& flag) {
   std::string note;
   if (flag.kind == FlagKind::valued) {
-    note = "default: " +
-           std::string(flag.default_value.empty() ? "empty" : flag.default_value);
+    note = "default: " + std::string(flag.default_value.empty() ? "empty" : flag.default_value);
   } else if (flag.kind == FlagKind::boolean) {
     note = "default: off";
   }

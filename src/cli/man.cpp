@@ -3,18 +3,18 @@
 // text here.
 #include "ddprun/cli/docs.hpp"
 
-#include "doc_text.hpp"
-
 #include <set>
 #include <string>
+
+#include "doc_text.hpp"
 
 namespace ddprun::cli {
 
 namespace {
 
-constexpr std::array k_groups{FlagGroup::nodes,       FlagGroup::rendezvous,
+constexpr std::array k_groups{FlagGroup::nodes,          FlagGroup::rendezvous,
                               FlagGroup::worker_command, FlagGroup::supervision,
-                              FlagGroup::logs,        FlagGroup::extras};
+                              FlagGroup::logs,           FlagGroup::extras};
 
 constexpr std::string_view k_description =
     "ddprun launches a distributed PyTorch training job: it is a native replacement for\n"
@@ -41,7 +41,8 @@ constexpr std::string_view k_other_variables[][2] = {
      "Replaces the prefix of teed worker lines, e.g. '[${rank}]: '."},
     {"TORCHELASTIC_ERROR_FILE",
      "When set for ddprun itself, the root cause of a failure is written there as JSON."},
-    {"OMP_NUM_THREADS", "Set to 1 for the workers when unset and more than one worker runs per node."},
+    {"OMP_NUM_THREADS",
+     "Set to 1 for the workers when unset and more than one worker runs per node."},
     {"TMPDIR", "Where the default log directory is created."},
 };
 
@@ -153,11 +154,12 @@ std::string render_subcommands() {
       "A first argument of \\fBstore\\fR or \\fBstatus\\fR selects a subcommand instead of a "
       "launch; each has its own \\fB\\-\\-help\\fR.\n";
   for (const auto& verb : detail::k_store_verbs) {
-    out += ".TP\n\\fBddprun store " + escape(verb.name) + "\\fR " + escape(verb.arguments) +
-           "\n" + escape(verb.help) + "\n";
+    out += ".TP\n\\fBddprun store " + escape(verb.name) + "\\fR " + escape(verb.arguments) + "\n" +
+           escape(verb.help) + "\n";
   }
-  out += ".TP\n\\fBddprun status\\fR [\\fIoptions\\fR]\n"
-         "Report on ddprun jobs running on this machine (see \\fBddprun status \\-\\-help\\fR).\n";
+  out +=
+      ".TP\n\\fBddprun status\\fR [\\fIoptions\\fR]\n"
+      "Report on ddprun jobs running on this machine (see \\fBddprun status \\-\\-help\\fR).\n";
   return out;
 }
 

@@ -2,7 +2,6 @@
 // page without a warning, and bash must complete flags, enum values, subcommands and files
 // from the generated script.
 #include "ddprun/cli/docs.hpp"
-#include "support/subprocess.hpp"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +10,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "support/subprocess.hpp"
 
 namespace ddprun::cli {
 namespace {

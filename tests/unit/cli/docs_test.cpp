@@ -25,8 +25,8 @@ bool contains(const std::string& text, std::string_view needle) {
 TEST(RenderManPage, HasEverySection) {
   auto man = render_man_page("9.8.7");
   EXPECT_EQ(man.rfind(".TH DDPRUN 1 \"\" \"ddprun 9.8.7\"", 0), 0U);
-  for (auto section : {"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "ENVIRONMENT",
-                       "EXIT STATUS", "SUBCOMMANDS", "SEE ALSO"}) {
+  for (auto section : {"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "ENVIRONMENT", "EXIT STATUS",
+                       "SUBCOMMANDS", "SEE ALSO"}) {
     EXPECT_TRUE(contains(man, std::string("\n.SH ") + section + "\n")) << section;
   }
 }
@@ -93,9 +93,9 @@ TEST(RenderManPage, NoLineStartsWithAQuoteOrAnUnknownRequest) {
     EXPECT_FALSE(line.starts_with("'")) << line;
     if (line.starts_with(".")) {
       auto request = line.substr(0, line.find(' '));
-      EXPECT_TRUE(request == ".TH" || request == ".SH" || request == ".SS" ||
-                  request == ".TP" || request == ".PP" || request == ".B" ||
-                  request == ".BR" || request == ".br" || request == ".nh")
+      EXPECT_TRUE(request == ".TH" || request == ".SH" || request == ".SS" || request == ".TP" ||
+                  request == ".PP" || request == ".B" || request == ".BR" || request == ".br" ||
+                  request == ".nh")
           << line;
     }
   }
@@ -105,7 +105,8 @@ TEST(RenderBashCompletion, CompletesEverySpellingAndChoice) {
   auto bash = render_bash_completion();
   auto flags_at = bash.find("local flags=\"");
   ASSERT_NE(flags_at, std::string::npos);
-  auto flags = " " + bash.substr(flags_at + 13, bash.find('"', flags_at + 13) - flags_at - 13) + " ";
+  auto flags =
+      " " + bash.substr(flags_at + 13, bash.find('"', flags_at + 13) - flags_at - 13) + " ";
   for (const auto& flag : flag_table()) {
     for (auto s : flag.spellings) {
       EXPECT_TRUE(contains(flags, " " + std::string(s) + " ")) << s;
@@ -163,8 +164,7 @@ TEST(RenderZshCompletion, QuotesHelpTextForArguments) {
                                   .group = FlagGroup::nodes,
                                   .help = "the workers' [state]: a:b. Second sentence."}};
   auto zsh = render_zsh_completion_with(table);
-  EXPECT_TRUE(contains(zsh, "  '(--x)--x[the workers'\\'' \\[state\\]\\: a\\:b]' \\\n"))
-      << zsh;
+  EXPECT_TRUE(contains(zsh, "  '(--x)--x[the workers'\\'' \\[state\\]\\: a\\:b]' \\\n")) << zsh;
 }
 
 }  // namespace
