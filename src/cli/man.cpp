@@ -54,7 +54,7 @@ constexpr std::string_view k_worker_variables =
     "launcher's own environment.\n";
 
 constexpr std::string_view k_exit_status =
-    ".TP\n.B 0\nEvery worker succeeded (or --help, --version, a subcommand succeeded).\n"
+    ".TP\n.B 0\nEvery worker succeeded; also after --help, --version and a successful subcommand.\n"
     ".TP\n.B 1\nThe worker group failed after the allowed restarts, or ddprun was stopped by a "
     "signal.\n"
     ".TP\n.B 2\nA usage or configuration error; nothing was started.\n";
