@@ -1,0 +1,28 @@
+#pragma once
+// Documents derived from the flag table, so --help, the man page and the shell completions
+// never disagree: each renderer is a pure function of the table (and, for the man page, the
+// version string). The ddprun-docgen build tool writes them to files at build time.
+
+#include "ddprun/cli/flags.hpp"
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace ddprun::cli {
+
+/// ddprun(1) in man(7) roff: NAME, SYNOPSIS, DESCRIPTION, OPTIONS (grouped as in --help),
+/// ENVIRONMENT, EXIT STATUS, SUBCOMMANDS, SEE ALSO.
+std::string render_man_page(std::string_view version);
+std::string render_man_page_with(std::span<const FlagSpec> table, std::string_view version);
+
+/// A bash completion script (`complete -F _ddprun ddprun`): every spelling, the choices of
+/// enum-valued flags, file names for the script and for other values.
+std::string render_bash_completion();
+std::string render_bash_completion_with(std::span<const FlagSpec> table);
+
+/// A zsh completion function file (`#compdef ddprun`) in _arguments form.
+std::string render_zsh_completion();
+std::string render_zsh_completion_with(std::span<const FlagSpec> table);
+
+}  // namespace ddprun::cli

@@ -1,0 +1,84 @@
+#pragma once
+// Text shared by the man page and the completion renderers (module-private): the notes printed
+// after an option's help, and the subcommands, which live outside the flag table.
+
+#include "ddprun/cli/flags.hpp"
+
+#include <array>
+#include <string>
+#include <string_view>
+
+namespace ddprun::cli::detail {
+
+/// One `ddprun store` subcommand: its name, its arguments and one line of help.
+struct StoreVerb {
+  std::string_view name;
+  std::string_view arguments;
+  std::string_view help;
+};
+
+inline constexpr std::array<StoreVerb, 6> k_store_verbs{{
+    {"serve", "[--host HOST] [--port PORT] [--max-connections N] [--legacy-dialect DIALECT]",
+     "Run a standalone TCPStore-compatible server until SIGINT or SIGTERM."},
+    {"get", "KEY [--endpoint HOST:PORT] [--timeout SECONDS]", "Print a key's value."},
+    {"set", "KEY VALUE [--endpoint HOST:PORT] [--timeout SECONDS]", "Set a key."},
+    {"add", "KEY N [--endpoint HOST:PORT] [--timeout SECONDS]",
+     "Add N to an integer key and print the result."},
+    {"del", "KEY [--endpoint HOST:PORT] [--timeout SECONDS]", "Delete a key."},
+    {"keys", "[--endpoint HOST:PORT] [--timeout SECONDS]",
+     "List all keys (needs a server that speaks the VALIDATE-era protocol)."},
+}};
+
+/// Options of `ddprun store` verbs, for completion.
+inline constexpr std::array<std::string_view, 6> k_store_options{
+    "--endpoint", "--timeout", "--host", "--port", "--max-connections", "--legacy-dialect"};
+
+/// The words that may replace the training script as the first argument.
+inline constexpr std::array<std::string_view, 2> k_subcommands{"store", "status"};
+
+/// "--nproc-per-node": the first spelling with two dashes (or the first spelling).
+inline std::string_view long_spelling(const FlagSpec& flag) {
+  for (auto s : flag.spellings) {
+    if (s.starts_with("--")) {
+      return s;
+    }
+  }
+  return flag.spellings.empty() ? std::string_view{} : flag.spellings.front();
+}
+
+/// What a completion offers for an option's value.
+enum class ValueKind { none, choices, directory, file, host, text };
+
+/// Decided from the table: `choices` when the flag lists them, else from the metavar
+/// (DIR, PATH, ADDR); `text` for any other value, `none` for flags without one.
+inline ValueKind value_kind(const FlagSpec& flag) {
+  if (flag.kind != FlagKind::valued) {
+    return ValueKind::none;
+  }
+  if (!flag.choices.empty()) {
+    return ValueKind::choices;
+  }
+  if (flag.metavar == "DIR") {
+    return ValueKind::directory;
+  }
+  if (flag.metavar == "PATH" || flag.metavar == "FILE") {
+    return ValueKind::file;
+  }
+  return flag.metavar == "ADDR" ? ValueKind::host : ValueKind::text;
+}
+
+/// "default: 1:1; env PET_NNODES" for valued and boolean flags, "" for --help/--version.
+inline std::string option_note(const FlagSpec& flag) {
+  std::string note;
+  if (flag.kind == FlagKind::valued) {
+    note = "default: " + std::string(flag.default_value.empty() ? "empty" : flag.default_value);
+  } else if (flag.kind == FlagKind::boolean) {
+    note = "default: off";
+  }
+  if (!flag.env_var.empty()) {
+    note += "; env " + std::string(flag.env_var);
+  }
+  return note;
+}
+
+}  // namespace ddprun::cli::detail

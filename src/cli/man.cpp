@@ -1,0 +1,200 @@
+// ddprun(1), rendered from the flag table in man(7) roff. The option list is the same table
+// --help walks, in the same groups, so the two cannot drift; only the prose around it is fixed
+// text here.
+#include "ddprun/cli/docs.hpp"
+
+#include <set>
+#include <string>
+
+#include "doc_text.hpp"
+
+namespace ddprun::cli {
+
+namespace {
+
+constexpr std::array k_groups{FlagGroup::nodes,          FlagGroup::rendezvous,
+                              FlagGroup::worker_command, FlagGroup::supervision,
+                              FlagGroup::logs,           FlagGroup::extras};
+
+constexpr std::string_view k_description =
+    "ddprun launches a distributed PyTorch training job: it is a native replacement for\n"
+    "torchrun (python3 -m torch.distributed.run) that accepts the same options and gives the\n"
+    "workers exactly the environment torchrun gives them (RANK, LOCAL_RANK, WORLD_SIZE,\n"
+    "MASTER_ADDR, MASTER_PORT, TORCHELASTIC_* ...).\n"
+    ".PP\n"
+    "One ddprun agent runs per node. It takes part in the rendezvous, hosts the workers'\n"
+    "TCPStore, starts --nproc-per-node workers, supervises them, restarts the group up to\n"
+    "--max-restarts times and prints a failure summary naming the root-cause rank.\n"
+    ".PP\n"
+    "Every option has a dash and an underscore spelling, and long options may be abbreviated\n"
+    "to a unique prefix. Options marked \"env PET_<NAME>\" take their default from that\n"
+    "variable when it is set and non-empty; the command line always wins. Everything after the\n"
+    "training script is passed to every worker untouched, even when it looks like an option.\n";
+
+// Variables read or set by ddprun besides the PET_* defaults of the table.
+constexpr std::string_view k_other_variables[][2] = {
+    {"PYTHON_EXEC", "Interpreter for the workers unless --python is given (else python3 on PATH)."},
+    {"LOGLEVEL", "Level of ddprun's own messages (--log-level wins); default WARNING."},
+    {"TORCH_ELASTIC_SHUTDOWN_TIMEOUT",
+     "SIGTERM to SIGKILL grace in seconds when stopping workers (also --shutdown-timeout)."},
+    {"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE",
+     "Replaces the prefix of teed worker lines, e.g. '[${rank}]: '."},
+    {"TORCHELASTIC_ERROR_FILE",
+     "When set for ddprun itself, the root cause of a failure is written there as JSON."},
+    {"OMP_NUM_THREADS",
+     "Set to 1 for the workers when unset and more than one worker runs per node."},
+    {"TMPDIR", "Where the default log directory is created."},
+};
+
+constexpr std::string_view k_worker_variables =
+    "Workers get torchrun's variables with torchrun's values: RANK, LOCAL_RANK, GROUP_RANK,\n"
+    "ROLE_RANK, ROLE_NAME, LOCAL_WORLD_SIZE, WORLD_SIZE, GROUP_WORLD_SIZE, ROLE_WORLD_SIZE,\n"
+    "MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS,\n"
+    "TORCHELASTIC_RUN_ID, TORCHELASTIC_USE_AGENT_STORE and TORCHELASTIC_ERROR_FILE, plus the\n"
+    "launcher's own environment.\n";
+
+constexpr std::string_view k_exit_status =
+    ".TP\n.B 0\nEvery worker succeeded; also after --help, --version and a successful subcommand.\n"
+    ".TP\n.B 1\nThe worker group failed after the allowed restarts, or ddprun was stopped by a "
+    "signal.\n"
+    ".TP\n.B 2\nA usage or configuration error; nothing was started.\n";
+
+constexpr std::string_view k_see_also =
+    ".BR python3 (1),\n"
+    ".BR srun (1).\n"
+    "torchrun documentation: https://pytorch.org/docs/stable/elastic/run.html.\n"
+    "The files from-torchrun.md, schedulers.md and rendezvous.md in /usr/share/doc/ddprun or\n"
+    "the source tree's docs/ directory.\n";
+
+/// Escapes text for roff: backslashes, minus signs, and a control character at line start.
+std::string escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\e";
+    } else if (c == '-') {
+      out += "\\-";
+    } else {
+      out += c;
+    }
+  }
+  if (!out.empty() && (out.front() == '.' || out.front() == '\'')) {
+    out.insert(0, "\\&");
+  }
+  return out;
+}
+
+std::string value_text(const FlagSpec& flag) {
+  if (flag.choices.empty()) {
+    return "\\fI" + escape(flag.metavar) + "\\fR";
+  }
+  std::string out = "{";
+  for (auto c : flag.choices) {
+    out += out.size() == 1 ? "" : ",";
+    out += escape(c);
+  }
+  return out + "}";
+}
+
+std::string render_option(const FlagSpec& flag) {
+  std::string out = ".TP\n";
+  for (std::size_t i = 0; i < flag.spellings.size(); ++i) {
+    out += i == 0 ? "" : ", ";
+    out += "\\fB" + escape(flag.spellings[i]) + "\\fR";
+  }
+  if (flag.kind == FlagKind::valued) {
+    out += " " + value_text(flag);
+  }
+  out += "\n" + escape(flag.help);
+  auto note = detail::option_note(flag);
+  if (!note.empty()) {
+    out += " (" + escape(note) + ")";
+  }
+  return out + "\n";
+}
+
+std::string render_options(std::span<const FlagSpec> table) {
+  std::string out = ".SH OPTIONS\n";
+  for (auto group : k_groups) {
+    std::string items;
+    for (const auto& flag : table) {
+      items += flag.group == group ? render_option(flag) : "";
+    }
+    if (!items.empty()) {
+      out += ".SS " + escape(group_title(group)) + "\n" + items;
+    }
+  }
+  return out;
+}
+
+std::string render_variable(std::string_view name, std::string_view text) {
+  return ".TP\n.B " + escape(name) + "\n" + escape(text) + "\n";
+}
+
+std::string render_environment(std::span<const FlagSpec> table) {
+  std::string out = ".SH ENVIRONMENT\n";
+  std::set<std::string_view> seen;
+  for (const auto& flag : table) {
+    if (!flag.env_var.empty() && seen.insert(flag.env_var).second) {
+      out += render_variable(flag.env_var,
+                             "Default for " + std::string(detail::long_spelling(flag)) + ".");
+    }
+  }
+  for (const auto& item : k_other_variables) {
+    if (!seen.contains(item[0])) {
+      out += render_variable(item[0], item[1]);
+    }
+  }
+  return out + ".PP\n" + escape(k_worker_variables);
+}
+
+std::string render_subcommands() {
+  std::string out =
+      ".SH SUBCOMMANDS\n"
+      "A first argument of \\fBstore\\fR or \\fBstatus\\fR selects a subcommand instead of a "
+      "launch; each has its own \\fB\\-\\-help\\fR.\n";
+  for (const auto& verb : detail::k_store_verbs) {
+    out += ".TP\n\\fBddprun store " + escape(verb.name) + "\\fR " + escape(verb.arguments) + "\n" +
+           escape(verb.help) + "\n";
+  }
+  out +=
+      ".TP\n\\fBddprun status\\fR [\\fIoptions\\fR]\n"
+      "Report on ddprun jobs running on this machine (see \\fBddprun status \\-\\-help\\fR).\n";
+  return out;
+}
+
+std::string render_header(std::string_view version) {
+  return ".TH DDPRUN 1 \"\" \"ddprun " + escape(version) +
+         "\" \"User Commands\"\n"
+         ".nh\n"
+         ".SH NAME\n"
+         "ddprun \\- launch distributed PyTorch jobs, a native drop\\-in for torchrun\n"
+         ".SH SYNOPSIS\n"
+         ".B ddprun\n"
+         "[\\fIoptions\\fR] \\fItraining_script\\fR [\\fItraining_script_args\\fR ...]\n"
+         ".br\n"
+         ".B ddprun store\n"
+         "\\fIverb\\fR [\\fIarguments\\fR]\n"
+         ".br\n"
+         ".B ddprun status\n"
+         "[\\fIoptions\\fR]\n";
+}
+
+}  // namespace
+
+std::string render_man_page_with(std::span<const FlagSpec> table, std::string_view version) {
+  std::string out = render_header(version);
+  out += ".SH DESCRIPTION\n" + escape(k_description);
+  out += render_options(table);
+  out += render_environment(table);
+  out += ".SH EXIT STATUS\n" + std::string(k_exit_status);
+  out += render_subcommands();
+  out += ".SH SEE ALSO\n" + std::string(k_see_also);
+  return out;
+}
+
+std::string render_man_page(std::string_view version) {
+  return render_man_page_with(flag_table(), version);
+}
+
+}  // namespace ddprun::cli
