@@ -118,7 +118,7 @@ std::vector<std::string> pbsdsh_command(const NodeInputs& in) {
 
 std::vector<std::string> srun_command(const NodeInputs& in) {
   std::vector<std::string> argv = {"srun", "--nodes=1", "--ntasks=1", "--ntasks-per-node=1",
-                                   "--nodelist=" + in.host, "--export=ALL"};
+                                   "--nodelist=" + in.host, "--export=ALL", "--input=none"};
   argv.insert(argv.end(), in.ddprun_argv.begin(), in.ddprun_argv.end());
   return argv;
 }
@@ -131,7 +131,7 @@ std::vector<std::string> ssh_command(const NodeInputs& in) {
   for (const auto& word : in.ddprun_argv) {
     remote += " " + shell_quote(word);
   }
-  return {"ssh", "-o", "BatchMode=yes", in.host, remote};
+  return {"ssh", "-n", "-o", "BatchMode=yes", in.host, remote};
 }
 
 }  // namespace

@@ -83,8 +83,9 @@ struct NodeInputs {
 
 /// The local command that starts ddprun on one node:
 ///   pbsdsh -n V -- /bin/sh -c 'cd "$1" && shift && exec "$@"' sh CWD /usr/bin/env K=V.. ddprun..
-///   srun --nodes=1 --ntasks=1 --ntasks-per-node=1 -w HOST --export=ALL ddprun ...
-///   ssh -o BatchMode=yes HOST 'cd CWD && exec /usr/bin/env K=V.. ddprun ..' (each word quoted)
+///   srun --nodes=1 --ntasks=1 --ntasks-per-node=1 --nodelist=HOST --export=ALL --input=none ..
+///   ssh -n -o BatchMode=yes HOST 'cd CWD && exec /usr/bin/env K=V.. ddprun ..' (words quoted)
+/// srun and ssh get no stdin: several of them must not compete for the job script's.
 std::vector<std::string> node_command(const NodeInputs& in);
 
 /// One node of a plan.

@@ -186,12 +186,12 @@ TEST(FanoutCommand, PbsdshRunsAShellThatChangesDirectoryThenEnv) {
 TEST(FanoutCommand, SrunOneTaskOnTheNamedNodeWithTheWholeEnvironment) {
   EXPECT_EQ(node_command(node(Via::srun)),
             (Args{"srun", "--nodes=1", "--ntasks=1", "--ntasks-per-node=1", "--nodelist=n2",
-                  "--export=ALL", "/bin/ddprun", "t.py"}));
+                  "--export=ALL", "--input=none", "/bin/ddprun", "t.py"}));
 }
 
 TEST(FanoutCommand, SshQuotesEveryWordOfTheRemoteCommand) {
   EXPECT_EQ(node_command(node(Via::ssh)),
-            (Args{"ssh", "-o", "BatchMode=yes", "n2",
+            (Args{"ssh", "-n", "-o", "BatchMode=yes", "n2",
                   "cd '/scratch/my job' && exec /usr/bin/env A=1 'B=x y' /bin/ddprun t.py"}));
 }
 
