@@ -1,14 +1,15 @@
 #include "fan_out.hpp"
 
-#include <spdlog/spdlog.h>
-#include <unistd.h>
-
-#include <climits>
-
 #include "ddprun/fanout/plan.hpp"
 #include "ddprun/fanout/run.hpp"
 #include "ddprun/sched/io.hpp"
 #include "ddprun/util/fatal.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <climits>
 
 namespace ddprun::app {
 
@@ -44,12 +45,19 @@ std::string nodefile_of(const util::Env& env) {
   return text ? *text : "";
 }
 
+std::string render_argv(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& word : argv) {
+    line += " " + fanout::shell_quote(word);
+  }
+  return line;
+}
+
 }  // namespace
 
 std::optional<int> fan_out_if_needed(const std::vector<std::string>& args,
-                                     const cli::ParsedArgs& parsed,
-                                     const sched::Detected& detected, const util::Env& env,
-                                     const config::LaunchConfig& cfg) {
+                                     const cli::ParsedArgs& parsed, const sched::Detected& detected,
+                                     const util::Env& env, const config::LaunchConfig& cfg) {
   const std::string& launcher = parsed.at("launcher").value;
   if (launcher == "none" || (launcher == "auto" && detected.hosts.size() < 2)) {
     return std::nullopt;
@@ -62,14 +70,7 @@ std::optional<int> fan_out_if_needed(const std::vector<std::string>& args,
   spdlog::info("fan-out: starting ddprun on {} node(s) through {} (head {})", plan->nodes.size(),
                fanout::to_string(plan->via), plan->nodes.front().host);
   for (const auto& node : plan->nodes) {
-    spdlog::debug("fan-out: node {} ({}):{}", node.node_rank, node.host,
-                  [&] {
-                    std::string line;
-                    for (const auto& w : node.argv) {
-                      line += " " + fanout::shell_quote(w);
-                    }
-                    return line;
-                  }());
+    spdlog::debug("fan-out: node {} ({}):{}", node.node_rank, node.host, render_argv(node.argv));
   }
   return fanout::run_plan(*plan, env, cfg.shutdown_timeout);
 }

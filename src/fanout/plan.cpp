@@ -6,10 +6,10 @@
 
 #include "ddprun/fanout/plan.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <algorithm>
 #include <array>
-
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::fanout {
 
@@ -27,30 +27,41 @@ constexpr std::string_view k_cd_then_exec = "cd \"$1\" && shift && exec \"$@\"";
 
 /// Variables set by a launcher's remote side for each task (PBS TM, Slurm), never forwarded.
 constexpr std::array k_task_vars = {
-    std::string_view("PBS_TASKNUM"),  std::string_view("PBS_NODENUM"),
-    std::string_view("PBS_VNODENUM"), std::string_view("PBS_JOBCOOKIE"),
-    std::string_view("PBS_MOMPORT"),  std::string_view("SLURM_PROCID"),
-    std::string_view("SLURM_LOCALID"), std::string_view("SLURM_NODEID"),
+    std::string_view("PBS_TASKNUM"),     std::string_view("PBS_NODENUM"),
+    std::string_view("PBS_VNODENUM"),    std::string_view("PBS_JOBCOOKIE"),
+    std::string_view("PBS_MOMPORT"),     std::string_view("SLURM_PROCID"),
+    std::string_view("SLURM_LOCALID"),   std::string_view("SLURM_NODEID"),
     std::string_view("SLURMD_NODENAME"), std::string_view("SLURM_TOPOLOGY_ADDR"),
 };
 /// Per-host values: the remote side has its own (GPU cgroup hooks set device lists per node).
 constexpr std::array k_host_vars = {
-    std::string_view("HOSTNAME"),  std::string_view("HOST"),
-    std::string_view("PWD"),       std::string_view("OLDPWD"),
-    std::string_view("SHLVL"),     std::string_view("_"),
-    std::string_view("TMPDIR"),    std::string_view("PBS_JOBFS"),
-    std::string_view("DISPLAY"),   std::string_view("CUDA_VISIBLE_DEVICES"),
-    std::string_view("ROCR_VISIBLE_DEVICES"), std::string_view("HIP_VISIBLE_DEVICES"),
-    std::string_view("GPU_DEVICE_ORDINAL"),   std::string_view("ZE_AFFINITY_MASK"),
+    std::string_view("HOSTNAME"),
+    std::string_view("HOST"),
+    std::string_view("PWD"),
+    std::string_view("OLDPWD"),
+    std::string_view("SHLVL"),
+    std::string_view("_"),
+    std::string_view("TMPDIR"),
+    std::string_view("PBS_JOBFS"),
+    std::string_view("DISPLAY"),
+    std::string_view("CUDA_VISIBLE_DEVICES"),
+    std::string_view("ROCR_VISIBLE_DEVICES"),
+    std::string_view("HIP_VISIBLE_DEVICES"),
+    std::string_view("GPU_DEVICE_ORDINAL"),
+    std::string_view("ZE_AFFINITY_MASK"),
 };
 constexpr std::string_view k_ssh_prefix = "SSH_";
 
 /// Variables whose presence means a per-node starter (other than PBS) launched this process.
 constexpr std::array k_per_node_markers = {
-    std::string_view("SLURM_STEP_NODELIST"), std::string_view("OMPI_COMM_WORLD_SIZE"),
-    std::string_view("PMI_RANK"),            std::string_view("PMIX_RANK"),
-    std::string_view("PALS_RANKID"),         std::string_view("JSM_NAMESPACE_RANK"),
-    std::string_view("FLUX_TASK_RANK"),      std::string_view("MV2_COMM_WORLD_RANK"),
+    std::string_view("SLURM_STEP_NODELIST"),
+    std::string_view("OMPI_COMM_WORLD_SIZE"),
+    std::string_view("PMI_RANK"),
+    std::string_view("PMIX_RANK"),
+    std::string_view("PALS_RANKID"),
+    std::string_view("JSM_NAMESPACE_RANK"),
+    std::string_view("FLUX_TASK_RANK"),
+    std::string_view("MV2_COMM_WORLD_RANK"),
 };
 
 template <std::size_t N>
@@ -108,17 +119,25 @@ int port_of(const cli::ParsedArgs& args, const sched::Detected& d) {
 }
 
 std::vector<std::string> pbsdsh_command(const NodeInputs& in) {
-  std::vector<std::string> argv = {"pbsdsh", "-n", std::to_string(in.pbs_vnode), "--",
-                                   std::string(k_shell), "-c", std::string(k_cd_then_exec),
-                                   "sh", in.cwd, std::string(k_env_program)};
+  std::vector<std::string> argv = {"pbsdsh",
+                                   "-n",
+                                   std::to_string(in.pbs_vnode),
+                                   "--",
+                                   std::string(k_shell),
+                                   "-c",
+                                   std::string(k_cd_then_exec),
+                                   "sh",
+                                   in.cwd,
+                                   std::string(k_env_program)};
   argv.insert(argv.end(), in.env.begin(), in.env.end());
   argv.insert(argv.end(), in.ddprun_argv.begin(), in.ddprun_argv.end());
   return argv;
 }
 
 std::vector<std::string> srun_command(const NodeInputs& in) {
-  std::vector<std::string> argv = {"srun", "--nodes=1", "--ntasks=1", "--ntasks-per-node=1",
-                                   "--nodelist=" + in.host, "--export=ALL", "--input=none"};
+  std::vector<std::string> argv = {
+      "srun",         "--nodes=1",   "--ntasks=1", "--ntasks-per-node=1", "--nodelist=" + in.host,
+      "--export=ALL", "--input=none"};
   argv.insert(argv.end(), in.ddprun_argv.begin(), in.ddprun_argv.end());
   return argv;
 }
@@ -183,14 +202,15 @@ Result<std::optional<Via>> decide_via(const std::string& launcher, const sched::
     return refuse(launcher, "needs a multi-node job whose host list is known (Slurm, PBS, LSF)");
   }
   if (is_started_per_node(env)) {
-    return refuse(launcher, "this ddprun was already started once per node (srun step, TM "
-                            "task or MPI rank); use --launcher none");
+    return refuse(launcher,
+                  "this ddprun was already started once per node (srun step, TM "
+                  "task or MPI rank); use --launcher none");
   }
   if ((*via == Via::pbsdsh && d.scheduler != k_pbs) ||
       (*via == Via::srun && d.scheduler != k_slurm)) {
     return refuse(launcher, "not inside a " + std::string(*via == Via::srun ? "Slurm" : "PBS") +
-                                " job (scheduler: " +
-                                (d.scheduler.empty() ? "none" : d.scheduler) + ")");
+                                " job (scheduler: " + (d.scheduler.empty() ? "none" : d.scheduler) +
+                                ")");
   }
   return via;
 }
@@ -222,7 +242,8 @@ Result<Target> make_target(const cli::ParsedArgs& args, const sched::Detected& d
       return count.error();
     }
     if (static_cast<std::size_t>(*count) > t.hosts.size()) {
-      return make_error(ErrorCode::config, "--nnodes " + std::to_string(*count) + " but the job has " +
+      return make_error(ErrorCode::config, "--nnodes " + std::to_string(*count) +
+                                               " but the job has " +
                                                std::to_string(t.hosts.size()) + " nodes");
     }
     t.hosts.resize(static_cast<std::size_t>(*count));
@@ -254,12 +275,12 @@ std::vector<std::string> insert_before_script(const std::vector<std::string>& ar
 }
 
 std::vector<std::string> node_flags(const Target& t, int node_rank) {
-  std::vector<std::string> flags = {"--nnodes",  std::to_string(t.hosts.size()),
+  std::vector<std::string> flags = {"--nnodes",    std::to_string(t.hosts.size()),
                                     "--node_rank", std::to_string(node_rank),
                                     "--rdzv_id",   t.rdzv_id};
   if (t.backend == k_static) {
-    flags.insert(flags.end(), {"--master_addr", t.master_addr, "--master_port",
-                               std::to_string(t.master_port)});
+    flags.insert(flags.end(),
+                 {"--master_addr", t.master_addr, "--master_port", std::to_string(t.master_port)});
   } else {
     flags.insert(flags.end(), {"--rdzv_endpoint", t.rdzv_endpoint});
   }
@@ -323,13 +344,13 @@ Result<std::optional<Plan>> make_plan(const cli::ParsedArgs& args, const sched::
   Plan plan{**via, {}};
   for (std::size_t i = 0; i < target->hosts.size(); ++i) {
     const int rank = static_cast<int>(i);
-    NodeInputs node{**via, target->hosts[i], rank, i < vnodes.size() ? vnodes[i] : rank, in.cwd,
-                    env_words, {in.self_exe}};
+    NodeInputs node{**via,  target->hosts[i], rank,         i < vnodes.size() ? vnodes[i] : rank,
+                    in.cwd, env_words,        {in.self_exe}};
     if (**via == Via::pbsdsh) {
       node.env.push_back("PBS_NODENUM=" + std::to_string(rank));
     }
-    auto rest = insert_before_script(in.args, args.training_script_args.size(),
-                                     node_flags(*target, rank));
+    auto rest =
+        insert_before_script(in.args, args.training_script_args.size(), node_flags(*target, rank));
     node.ddprun_argv.insert(node.ddprun_argv.end(), rest.begin(), rest.end());
     plan.nodes.push_back(Node{node.host, rank, node_command(node)});
   }

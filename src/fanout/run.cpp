@@ -10,6 +10,10 @@
 
 #include "ddprun/fanout/run.hpp"
 
+#include "ddprun/output/line_splitter.hpp"
+#include "ddprun/process/posix_launcher.hpp"
+#include "ddprun/util/fatal.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/signalfd.h>
@@ -25,10 +29,6 @@
 #include <optional>
 #include <string>
 #include <utility>
-
-#include "ddprun/output/line_splitter.hpp"
-#include "ddprun/process/posix_launcher.hpp"
-#include "ddprun/util/fatal.hpp"
 
 namespace ddprun::fanout {
 
@@ -153,8 +153,7 @@ Result<void> Runner::spawn(const Node& node) {
   close(out[1]);
   close(err[1]);
   const std::string prefix = "[" + node.host + "] ";
-  Child child{&node, pid ? *pid : -1, !pid, Stream{out[0], 1, prefix},
-              Stream{err[0], 2, prefix}};
+  Child child{&node, pid ? *pid : -1, !pid, Stream{out[0], 1, prefix}, Stream{err[0], 2, prefix}};
   children_.push_back(std::move(child));
   if (!pid) {
     return make_error(ErrorCode::io, "node " + node.host + ": " + pid.error().message);

@@ -49,19 +49,20 @@ class FanoutE2E : public ::testing::Test {
   std::map<std::string, std::string> job_env(const std::string& tag) const {
     const char* path = std::getenv("PATH");
     auto eq = tag.find('=');
-    return {{"PATH", source_path("tests/support/fake_pbsdsh") + ":" + (path ? path : "/usr/bin:/bin")},
-            {"PBS_JOBID", "4242.fake-pbs"},
-            {"PBS_NODEFILE", dir_ + "/nodefile"},
-            {"PBS_NODENUM", "0"},
-            {"PBS_TASKNUM", "1"},
-            {"FANOUT_MARK", k_mark},
-            {tag.substr(0, eq), tag.substr(eq + 1)}};
+    return {
+        {"PATH", source_path("tests/support/fake_pbsdsh") + ":" + (path ? path : "/usr/bin:/bin")},
+        {"PBS_JOBID", "4242.fake-pbs"},
+        {"PBS_NODEFILE", dir_ + "/nodefile"},
+        {"PBS_NODENUM", "0"},
+        {"PBS_TASKNUM", "1"},
+        {"FANOUT_MARK", k_mark},
+        {tag.substr(0, eq), tag.substr(eq + 1)}};
   }
 
   RunResult run_job(const std::string& worker_script, const std::string& tag) {
-    return run({ddprun_bin(), "--nproc_per_node", "1", "--no_python", "/bin/sh", "-c",
-                worker_script},
-               RunOptions{job_env(tag), {}, dir_, k_timeout});
+    return run(
+        {ddprun_bin(), "--nproc_per_node", "1", "--no_python", "/bin/sh", "-c", worker_script},
+        RunOptions{job_env(tag), {}, dir_, k_timeout});
   }
 
   std::string dir_;
@@ -98,13 +99,13 @@ TEST_F(FanoutE2E, OneFailingNodeStopsTheOthersAndIsNamed) {
 
 TEST_F(FanoutE2E, SigtermToTheJobScriptsDdprunStopsEveryNode) {
   auto tag = unique_tag();
-  auto bg = start({ddprun_bin(), "--nproc_per_node", "1", "--shutdown_timeout", "5",
-                   "--no_python", "/bin/sh", "-c", "touch \"$PWD/up_$RANK\" && exec sleep 300"},
+  auto bg = start({ddprun_bin(), "--nproc_per_node", "1", "--shutdown_timeout", "5", "--no_python",
+                   "/bin/sh", "-c", "touch \"$PWD/up_$RANK\" && exec sleep 300"},
                   RunOptions{job_env(tag), {}, dir_, k_timeout});
   ASSERT_GT(bg.pid, 0);
-  bool up = eventually([&] { return std::ifstream(dir_ + "/up_0").good() &&
-                                    std::ifstream(dir_ + "/up_1").good(); },
-                       std::chrono::seconds(60));
+  bool up = eventually(
+      [&] { return std::ifstream(dir_ + "/up_0").good() && std::ifstream(dir_ + "/up_1").good(); },
+      std::chrono::seconds(60));
   ASSERT_TRUE(up) << read_file(bg.err_path);
   kill(bg.pid, SIGTERM);
   int status = wait_for(bg.pid, std::chrono::seconds(60));

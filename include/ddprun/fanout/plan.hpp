@@ -3,14 +3,14 @@
 // every node through pbsdsh, srun or ssh. This header is the pure half: whether to fan out and
 // the exact command line of each node. run.hpp executes a plan.
 
-#include <optional>
-#include <string>
-#include <vector>
-
 #include "ddprun/cli/args.hpp"
 #include "ddprun/sched/detect.hpp"
 #include "ddprun/util/env.hpp"
 #include "ddprun/util/result.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace ddprun::fanout {
 
@@ -42,7 +42,7 @@ struct Target {
   std::string backend;             ///< rdzv_backend text ("static", "c10d", ...)
   std::string master_addr;         ///< static: head host; c10d: endpoint host
   int master_port = 0;
-  std::string rdzv_endpoint;       ///< non-static backends: "host:port"
+  std::string rdzv_endpoint;  ///< non-static backends: "host:port"
   std::string rdzv_id;
 };
 
@@ -105,7 +105,7 @@ struct PlanInputs {
   std::vector<std::string> args;  ///< the launcher's argv without argv[0]
   std::string self_exe;           ///< this binary (readlink /proc/self/exe)
   std::string cwd;
-  std::string pbs_nodefile;       ///< contents, under PBS
+  std::string pbs_nodefile;  ///< contents, under PBS
 };
 
 /// The whole plan: decide_via, make_target, then one node command per host.

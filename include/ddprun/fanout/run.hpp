@@ -2,10 +2,10 @@
 // The I/O half of fan-out: run every node's launcher command, prefix their output with the host,
 // forward signals, and stop all nodes when one fails.
 
-#include <chrono>
-
 #include "ddprun/fanout/plan.hpp"
 #include "ddprun/util/env.hpp"
+
+#include <chrono>
 
 namespace ddprun::fanout {
 

@@ -108,8 +108,7 @@ TEST(FanoutDecide, ExplicitLauncherThatCannotWorkIsAConfigError) {
     auto via = decide(row.launcher, row.d, row.env);
     ASSERT_FALSE(via) << row.launcher;
     EXPECT_EQ(via.error().code, ErrorCode::config);
-    EXPECT_NE(via.error().message.find(row.message_part), std::string::npos)
-        << via.error().message;
+    EXPECT_NE(via.error().message.find(row.message_part), std::string::npos) << via.error().message;
   }
 }
 
@@ -158,9 +157,14 @@ TEST(FanoutTarget, ElasticOrOversizedNodeCountIsRefused) {
 }
 
 TEST(FanoutEnv, ForwardsEverythingButPerHostAndPerTaskVariables) {
-  util::Env env{{"PATH", "/venv/bin:/usr/bin"}, {"HOSTNAME", "n1"},  {"PBS_NODENUM", "0"},
-                {"PBS_TASKNUM", "1"},           {"CUDA_VISIBLE_DEVICES", "GPU-1"},
-                {"SSH_AUTH_SOCK", "/tmp/s"},    {"NCCL_DEBUG", "INFO"}, {"PBS_JOBID", "1.s"}};
+  util::Env env{{"PATH", "/venv/bin:/usr/bin"},
+                {"HOSTNAME", "n1"},
+                {"PBS_NODENUM", "0"},
+                {"PBS_TASKNUM", "1"},
+                {"CUDA_VISIBLE_DEVICES", "GPU-1"},
+                {"SSH_AUTH_SOCK", "/tmp/s"},
+                {"NCCL_DEBUG", "INFO"},
+                {"PBS_JOBID", "1.s"}};
   EXPECT_EQ(forwarded_env(env),
             (Args{"NCCL_DEBUG=INFO", "PATH=/venv/bin:/usr/bin", "PBS_JOBID=1.s"}));
 }
@@ -197,7 +201,9 @@ TEST(FanoutCommand, SshQuotesEveryWordOfTheRemoteCommand) {
 
 TEST(FanoutPlan, PbsPlanGivesEachNodeItsVnodeRankAndNodenum) {
   util::Env env{{"PBS_TASKNUM", "1"}, {"PBS_NODENUM", "0"}, {"PATH", "/bin"}};
-  PlanInputs in{{"--nproc_per_node", "4", "train.py", "--epochs", "2"}, "/opt/ddprun", "/w",
+  PlanInputs in{{"--nproc_per_node", "4", "train.py", "--epochs", "2"},
+                "/opt/ddprun",
+                "/w",
                 "n1\nn1\nn2\nn2\n"};
   auto plan = make_plan(parsed(in.args), pbs_job({"n1", "n2"}), env, in);
   ASSERT_TRUE(plan) << plan.error().message;
@@ -206,12 +212,36 @@ TEST(FanoutPlan, PbsPlanGivesEachNodeItsVnodeRankAndNodenum) {
   const auto& second = (*plan)->nodes[1];
   EXPECT_EQ(second.host, "n2");
   EXPECT_EQ(second.node_rank, 1);
-  EXPECT_EQ(second.argv,
-            (Args{"pbsdsh", "-n", "2", "--", "/bin/sh", "-c", "cd \"$1\" && shift && exec \"$@\"",
-                  "sh", "/w", "/usr/bin/env", "PATH=/bin", "PBS_NODENUM=1", "/opt/ddprun",
-                  "--nproc_per_node", "4", "--nnodes", "2", "--node_rank", "1", "--rdzv_id",
-                  "1242", "--master_addr", "n1", "--master_port", "30642", "--launcher", "none",
-                  "train.py", "--epochs", "2"}));
+  EXPECT_EQ(second.argv, (Args{"pbsdsh",
+                               "-n",
+                               "2",
+                               "--",
+                               "/bin/sh",
+                               "-c",
+                               "cd \"$1\" && shift && exec \"$@\"",
+                               "sh",
+                               "/w",
+                               "/usr/bin/env",
+                               "PATH=/bin",
+                               "PBS_NODENUM=1",
+                               "/opt/ddprun",
+                               "--nproc_per_node",
+                               "4",
+                               "--nnodes",
+                               "2",
+                               "--node_rank",
+                               "1",
+                               "--rdzv_id",
+                               "1242",
+                               "--master_addr",
+                               "n1",
+                               "--master_port",
+                               "30642",
+                               "--launcher",
+                               "none",
+                               "train.py",
+                               "--epochs",
+                               "2"}));
 }
 
 TEST(FanoutPlan, ExplicitNodeRankOrStandaloneMeansNoFanOut) {
