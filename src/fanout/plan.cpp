@@ -339,6 +339,9 @@ Result<std::optional<Plan>> make_plan(const cli::ParsedArgs& args, const sched::
   if (!target) {
     return target.error();
   }
+  if (target->hosts.size() < 2) {
+    return std::optional<Plan>();  // --nnodes 1 in a bigger job: run here only
+  }
   const auto vnodes = first_line_per_host(in.pbs_nodefile);
   const auto env_words = forwarded_env(env);
   Plan plan{**via, {}};

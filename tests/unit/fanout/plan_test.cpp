@@ -244,9 +244,13 @@ TEST(FanoutPlan, PbsPlanGivesEachNodeItsVnodeRankAndNodenum) {
                                "2"}));
 }
 
-TEST(FanoutPlan, ExplicitNodeRankOrStandaloneMeansNoFanOut) {
+TEST(FanoutPlan, ExplicitNodeRankOneNodeOrStandaloneMeansNoFanOut) {
   PlanInputs in{{"--node_rank", "0", "train.py"}, "/opt/ddprun", "/w", ""};
   auto plan = make_plan(parsed(in.args), slurm_batch({"a", "b"}), {}, in);
+  ASSERT_TRUE(plan);
+  EXPECT_FALSE(*plan);
+  in.args = {"--nnodes", "1", "train.py"};
+  plan = make_plan(parsed(in.args), slurm_batch({"a", "b"}), {}, in);
   ASSERT_TRUE(plan);
   EXPECT_FALSE(*plan);
   in.args = {"--standalone", "train.py"};
