@@ -15,6 +15,7 @@
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
 #include "auto_config.hpp"
+#include "fan_out.hpp"
 #include "host_facts.hpp"
 #include "logging.hpp"
 #include "rendezvous_setup.hpp"
@@ -109,6 +110,9 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
     throw Fatal(make_error(ErrorCode::io, ok.error().message));
   }
   std::signal(SIGPIPE, SIG_IGN);
+  if (auto status = fan_out_if_needed(args, parsed, detected, env, cfg)) {
+    return *status;
+  }
   util::Env agent_env = env;
   if (agent::apply_omp_default(agent_env, cfg.nproc_per_node)) {
     spdlog::warn("\n{}", agent::omp_banner());

@@ -88,6 +88,16 @@ std::vector<FlagSpec> info_extras() {
        .default_value = "0",
        .group = g,
        .help = "Do not configure anything from Slurm, PBS, LSF, Flux or MPI variables."},
+      {.dest = "launcher",
+       .spellings = {"--launcher"},
+       .kind = FlagKind::valued,
+       .default_value = "auto",
+       .metavar = "HOW",
+       .choices = {"auto", "pbsdsh", "srun", "ssh", "none"},
+       .group = g,
+       .help = "Run once in a multi-node PBS or Slurm job script and start ddprun on every node "
+               "through pbsdsh, srun or ssh; auto picks pbsdsh under PBS and srun under Slurm, "
+               "none never fans out."},
       {.dest = "print_config",
        .spellings = {"--print-config", "--print_config"},
        .kind = FlagKind::boolean,

@@ -124,8 +124,8 @@ Result<void> read_job(Detected& d, const util::Env& env) {
   d.hosts = std::move(*hosts);
   d.warnings.push_back("slurm: no srun step (batch script or salloc shell) in a " +
                        std::to_string(d.hosts.size()) +
-                       "-node job: ddprun runs on this node only; start one per node with "
-                       "`srun --ntasks-per-node=1 ddprun ...`");
+                       "-node job: ddprun starts itself on every node through srun (--launcher auto); "
+                       "with --launcher none it runs on this node only");
   if (env.get_nonempty(n::k_slurm_het_size)) {
     d.warnings.push_back(
         "slurm: heterogeneous job: outside a step only component 0's "

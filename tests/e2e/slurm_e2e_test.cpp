@@ -101,6 +101,37 @@ TEST_F(SlurmE2E, SbatchScriptWithSrun) {
   EXPECT_EQ(env_of(dir_ + "/env_1.txt")["SLURMD_NODENAME"], "node2");
 }
 
+TEST_F(SlurmE2E, SbatchScriptWithoutSrunFansOutThroughSrun) {
+  auto script = dir_ + "/job.sh";
+  std::ofstream(script) << "#!/bin/bash\n" << ddprun_bin() << " --nproc_per_node 2 --no_python "
+                        << worker("envdump.sh") << " " << dir_ << "\n";
+  auto r = slurm("sbatch --wait -N2 -o " + dir_ + "/out.txt " + script);
+  auto out = read_file(dir_ + "/out.txt");
+  ASSERT_EQ(r.status, 0) << r.err << out;
+  for (int rank = 0; rank < 4; ++rank) {
+    auto env = env_of(dir_ + "/env_" + std::to_string(rank) + ".txt");
+    EXPECT_EQ(env["WORLD_SIZE"], "4");
+    EXPECT_EQ(env["GROUP_RANK"], std::to_string(rank / 2));
+    EXPECT_EQ(env["MASTER_ADDR"], "node1");
+    EXPECT_EQ(env["SLURMD_NODENAME"], rank < 2 ? "node1" : "node2");
+  }
+}
+
+TEST_F(SlurmE2E, FanOutStopsTheOtherNodeWhenOneFails) {
+  auto tag = unique_tag();
+  auto script = dir_ + "/job.sh";
+  std::ofstream(script) << "#!/bin/bash\nexport " << tag << "\n" << ddprun_bin()
+                        << " --nproc_per_node 1 --shutdown_timeout 5 --no_python /bin/sh -c "
+                        << "'if [ $RANK = 1 ]; then exit 3; fi; exec sleep 300'\n";
+  auto r = slurm("sbatch --wait -N2 -o " + dir_ + "/out.txt " + script);
+  auto out = read_file(dir_ + "/out.txt");
+  EXPECT_NE(r.status, 0) << out;
+  EXPECT_NE(out.find("ddprun: node node2 (node_rank 1) failed with exit code 1"),
+            std::string::npos) << out;
+  EXPECT_TRUE(eventually([&] { return processes_with_env(tag).empty(); }, std::chrono::seconds(60)))
+      << processes_with_env(tag).size() << " processes left";
+}
+
 TEST_F(SlurmE2E, DoubleLaunchIsRefusedWithAnExplanation) {
   auto r = slurm("srun -N1 --ntasks-per-node=2 " + ddprun_bin() +
                  " --nproc_per_node 2 --no_python /bin/true");

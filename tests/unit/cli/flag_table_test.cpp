@@ -84,6 +84,7 @@ const std::vector<Expected>& expected_flags() {
       {"events_file", {"--events-file", "--events_file"}, false, "", ""},
       {"agent_store", {"--agent-store", "--agent_store"}, false, "auto", ""},
       {"no_auto", {"--no-auto", "--no_auto"}, true, "0", ""},
+      {"launcher", {"--launcher"}, false, "auto", ""},
   };
   return flags;
 }
