@@ -84,6 +84,8 @@ const std::vector<Expected>& expected_flags() {
       {"events_file", {"--events-file", "--events_file"}, false, "", ""},
       {"agent_store", {"--agent-store", "--agent_store"}, false, "auto", ""},
       {"no_auto", {"--no-auto", "--no_auto"}, true, "0", ""},
+      {"omp_threads", {"--omp-threads", "--omp_threads"}, false, "torchrun", ""},
+      {"pin_gpus", {"--pin-gpus", "--pin_gpus"}, true, "0", ""},
   };
   return flags;
 }
