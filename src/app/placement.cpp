@@ -61,7 +61,8 @@ void bind_cpus(config::LaunchConfig& cfg, const std::optional<std::string>& visi
   if (!any_known(gpu_nodes)) {
     spdlog::info("--numa-binding {}: no GPU NUMA information ({}); local ranks take the NUMA "
                  "nodes round-robin",
-                 cfg.numa_binding, nvml.loaded ? "NVML gave no PCI bus id" : nvml.failure);
+                 cfg.numa_binding,
+                 nvml.loaded ? "no NUMA node for the workers' GPUs in sysfs" : nvml.failure);
   }
   auto plan = value_or_throw(sched::plan_numa_binding(topo, mode, gpu_nodes, cfg.nproc_per_node));
   for (const auto& note : plan.notes) {

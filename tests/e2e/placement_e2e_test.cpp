@@ -140,3 +140,35 @@ TEST(PlacementE2E, AutoWithoutGpusFallsBackToTheCpuCount) {
         << r.out;
   }
 }
+
+namespace {
+
+/// --print-config under the fake NVML library (tests/support/fake_nvml).
+RunResult run_fake_nvml(const std::vector<std::string>& flags,
+                        const std::vector<std::string>& fake_env) {
+  std::vector<std::string> argv{"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "LOGLEVEL=INFO",
+                                std::string("LD_LIBRARY_PATH=") + DDPRUN_FAKE_NVML_DIR};
+  argv.insert(argv.end(), fake_env.begin(), fake_env.end());
+  argv.push_back(ddprun_bin());
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back("train.py");
+  return run(argv, RunOptions{{}, {}, "", std::chrono::seconds(60)});
+}
+
+}  // namespace
+
+TEST(PlacementE2E, GpuCountComesFromNvmlWithoutVisibleDevices) {
+  auto r = run_fake_nvml({"--nproc_per_node=gpu", "--print-config"}, {"FAKE_NVML_GPUS=3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("nproc_per_node +=  ?3 .*gpu: NVML"))) << r.out;
+}
+
+TEST(PlacementE2E, FailingNvmlInitMeansNoGpu) {
+  auto autod = run_fake_nvml({"--nproc_per_node=auto", "--print-config"}, {"FAKE_NVML_INIT_RC=9"});
+  ASSERT_EQ(autod.status, 0) << autod.err;
+  EXPECT_NE(autod.out.find("auto: no GPU (no NVML), cpu: affinity mask"), std::string::npos)
+      << autod.out;
+  auto gpu = run_fake_nvml({"--nproc_per_node=gpu", "--print-config"}, {"FAKE_NVML_INIT_RC=9"});
+  EXPECT_EQ(gpu.status, 2);
+  EXPECT_NE(gpu.err.find("none is: no NVML"), std::string::npos) << gpu.err;
+}
