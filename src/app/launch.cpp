@@ -63,7 +63,8 @@ void report_host_choices(const config::LaunchConfig& cfg, const config::HostFact
   if (!cfg.nproc_source.empty()) {
     spdlog::info("Using nproc_per_node={} ({})", cfg.nproc_per_node, cfg.nproc_source);
   }
-  auto small = sched::small_cpu_mask_warning(host.cpu_count, cfg.nproc_per_node, detected.scheduler);
+  auto small =
+      sched::small_cpu_mask_warning(host.cpu_count, cfg.nproc_per_node, detected.scheduler);
   const auto& said = detected.warnings;
   if (small && std::find(said.begin(), said.end(), *small) == said.end()) {
     spdlog::warn("{}", *small);

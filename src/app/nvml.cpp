@@ -36,8 +36,8 @@ struct Api {
   ShutdownFn shutdown = nullptr;
   CountFn count = nullptr;
   HandleFn handle = nullptr;
-  UuidFn uuid = nullptr;   // optional
-  PciFn pci = nullptr;     // optional
+  UuidFn uuid = nullptr;  // optional
+  PciFn pci = nullptr;    // optional
 };
 
 template <typename Fn>

@@ -2,10 +2,10 @@
 // NVML loaded at run time (dlopen "libnvidia-ml.so.1"): ddprun has no CUDA build or link
 // dependency, and a machine without the NVIDIA driver simply has no GPUs.
 
+#include "ddprun/sched/gpus.hpp"
+
 #include <string>
 #include <vector>
-
-#include "ddprun/sched/gpus.hpp"
 
 namespace ddprun::app {
 

@@ -3,12 +3,13 @@
 
 #include "placement.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include "ddprun/sched/gpus.hpp"
 #include "ddprun/sched/topology.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <spdlog/spdlog.h>
+
 #include "host_facts.hpp"
 
 namespace ddprun::app {
@@ -21,9 +22,10 @@ void pin_gpus(config::LaunchConfig& cfg, const std::optional<std::string>& visib
   for (int lr = 0; lr < cfg.nproc_per_node; ++lr) {
     auto device = sched::device_for_local_rank(visible, lr);
     if (!device) {
-      spdlog::warn("--pin-gpus: CUDA_VISIBLE_DEVICES={} has no entry for local rank {}; that "
-                   "worker sees the whole list",
-                   util::quoted(visible.value_or("")), lr);
+      spdlog::warn(
+          "--pin-gpus: CUDA_VISIBLE_DEVICES={} has no entry for local rank {}; that "
+          "worker sees the whole list",
+          util::quoted(visible.value_or("")), lr);
       continue;
     }
     cfg.placements[static_cast<std::size_t>(lr)].cuda_visible_devices = *device;
@@ -59,10 +61,11 @@ void bind_cpus(config::LaunchConfig& cfg, const std::optional<std::string>& visi
   auto topo = value_or_throw(sched::read_topology(k_sys_root, affinity_cpus()));
   auto gpu_nodes = gpu_numa_nodes(cfg.nproc_per_node, visible, nvml);
   if (!any_known(gpu_nodes)) {
-    spdlog::info("--numa-binding {}: no GPU NUMA information ({}); local ranks take the NUMA "
-                 "nodes round-robin",
-                 cfg.numa_binding,
-                 nvml.loaded ? "no NUMA node for the workers' GPUs in sysfs" : nvml.failure);
+    spdlog::info(
+        "--numa-binding {}: no GPU NUMA information ({}); local ranks take the NUMA "
+        "nodes round-robin",
+        cfg.numa_binding,
+        nvml.loaded ? "no NUMA node for the workers' GPUs in sysfs" : nvml.failure);
   }
   auto plan = value_or_throw(sched::plan_numa_binding(topo, mode, gpu_nodes, cfg.nproc_per_node));
   for (const auto& note : plan.notes) {

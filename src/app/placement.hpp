@@ -5,6 +5,7 @@
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/util/env.hpp"
+
 #include "nvml.hpp"
 
 namespace ddprun::app {

@@ -112,7 +112,7 @@ Result<void> Resolver::nodes_and_workers() {
   note("nproc_per_node", std::to_string(cfg_.nproc_per_node),
        cfg_.nproc_source.empty() ? origin_of("nproc_per_node")
                                  : origin_of("nproc_per_node") + ", " + cfg_.nproc_source);
-  return placement();
+  return {};
 }
 
 Result<void> Resolver::placement() {
@@ -313,8 +313,8 @@ Result<void> Resolver::logging() {
 }
 
 Result<LaunchConfig> Resolver::run() {
-  for (auto step : {&Resolver::nodes_and_workers, &Resolver::rendezvous, &Resolver::worker_command,
-                    &Resolver::supervision, &Resolver::logging}) {
+  for (auto step : {&Resolver::nodes_and_workers, &Resolver::placement, &Resolver::rendezvous,
+                    &Resolver::worker_command, &Resolver::supervision, &Resolver::logging}) {
     if (auto r = (this->*step)(); !r) {
       return r.error();
     }

@@ -1,12 +1,13 @@
 // --numa-binding as data: which CPUs each local worker gets, from a Topology value.
 
+#include "ddprun/sched/topology.hpp"
+
+#include "ddprun/sched/cpus.hpp"
+#include "ddprun/util/strings.hpp"
+
 #include <algorithm>
 #include <set>
 #include <utility>
-
-#include "ddprun/sched/cpus.hpp"
-#include "ddprun/sched/topology.hpp"
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::sched {
 
@@ -51,8 +52,8 @@ std::vector<int> worker_nodes(const View& v, const std::vector<std::optional<int
   std::vector<int> out;
   for (int i = 0; i < nproc; ++i) {
     const auto idx = static_cast<std::size_t>(i);
-    const bool known = idx < gpu_nodes.size() && gpu_nodes[idx] &&
-                       v.node_allowed.count(*gpu_nodes[idx]) != 0;
+    const bool known =
+        idx < gpu_nodes.size() && gpu_nodes[idx] && v.node_allowed.count(*gpu_nodes[idx]) != 0;
     out.push_back(known ? *gpu_nodes[idx] : usable[idx % usable.size()]);
   }
   return out;
@@ -116,13 +117,13 @@ std::vector<Cpus> exclusive_split(const View& v, int node, std::size_t workers,
   if (cores.size() >= workers) {
     return split_groups(cores, workers);
   }
-  const std::string where = "NUMA node " + std::to_string(node) + " (" + render_cpu_list(cpus) + ")";
-  notes.push_back(
-      cpus.size() >= workers
-          ? where + " has fewer physical cores than its " + std::to_string(workers) +
-                " workers; splitting its logical CPUs instead"
-          : where + " has fewer CPUs than its " + std::to_string(workers) +
-                " workers; some of them share a CPU");
+  const std::string where =
+      "NUMA node " + std::to_string(node) + " (" + render_cpu_list(cpus) + ")";
+  notes.push_back(cpus.size() >= workers
+                      ? where + " has fewer physical cores than its " + std::to_string(workers) +
+                            " workers; splitting its logical CPUs instead"
+                      : where + " has fewer CPUs than its " + std::to_string(workers) +
+                            " workers; some of them share a CPU");
   return split_cpus_for_workers(cpus, static_cast<int>(workers));
 }
 
@@ -164,9 +165,8 @@ void plan_core_complex(const View& v, const std::vector<int>& nodes, BindingPlan
       plan.notes.push_back(where + ": no L3 cache information; binding to the whole node");
       domains.push_back(v.node_allowed.at(node));
     } else if (domains.size() < ranks.size()) {
-      plan.notes.push_back(where + " has " + std::to_string(domains.size()) +
-                           " L3 domain(s) for " + std::to_string(ranks.size()) +
-                           " workers; some of them share one");
+      plan.notes.push_back(where + " has " + std::to_string(domains.size()) + " L3 domain(s) for " +
+                           std::to_string(ranks.size()) + " workers; some of them share one");
     }
     for (std::size_t k = 0; k < ranks.size(); ++k) {
       plan.cpus[ranks[k]] = domains[k % domains.size()];
@@ -191,8 +191,7 @@ Result<NumaMode> parse_numa_mode(std::string_view text) {
 }
 
 Result<BindingPlan> plan_numa_binding(const Topology& topo, NumaMode mode,
-                                      const std::vector<std::optional<int>>& gpu_nodes,
-                                      int nproc) {
+                                      const std::vector<std::optional<int>>& gpu_nodes, int nproc) {
   const View v = make_view(topo);
   if (v.node_allowed.empty() || nproc <= 0) {
     return make_error(ErrorCode::config, "numa binding: the affinity mask " +
@@ -208,7 +207,8 @@ Result<BindingPlan> plan_numa_binding(const Topology& topo, NumaMode mode,
     plan_core_complex(v, nodes, plan);
   } else {
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-      plan.cpus[i] = mode == NumaMode::node ? v.node_allowed.at(nodes[i]) : socket_cpus(v, nodes[i]);
+      plan.cpus[i] =
+          mode == NumaMode::node ? v.node_allowed.at(nodes[i]) : socket_cpus(v, nodes[i]);
     }
   }
   return plan;

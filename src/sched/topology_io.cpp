@@ -1,12 +1,12 @@
 // The sysfs shell of --numa-binding: reads what plan_numa_binding needs into a Topology.
 
-#include <filesystem>
-#include <set>
-
 #include "ddprun/sched/cpus.hpp"
 #include "ddprun/sched/io.hpp"
 #include "ddprun/sched/topology.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <filesystem>
+#include <set>
 
 namespace ddprun::sched {
 
@@ -33,8 +33,8 @@ Result<std::optional<int>> read_int_file(const fs::path& path) {
   }
   auto v = util::parse_int_in(*text, -1, 1 << 30);
   if (!v) {
-    return make_error(ErrorCode::io, path.string() + ": " + util::quoted(*text) +
-                                         " is not an integer");
+    return make_error(ErrorCode::io,
+                      path.string() + ": " + util::quoted(*text) + " is not an integer");
   }
   return std::optional<int>(static_cast<int>(*v));
 }
@@ -44,15 +44,15 @@ Result<void> read_nodes(const fs::path& root, Topology& topo) {
   for (const auto& entry : fs::directory_iterator(root / "devices/system/node", ec)) {
     const auto name = entry.path().filename().string();
     auto id = util::starts_with(name, "node") ? util::parse_int_in(name.substr(4), 0, 1 << 20)
-                                               : Result<std::int64_t>(make_error(ErrorCode::io, ""));
+                                              : Result<std::int64_t>(make_error(ErrorCode::io, ""));
     auto text = id ? read_small(entry.path() / "cpulist") : std::nullopt;
     if (!text) {
       continue;
     }
     auto cpus = parse_cpu_list(*text);
     if (!cpus) {
-      return make_error(ErrorCode::io, (entry.path() / "cpulist").string() + ": " +
-                                           cpus.error().message);
+      return make_error(ErrorCode::io,
+                        (entry.path() / "cpulist").string() + ": " + cpus.error().message);
     }
     topo.node_cpus[static_cast<int>(*id)] = *cpus;
   }
@@ -76,8 +76,8 @@ Result<std::optional<std::vector<int>>> read_l3(const fs::path& cpu_dir) {
     }
     auto cpus = parse_cpu_list(*text);
     if (!cpus) {
-      return make_error(ErrorCode::io, (dir / "shared_cpu_list").string() + ": " +
-                                           cpus.error().message);
+      return make_error(ErrorCode::io,
+                        (dir / "shared_cpu_list").string() + ": " + cpus.error().message);
     }
     return std::optional<std::vector<int>>(*cpus);
   }

@@ -1,6 +1,8 @@
 // --numa-binding, --omp-threads and --pin-gpus through the ddprun binary: each worker reports
 // its own Cpus_allowed_list, OMP_NUM_THREADS and CUDA_VISIBLE_DEVICES.
 
+#include "ddprun/sched/cpus.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -8,7 +10,6 @@
 #include <set>
 #include <sstream>
 
-#include "ddprun/sched/cpus.hpp"
 #include "support/subprocess.hpp"
 
 using namespace ddprun::test;
@@ -88,8 +89,8 @@ TEST(PlacementE2E, NodeModeOnOneNodeGivesEveryWorkerTheWholeNode) {
   auto dir = make_temp_dir("ddprun-place-");
   auto r = run_placed({"--nproc_per_node=2", "--numa_binding", "node"}, dir);
   ASSERT_EQ(r.status, 0) << r.err;
-  const bool one_node = read_file("/sys/devices/system/node/online").find_first_of(",-") ==
-                        std::string::npos;
+  const bool one_node =
+      read_file("/sys/devices/system/node/online").find_first_of(",-") == std::string::npos;
   for (int lr = 0; lr < 2; ++lr) {
     auto cpus = cpus_of(read_place(dir, lr));
     ASSERT_FALSE(cpus.empty());
@@ -116,8 +117,8 @@ TEST(PlacementE2E, OmpThreadsCpusAndUserValue) {
 
 TEST(PlacementE2E, PinGpusGivesEachWorkerOneVisibleEntry) {
   auto dir = make_temp_dir("ddprun-place-");
-  auto r = run_placed({"--nproc_per_node=gpu", "--pin-gpus"}, dir,
-                      {"CUDA_VISIBLE_DEVICES=5,GPU-abc"});
+  auto r =
+      run_placed({"--nproc_per_node=gpu", "--pin-gpus"}, dir, {"CUDA_VISIBLE_DEVICES=5,GPU-abc"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(read_place(dir, 0).at("cvd"), "5");
   EXPECT_EQ(read_place(dir, 1).at("cvd"), "GPU-abc");
@@ -136,8 +137,7 @@ TEST(PlacementE2E, AutoWithoutGpusFallsBackToTheCpuCount) {
   ASSERT_TRUE(std::regex_search(r.out, m, line)) << r.out;
   if (!has_nvml) {
     EXPECT_EQ(m[1].str(), std::to_string(my_cpus().size())) << r.out;
-    EXPECT_NE(r.out.find("auto: no GPU (no NVML), cpu: affinity mask"), std::string::npos)
-        << r.out;
+    EXPECT_NE(r.out.find("auto: no GPU (no NVML), cpu: affinity mask"), std::string::npos) << r.out;
   }
 }
 

@@ -3,12 +3,12 @@
 // --numa-binding, computed within the inherited affinity mask. plan_numa_binding is pure;
 // read_topology (topology_io.cpp) is the sysfs shell that fills a Topology.
 
+#include "ddprun/util/result.hpp"
+
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::sched {
 
@@ -20,11 +20,11 @@ Result<NumaMode> parse_numa_mode(std::string_view text);
 
 /// What sysfs says about this machine's CPUs.
 struct Topology {
-  std::vector<int> allowed;                       ///< the inherited affinity mask
-  std::map<int, std::vector<int>> node_cpus;      ///< NUMA node -> its CPUs (all, not only allowed)
-  std::map<int, int> package_of;                  ///< CPU -> physical_package_id
-  std::map<int, int> core_of;                     ///< CPU -> core_id (unique within a package)
-  std::vector<std::vector<int>> l3_domains;       ///< distinct L3 shared_cpu_lists; may be empty
+  std::vector<int> allowed;                   ///< the inherited affinity mask
+  std::map<int, std::vector<int>> node_cpus;  ///< NUMA node -> its CPUs (all, not only allowed)
+  std::map<int, int> package_of;              ///< CPU -> physical_package_id
+  std::map<int, int> core_of;                 ///< CPU -> core_id (unique within a package)
+  std::vector<std::vector<int>> l3_domains;   ///< distinct L3 shared_cpu_lists; may be empty
 };
 
 /// The CPU set of each local worker, plus one line per compromise made (to be logged).

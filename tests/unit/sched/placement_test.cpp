@@ -30,9 +30,8 @@ TEST(DeviceForLocalRank, TakesTheNthVisibleEntryOrTheRankItself) {
 }
 
 TEST(PciBusIdOf, IndexOrUuidPrefix) {
-  const std::vector<GpuDevice> devs{{"GPU-aaaa-1", "0000:1b:00.0"},
-                                    {"GPU-aaab-2", "0000:3b:00.0"},
-                                    {"GPU-cccc-3", ""}};
+  const std::vector<GpuDevice> devs{
+      {"GPU-aaaa-1", "0000:1b:00.0"}, {"GPU-aaab-2", "0000:3b:00.0"}, {"GPU-cccc-3", ""}};
   EXPECT_EQ(pci_bus_id_of("1", devs), "0000:3b:00.0");
   EXPECT_EQ(pci_bus_id_of("GPU-aaab", devs), "0000:3b:00.0");
   EXPECT_EQ(pci_bus_id_of("GPU-aaa", devs), std::nullopt);  // ambiguous prefix
@@ -45,7 +44,8 @@ TEST(SmallCpuMask, WarnsOnlyWhenWorkersOutnumberCpus) {
   EXPECT_EQ(small_cpu_mask_warning(4, 4, ""), std::nullopt);
   auto line = small_cpu_mask_warning(2, 8, "");
   ASSERT_TRUE(line);
-  EXPECT_EQ(*line, "only 2 CPU(s) in the inherited affinity mask for 8 workers; they will share them");
+  EXPECT_EQ(*line,
+            "only 2 CPU(s) in the inherited affinity mask for 8 workers; they will share them");
   EXPECT_NE(small_cpu_mask_warning(2, 8, "slurm")->find("--cpus-per-task"), std::string::npos);
 }
 
@@ -99,27 +99,56 @@ TEST(NumaPlan, Table) {
   auto masked = two_socket();
   masked.allowed = {0, 1, 8, 9, 4, 12};  // a Slurm step that got part of each socket
   auto ht_only = small_vm();
-  ht_only.core_of = {{0, 0}, {1, 0}};    // one core, two hyperthreads
+  ht_only.core_of = {{0, 0}, {1, 0}};  // one core, two hyperthreads
   auto no_l3 = small_vm();
   no_l3.l3_domains.clear();
   const std::vector<Row> rows{
-      {"node follows the GPU", two_socket(), NumaMode::node, {1, 0}, 2,
-       {{4, 5, 6, 7, 12, 13, 14, 15}, {0, 1, 2, 3, 8, 9, 10, 11}}, 0},
-      {"node round-robin without GPU info", two_socket(), NumaMode::node, {}, 3,
-       {{0, 1, 2, 3, 8, 9, 10, 11}, {4, 5, 6, 7, 12, 13, 14, 15}, {0, 1, 2, 3, 8, 9, 10, 11}}, 0},
-      {"node stays inside the mask", masked, NumaMode::node, {0, 1}, 2,
-       {{0, 1, 8, 9}, {4, 12}}, 0},
+      {"node follows the GPU",
+       two_socket(),
+       NumaMode::node,
+       {1, 0},
+       2,
+       {{4, 5, 6, 7, 12, 13, 14, 15}, {0, 1, 2, 3, 8, 9, 10, 11}},
+       0},
+      {"node round-robin without GPU info",
+       two_socket(),
+       NumaMode::node,
+       {},
+       3,
+       {{0, 1, 2, 3, 8, 9, 10, 11}, {4, 5, 6, 7, 12, 13, 14, 15}, {0, 1, 2, 3, 8, 9, 10, 11}},
+       0},
+      {"node stays inside the mask", masked, NumaMode::node, {0, 1}, 2, {{0, 1, 8, 9}, {4, 12}}, 0},
       {"socket", two_socket(), NumaMode::socket, {1}, 1, {{4, 5, 6, 7, 12, 13, 14, 15}}, 0},
-      {"exclusive splits physical cores", two_socket(), NumaMode::exclusive, {0, 0, 0, 1}, 4,
-       {{0, 8, 1, 9}, {2, 10}, {3, 11}, {4, 12, 5, 13, 6, 14, 7, 15}}, 0},
+      {"exclusive splits physical cores",
+       two_socket(),
+       NumaMode::exclusive,
+       {0, 0, 0, 1},
+       4,
+       {{0, 8, 1, 9}, {2, 10}, {3, 11}, {4, 12, 5, 13, 6, 14, 7, 15}},
+       0},
       {"exclusive on the small VM", small_vm(), NumaMode::exclusive, {}, 2, {{0}, {1}}, 0},
       {"exclusive falls back to logical CPUs", ht_only, NumaMode::exclusive, {}, 2, {{0}, {1}}, 1},
-      {"exclusive shares when CPUs run out", small_vm(), NumaMode::exclusive, {}, 3,
-       {{0}, {1}, {0}}, 1},
-      {"core-complex one L3 each", two_socket(), NumaMode::core_complex, {0, 0, 1}, 3,
-       {{0, 1, 8, 9}, {2, 3, 10, 11}, {4, 5, 12, 13}}, 0},
-      {"core-complex shares when short", small_vm(), NumaMode::core_complex, {}, 2,
-       {{0, 1}, {0, 1}}, 1},
+      {"exclusive shares when CPUs run out",
+       small_vm(),
+       NumaMode::exclusive,
+       {},
+       3,
+       {{0}, {1}, {0}},
+       1},
+      {"core-complex one L3 each",
+       two_socket(),
+       NumaMode::core_complex,
+       {0, 0, 1},
+       3,
+       {{0, 1, 8, 9}, {2, 3, 10, 11}, {4, 5, 12, 13}},
+       0},
+      {"core-complex shares when short",
+       small_vm(),
+       NumaMode::core_complex,
+       {},
+       2,
+       {{0, 1}, {0, 1}},
+       1},
       {"core-complex without L3 info", no_l3, NumaMode::core_complex, {}, 1, {{0, 1}}, 1},
       {"unknown GPU node is ignored", small_vm(), NumaMode::node, {7}, 1, {{0, 1}}, 0},
   };
