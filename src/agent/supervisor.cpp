@@ -105,12 +105,13 @@ Result<void> Supervisor::start_workers(const Round& round) {
   std::vector<pid_t> pids;
   for (const auto& ranks : round.ranks) {
     auto env = worker_env(agent_env_, round.info, ranks, io_.error_file(ranks.local_rank));
+    auto cpus = apply_placement(cfg_, ranks.local_rank, env);
     auto fds = io_.open(ranks);
     if (!fds) {
       return fds.error();
     }
     process::SpawnRequest req{worker_argv(cfg_, ranks.local_rank), env.to_strings(), "",
-                              fds->out, fds->err, {}};
+                              fds->out, fds->err, std::move(cpus)};
     auto pid = launcher_.spawn(req);
     io_.spawned(ranks.local_rank);
     if (!pid) {

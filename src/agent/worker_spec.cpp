@@ -104,4 +104,52 @@ std::string omp_banner() {
          stars;
 }
 
+namespace {
+
+std::string omp_user_kept(const std::string& value, config::OmpMode mode) {
+  std::string line = "OMP_NUM_THREADS=" + value + " from the environment is passed to the workers";
+  return mode == config::OmpMode::torchrun ? line + " unchanged"
+                                           : line + "; --omp-threads is ignored";
+}
+
+}  // namespace
+
+OmpDecision decide_omp_threads(const util::Env& agent_env, config::OmpMode mode, int fixed,
+                               int nproc_per_node, int cpu_count) {
+  using Log = OmpDecision::Log;
+  if (auto user = agent_env.get("OMP_NUM_THREADS")) {
+    return {std::nullopt, mode == config::OmpMode::torchrun ? Log::info : Log::warning,
+            omp_user_kept(*user, mode)};
+  }
+  if (mode == config::OmpMode::fixed) {
+    const auto n = std::to_string(fixed);
+    return {n, Log::warning,
+            "Setting OMP_NUM_THREADS=" + n + " for each worker (--omp-threads " + n + ")"};
+  }
+  if (mode == config::OmpMode::cpus) {
+    const int per = std::max(1, cpu_count / std::max(1, nproc_per_node));
+    return {std::to_string(per), Log::warning,
+            "Setting OMP_NUM_THREADS=" + std::to_string(per) + " for each worker (--omp-threads "
+            "cpus: " + std::to_string(cpu_count) + " CPU(s) in the affinity mask / " +
+                std::to_string(nproc_per_node) + " worker(s))"};
+  }
+  if (nproc_per_node > 1) {
+    return {"1", Log::banner, omp_banner()};
+  }
+  return {std::nullopt, Log::info, "OMP_NUM_THREADS left unset (one worker, as torchrun)"};
+}
+
+std::vector<int> apply_placement(const config::LaunchConfig& cfg, int local_rank,
+                                 util::Env& env) {
+  const auto idx = static_cast<std::size_t>(local_rank);
+  if (local_rank < 0 || idx >= cfg.placements.size()) {
+    return {};
+  }
+  const auto& place = cfg.placements[idx];
+  if (place.cuda_visible_devices) {
+    env.set("CUDA_VISIBLE_DEVICES", *place.cuda_visible_devices);
+  }
+  return place.cpus;
+}
+
 }  // namespace ddprun::agent

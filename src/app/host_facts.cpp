@@ -3,25 +3,16 @@
 #include <sched.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 
 #include "ddprun/net/asio.hpp"
 #include "ddprun/sched/gpus.hpp"
 #include "ddprun/util/strings.hpp"
+#include "nvml.hpp"
 
 namespace ddprun::app {
 
 namespace {
-
-int affinity_cpu_count() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) {
-    return 1;
-  }
-  return std::max(1, CPU_COUNT(&set));
-}
 
 std::string random_uuid4() {
   unsigned char b[16] = {};
@@ -37,30 +28,33 @@ std::string random_uuid4() {
   return out;
 }
 
-std::optional<int> driver_gpu_count() {
-  std::error_code ec;
-  std::filesystem::directory_iterator it("/proc/driver/nvidia/gpus", ec);
-  if (ec) {
-    return std::nullopt;
-  }
-  int n = 0;
-  for (const auto& entry : it) {
-    (void)entry;
-    ++n;
-  }
-  return n;
-}
-
 }  // namespace
 
-config::HostFacts gather_host_facts(const util::Env& env) {
-  config::HostFacts host;
-  host.cpu_count = affinity_cpu_count();
-  if (auto visible = env.get("CUDA_VISIBLE_DEVICES")) {
-    host.gpu_count = sched::count_visible_devices(*visible);
-  } else {
-    host.gpu_count = driver_gpu_count();
+std::vector<int> affinity_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) {
+    return cpus;
   }
+  for (std::size_t c = 0; c < static_cast<std::size_t>(CPU_SETSIZE); ++c) {
+    if (CPU_ISSET(c, &set)) {
+      cpus.push_back(static_cast<int>(c));
+    }
+  }
+  return cpus;
+}
+
+config::HostFacts gather_host_facts(const util::Env& env, const NvmlInfo* nvml) {
+  config::HostFacts host;
+  host.cpu_count = std::max(1, static_cast<int>(affinity_cpus().size()));
+  std::optional<int> nvml_count;
+  if (nvml != nullptr && nvml->loaded) {
+    nvml_count = static_cast<int>(nvml->devices.size());
+  }
+  auto gpus = sched::decide_gpu_count(env.get("CUDA_VISIBLE_DEVICES"), nvml_count);
+  host.gpu_count = gpus.count;
+  host.gpu_source = gpus.source;
   host.random_run_id = random_uuid4();
   return host;
 }

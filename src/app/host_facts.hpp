@@ -1,11 +1,21 @@
 #pragma once
 // Reads the facts about this machine that config::resolve needs.
 
+#include <string>
+#include <vector>
+
 #include "ddprun/config/launch_config.hpp"
 
 namespace ddprun::app {
 
-config::HostFacts gather_host_facts(const util::Env& env);
+struct NvmlInfo;
+
+/// CPU count from the inherited affinity mask; GPU count from CUDA_VISIBLE_DEVICES, else from
+/// `nvml` (nullptr: NVML was not asked, i.e. no GPU count is needed), else zero.
+config::HostFacts gather_host_facts(const util::Env& env, const NvmlInfo* nvml);
+
+/// The CPUs of this process's affinity mask, ascending.
+std::vector<int> affinity_cpus();
 
 
 /// True when `host` names this machine: one of its addresses binds locally.

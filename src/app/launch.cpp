@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 
@@ -12,11 +13,14 @@
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/process/posix_launcher.hpp"
+#include "ddprun/sched/cpus.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
 #include "auto_config.hpp"
 #include "fan_out.hpp"
 #include "host_facts.hpp"
+#include "nvml.hpp"
+#include "placement.hpp"
 #include "logging.hpp"
 #include "rendezvous_setup.hpp"
 #include "reporting.hpp"
@@ -51,6 +55,41 @@ Result<void> preflight(const config::LaunchConfig& cfg, const util::Env& env) {
                                          " cannot be read: No such file or permission denied");
   }
   return {};
+}
+
+/// Says where a word-valued --nproc-per-node came from, and warns about a small CPU mask
+/// unless scheduler detection already said the same.
+void report_host_choices(const config::LaunchConfig& cfg, const config::HostFacts& host,
+                         const sched::Detected& detected) {
+  if (!cfg.nproc_source.empty()) {
+    spdlog::info("Using nproc_per_node={} ({})", cfg.nproc_per_node, cfg.nproc_source);
+  }
+  auto small =
+      sched::small_cpu_mask_warning(host.cpu_count, cfg.nproc_per_node, detected.scheduler);
+  const auto& said = detected.warnings;
+  if (small && std::find(said.begin(), said.end(), *small) == said.end()) {
+    spdlog::warn("{}", *small);
+  }
+}
+
+void apply_omp_threads(const config::LaunchConfig& cfg, const config::HostFacts& host,
+                       util::Env& agent_env) {
+  auto omp = agent::decide_omp_threads(agent_env, cfg.omp_mode, cfg.omp_threads,
+                                       cfg.nproc_per_node, host.cpu_count);
+  if (omp.value) {
+    agent_env.set("OMP_NUM_THREADS", *omp.value);
+  }
+  switch (omp.log) {
+    case agent::OmpDecision::Log::banner:
+      spdlog::warn("\n{}", omp.message);
+      break;
+    case agent::OmpDecision::Log::warning:
+      spdlog::warn("{}", omp.message);
+      break;
+    case agent::OmpDecision::Log::info:
+      spdlog::info("{}", omp.message);
+      break;
+  }
 }
 
 int run_agent(const config::LaunchConfig& cfg, util::Env agent_env) {
@@ -89,7 +128,11 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
     std::printf("%s\n", version_text().c_str());
     return 0;
   }
-  auto host = gather_host_facts(env);
+  std::optional<NvmlInfo> nvml;
+  if (needs_nvml(parsed, env)) {
+    nvml = query_nvml();
+  }
+  auto host = gather_host_facts(env, nvml ? &*nvml : nullptr);
   sched::Detected detected;
   if (!parsed.flag_on("no_auto")) {
     detected = detect_scheduler(env, parsed, host.cpu_count);
@@ -113,10 +156,10 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   if (auto status = fan_out_if_needed(args, parsed, detected, env, cfg)) {
     return *status;
   }
+  report_host_choices(cfg, host, detected);
+  plan_placements(cfg, env, nvml.value_or(NvmlInfo{}));
   util::Env agent_env = env;
-  if (agent::apply_omp_default(agent_env, cfg.nproc_per_node)) {
-    spdlog::warn("\n{}", agent::omp_banner());
-  }
+  apply_omp_threads(cfg, host, agent_env);
   return run_agent(cfg, std::move(agent_env));
 }
 

@@ -79,6 +79,28 @@ std::vector<FlagSpec> agent_extras() {
   };
 }
 
+std::vector<FlagSpec> placement_extras() {
+  const auto g = FlagGroup::extras;
+  return {
+      {.dest = "omp_threads",
+       .spellings = {"--omp-threads", "--omp_threads"},
+       .kind = FlagKind::valued,
+       .default_value = "torchrun",
+       .metavar = "MODE",
+       .group = g,
+       .help = "OMP_NUM_THREADS for the workers when the environment does not set it: torchrun "
+               "(1 when several workers), cpus (CPUs in the affinity mask / workers) or a "
+               "number."},
+      {.dest = "pin_gpus",
+       .spellings = {"--pin-gpus", "--pin_gpus"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .group = g,
+       .help = "Give each worker CUDA_VISIBLE_DEVICES=<its local_rank-th GPU>, so it sees one "
+               "device (cuda:0); LOCAL_RANK is unchanged."},
+  };
+}
+
 std::vector<FlagSpec> info_extras() {
   const auto g = FlagGroup::extras;
   return {
@@ -122,6 +144,7 @@ std::vector<FlagSpec> info_extras() {
 std::vector<FlagSpec> ddprun_flags() {
   auto flags = command_extras();
   append(flags, agent_extras());
+  append(flags, placement_extras());
   append(flags, info_extras());
   return flags;
 }

@@ -38,8 +38,9 @@ std::vector<FlagSpec> node_flags() {
        .metavar = "MODE",
        .choices = {"node", "socket", "exclusive", "core-complex"},
        .group = g,
-       .help = "Bind each worker to the CPUs near its GPU (local rank) with numactl. Not read from "
-               "PET_."},
+       .help = "Bind each worker to CPUs near its GPU (the local_rank-th visible GPU), within the "
+               "inherited affinity mask: node, socket, exclusive (the node's cores split among "
+               "its workers) or core-complex (one L3 domain each). Not read from PET_."},
   };
 }
 

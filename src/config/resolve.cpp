@@ -68,6 +68,7 @@ class Resolver {
   }
 
   Result<void> nodes_and_workers();
+  Result<void> placement();
   Result<void> rendezvous();
   Result<void> worker_command();
   Result<void> supervision();
@@ -88,13 +89,19 @@ Result<void> Resolver::nodes_and_workers() {
   cfg_.nnodes = *nodes;
   note("nnodes", std::to_string(nodes->min) + ":" + std::to_string(nodes->max));
   const auto& n = text("nproc_per_node");
-  if (n == "cpu" || (n == "auto" && !host_.gpu_count.value_or(0))) {
+  const int gpus = host_.gpu_count.value_or(0);
+  const std::string gpu_from = host_.gpu_source.empty() ? "no GPU information" : host_.gpu_source;
+  if (n == "cpu" || (n == "auto" && gpus == 0)) {
     cfg_.nproc_per_node = host_.cpu_count;
+    cfg_.nproc_source = n == "cpu" ? "cpu: affinity mask"
+                                   : "auto: no GPU (" + gpu_from + "), cpu: affinity mask";
   } else if (n == "gpu" || n == "auto") {
-    if (!host_.gpu_count.value_or(0)) {
-      return bad("nproc_per_node", "a count, or 'gpu' only where a CUDA GPU is visible (none is)");
+    if (gpus == 0) {
+      return bad("nproc_per_node", "a count, or 'gpu' only where a CUDA GPU is visible (none is: " +
+                                       gpu_from + ")");
     }
-    cfg_.nproc_per_node = *host_.gpu_count;
+    cfg_.nproc_per_node = gpus;
+    cfg_.nproc_source = n + ": " + gpu_from;
   } else {
     auto v = int_in("nproc_per_node", 1, 1 << 16, "a positive integer, cpu, gpu or auto");
     if (!v) {
@@ -102,7 +109,34 @@ Result<void> Resolver::nodes_and_workers() {
     }
     cfg_.nproc_per_node = *v;
   }
-  note("nproc_per_node", std::to_string(cfg_.nproc_per_node));
+  note("nproc_per_node", std::to_string(cfg_.nproc_per_node),
+       cfg_.nproc_source.empty() ? origin_of("nproc_per_node")
+                                 : origin_of("nproc_per_node") + ", " + cfg_.nproc_source);
+  return {};
+}
+
+Result<void> Resolver::placement() {
+  const auto& omp = text("omp_threads");
+  if (omp == "torchrun" || omp == "cpus") {
+    cfg_.omp_mode = omp == "cpus" ? OmpMode::cpus : OmpMode::torchrun;
+  } else {
+    auto v = int_in("omp_threads", 1, 1 << 16, "torchrun, cpus or a positive integer");
+    if (!v) {
+      return v.error();
+    }
+    cfg_.omp_mode = OmpMode::fixed;
+    cfg_.omp_threads = *v;
+  }
+  note("omp_threads", omp);
+  cfg_.numa_binding = text("numa_binding");
+  static const std::set<std::string> modes{"", "node", "socket", "exclusive", "core-complex"};
+  if (modes.count(cfg_.numa_binding) == 0) {
+    return bad("numa_binding", "node, socket, exclusive or core-complex");
+  }
+  note("numa_binding", cfg_.numa_binding.empty() ? "(none)" : cfg_.numa_binding,
+       origin_of("numa_binding"));
+  cfg_.pin_gpus = on("pin_gpus");
+  note("pin_gpus", cfg_.pin_gpus ? "true" : "false", origin_of("pin_gpus"));
   return {};
 }
 
@@ -273,17 +307,14 @@ Result<void> Resolver::logging() {
   if (!text("logs_specs").empty()) {
     return bad("logs_specs", "nothing: custom Python log specs cannot be loaded by ddprun");
   }
-  if (!text("numa_binding").empty()) {
-    return bad("numa_binding", "nothing yet: NUMA binding is not implemented in this ddprun");
-  }
   cfg_.event_log_handler = text("event_log_handler");
   note("event_log_handler", cfg_.event_log_handler);
   return {};
 }
 
 Result<LaunchConfig> Resolver::run() {
-  for (auto step : {&Resolver::nodes_and_workers, &Resolver::rendezvous, &Resolver::worker_command,
-                    &Resolver::supervision, &Resolver::logging}) {
+  for (auto step : {&Resolver::nodes_and_workers, &Resolver::placement, &Resolver::rendezvous,
+                    &Resolver::worker_command, &Resolver::supervision, &Resolver::logging}) {
     if (auto r = (this->*step)(); !r) {
       return r.error();
     }

@@ -67,4 +67,18 @@ std::vector<std::vector<int>> split_cpus_for_workers(const std::vector<int>& cpu
   return out;
 }
 
+std::optional<std::string> small_cpu_mask_warning(int cpu_count, int nproc,
+                                                  std::string_view scheduler) {
+  if (cpu_count >= nproc) {
+    return std::nullopt;
+  }
+  std::string line = "only " + std::to_string(cpu_count) +
+                     " CPU(s) in the inherited affinity mask for " + std::to_string(nproc) +
+                     " workers; they will share them";
+  if (scheduler == "slurm") {
+    line += " (under Slurm ask for more with srun --cpus-per-task=N, or --cpu-bind=none)";
+  }
+  return line;
+}
+
 }  // namespace ddprun::sched

@@ -3,6 +3,7 @@
 // mask smaller than the worker count.
 
 #include "ddprun/sched/detect.hpp"
+#include "ddprun/sched/cpus.hpp"
 
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/util/strings.hpp"
@@ -83,13 +84,12 @@ Result<void> check_double_launch(const Detected& d, int nproc) {
 }
 
 void warn_small_cpu_mask(Detected& d, const HostInputs& host, int nproc) {
-  if (!host.cpu_count || *host.cpu_count >= nproc) {
+  if (!host.cpu_count) {
     return;
   }
-  d.warnings.push_back("only " + std::to_string(*host.cpu_count) +
-                       " CPU(s) in the inherited affinity mask for " + std::to_string(nproc) +
-                       " workers; they will share them (under Slurm ask for more with "
-                       "srun --cpus-per-task=N, or --cpu-bind=none)");
+  if (auto line = small_cpu_mask_warning(*host.cpu_count, nproc, d.scheduler)) {
+    d.warnings.push_back(*line);
+  }
 }
 
 void render_line(std::string& out, std::string_view name, const std::optional<Value>& v) {

@@ -2,6 +2,8 @@
 
 #include "ddprun/util/strings.hpp"
 
+#include <algorithm>
+
 namespace ddprun::sched {
 
 namespace {
@@ -32,6 +34,56 @@ std::vector<std::string> visible_device_entries(std::string_view cuda_visible_de
 
 int count_visible_devices(std::string_view cuda_visible_devices) {
   return static_cast<int>(visible_device_entries(cuda_visible_devices).size());
+}
+
+GpuCount decide_gpu_count(const std::optional<std::string>& cuda_visible_devices,
+                          std::optional<int> nvml_count) {
+  if (cuda_visible_devices) {
+    return {count_visible_devices(*cuda_visible_devices), "CUDA_VISIBLE_DEVICES"};
+  }
+  if (nvml_count) {
+    return {std::max(0, *nvml_count), "NVML"};
+  }
+  return {0, "no NVML"};
+}
+
+std::optional<std::string> device_for_local_rank(
+    const std::optional<std::string>& cuda_visible_devices, int local_rank) {
+  if (local_rank < 0) {
+    return std::nullopt;
+  }
+  if (!cuda_visible_devices) {
+    return std::to_string(local_rank);
+  }
+  auto entries = visible_device_entries(*cuda_visible_devices);
+  const auto idx = static_cast<std::size_t>(local_rank);
+  if (idx >= entries.size()) {
+    return std::nullopt;
+  }
+  return entries[idx];
+}
+
+std::optional<std::string> pci_bus_id_of(std::string_view entry,
+                                         const std::vector<GpuDevice>& devices) {
+  std::optional<std::string> found;
+  if (util::starts_with(entry, "GPU-")) {
+    for (const auto& d : devices) {
+      if (util::starts_with(d.uuid, entry)) {
+        if (found) {
+          return std::nullopt;  // an ambiguous prefix names no device
+        }
+        found = d.pci_bus_id;
+      }
+    }
+  } else if (auto index = util::parse_int_in(entry, 0, 1 << 16)) {
+    if (static_cast<std::size_t>(*index) < devices.size()) {
+      found = devices[static_cast<std::size_t>(*index)].pci_bus_id;
+    }
+  }
+  if (found && found->empty()) {
+    return std::nullopt;
+  }
+  return found;
 }
 
 }  // namespace ddprun::sched

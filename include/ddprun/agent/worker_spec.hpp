@@ -2,6 +2,7 @@
 // Pure description of the workers one agent starts: their command line, their environment
 // and the ranks they get. No I/O here.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,5 +63,23 @@ bool apply_omp_default(util::Env& agent_env, int nproc_per_node);
 
 /// torchrun's OMP banner text (three lines, no trailing newline).
 std::string omp_banner();
+
+/// What to do with OMP_NUM_THREADS and what to print about it.
+struct OmpDecision {
+  enum class Log { info, warning, banner };
+  std::optional<std::string> value;  ///< set this in the agent's environment; nullopt: leave it
+  Log log = Log::info;
+  std::string message;  ///< the line to log; omp_banner() for Log::banner
+};
+
+/// A value in the agent's environment is never overridden (§1.5). Otherwise torchrun mode sets
+/// 1 when nproc > 1 (with the banner), cpus mode sets max(1, cpu_count / nproc), fixed mode
+/// sets `fixed`. Every case says what was chosen.
+OmpDecision decide_omp_threads(const util::Env& agent_env, config::OmpMode mode, int fixed,
+                               int nproc_per_node, int cpu_count);
+
+/// Applies local rank `local_rank`'s placement: sets CUDA_VISIBLE_DEVICES in `env` when
+/// --pin-gpus gave the worker one, and returns its CPUs (empty: inherit the agent's mask).
+std::vector<int> apply_placement(const config::LaunchConfig& cfg, int local_rank, util::Env& env);
 
 }  // namespace ddprun::agent

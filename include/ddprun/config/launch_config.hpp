@@ -26,11 +26,21 @@ struct Endpoint {
 
 enum class AgentStore { automatic, on, off };
 
+/// --omp-threads: torchrun's default (1 when several workers), CPUs in the mask / nproc, or N.
+enum class OmpMode { torchrun, cpus, fixed };
+
+/// Where one local worker runs; filled by the app after resolve() (it needs sysfs and NVML).
+struct WorkerPlacement {
+  std::vector<int> cpus;                            ///< empty: inherit the agent's mask
+  std::optional<std::string> cuda_visible_devices;  ///< set: the worker's own value (--pin-gpus)
+};
+
 /// Facts about this machine that resolve() needs; gathered by the app's shell.
 struct HostFacts {
   int cpu_count = 1;                 ///< CPUs in the inherited affinity mask
   std::optional<int> gpu_count;      ///< nullopt: no GPU information available
   std::string random_run_id;         ///< a fresh uuid4 text, used by --standalone
+  std::string gpu_source;            ///< which source gave gpu_count ("NVML", ...)
 };
 
 /// One line of --print-config.
@@ -43,6 +53,12 @@ struct ConfigItem {
 struct LaunchConfig {
   NodeRange nnodes;
   int nproc_per_node = 1;
+  std::string nproc_source;  ///< "gpu: NVML" etc. when --nproc-per-node was a word, else ""
+  OmpMode omp_mode = OmpMode::torchrun;
+  int omp_threads = 0;        ///< the N of --omp-threads N
+  std::string numa_binding;   ///< "", node, socket, exclusive or core-complex
+  bool pin_gpus = false;
+  std::vector<WorkerPlacement> placements;  ///< per local rank; empty: inherit everything
   std::string rdzv_backend = "static";
   Endpoint rdzv_endpoint;  ///< host empty when not given
   std::string rdzv_id = "none";

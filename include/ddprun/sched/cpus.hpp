@@ -4,6 +4,8 @@
 
 #include "ddprun/util/result.hpp"
 
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,5 +23,10 @@ Result<std::vector<int>> parse_cpu_list(std::string_view text);
 /// one CPU more. With fewer CPUs than workers, worker i gets {cpus[i % size]} (shared).
 /// nproc <= 0 or no CPUs gives [].
 std::vector<std::vector<int>> split_cpus_for_workers(const std::vector<int>& cpus, int nproc);
+
+/// The warning for an inherited affinity mask with fewer CPUs than workers, or nullopt when
+/// there are enough. Under Slurm ("slurm") it names srun's remedies.
+std::optional<std::string> small_cpu_mask_warning(int cpu_count, int nproc,
+                                                  std::string_view scheduler);
 
 }  // namespace ddprun::sched

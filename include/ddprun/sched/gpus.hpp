@@ -1,6 +1,7 @@
 #pragma once
 // CUDA_VISIBLE_DEVICES as the CUDA runtime reads it.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,5 +16,37 @@ std::vector<std::string> visible_device_entries(std::string_view cuda_visible_de
 
 /// visible_device_entries(...).size().
 int count_visible_devices(std::string_view cuda_visible_devices);
+
+/// One GPU as NVML lists it (NVML index order = PCI bus order).
+struct GpuDevice {
+  std::string uuid;        ///< "GPU-..." ; may be empty
+  std::string pci_bus_id;  ///< sysfs form "0000:3b:00.0"; may be empty
+};
+
+/// How many GPUs this node has for --nproc-per-node gpu|auto, and which source said so.
+struct GpuCount {
+  int count = 0;
+  std::string source;  ///< "CUDA_VISIBLE_DEVICES", "NVML" or "no NVML"
+
+  friend bool operator==(const GpuCount&, const GpuCount&) = default;
+};
+
+/// CUDA_VISIBLE_DEVICES when set (an empty value is zero GPUs), else NVML's device count;
+/// no NVML (library missing or nvmlInit failing) means zero GPUs, not an error.
+GpuCount decide_gpu_count(const std::optional<std::string>& cuda_visible_devices,
+                          std::optional<int> nvml_count);
+
+/// The device entry local rank `local_rank` uses: the local_rank-th entry of
+/// CUDA_VISIBLE_DEVICES, or str(local_rank) when the variable is unset; nullopt when the list
+/// is shorter than that.
+std::optional<std::string> device_for_local_rank(
+    const std::optional<std::string>& cuda_visible_devices, int local_rank);
+
+/// The PCI bus id of a CUDA_VISIBLE_DEVICES entry among NVML's devices: an integer is an NVML
+/// index (CUDA numbers devices the same way with CUDA_DEVICE_ORDER=PCI_BUS_ID, and on
+/// homogeneous nodes by default), GPU-<uuid> matches a device whose uuid starts with it (CUDA
+/// accepts unique prefixes). nullopt when nothing matches (MIG entries, unknown ids).
+std::optional<std::string> pci_bus_id_of(std::string_view entry,
+                                         const std::vector<GpuDevice>& devices);
 
 }  // namespace ddprun::sched

@@ -131,3 +131,52 @@ TEST(NextStep, PolicyTable) {
   EXPECT_EQ(next_step(Outcome::membership_changed, 0), Step::restart_free);
   EXPECT_EQ(next_step(Outcome::signaled, 5), Step::exit_signaled);
 }
+
+TEST(OmpThreads, TorchrunModeSetsOneWithTheBannerOnlyForSeveralWorkers) {
+  auto d = decide_omp_threads({}, config::OmpMode::torchrun, 0, 4, 16);
+  EXPECT_EQ(d.value, "1");
+  EXPECT_EQ(d.log, OmpDecision::Log::banner);
+  EXPECT_EQ(d.message, omp_banner());
+  auto one = decide_omp_threads({}, config::OmpMode::torchrun, 0, 1, 16);
+  EXPECT_EQ(one.value, std::nullopt);
+  EXPECT_EQ(one.log, OmpDecision::Log::info);
+}
+
+TEST(OmpThreads, CpusModeDividesTheMaskAndNeverGoesBelowOne) {
+  auto d = decide_omp_threads({}, config::OmpMode::cpus, 0, 4, 18);
+  EXPECT_EQ(d.value, "4");
+  EXPECT_EQ(d.log, OmpDecision::Log::warning);
+  EXPECT_NE(d.message.find("18 CPU(s) in the affinity mask / 4 worker(s)"), std::string::npos)
+      << d.message;
+  EXPECT_EQ(decide_omp_threads({}, config::OmpMode::cpus, 0, 8, 2).value, "1");
+}
+
+TEST(OmpThreads, FixedModeSetsTheNumber) {
+  auto d = decide_omp_threads({}, config::OmpMode::fixed, 6, 2, 2);
+  EXPECT_EQ(d.value, "6");
+  EXPECT_EQ(d.message, "Setting OMP_NUM_THREADS=6 for each worker (--omp-threads 6)");
+}
+
+TEST(OmpThreads, UserValueIsNeverOverridden) {
+  util::Env user{{"OMP_NUM_THREADS", "3"}};
+  for (auto mode : {config::OmpMode::torchrun, config::OmpMode::cpus, config::OmpMode::fixed}) {
+    auto d = decide_omp_threads(user, mode, 6, 4, 16);
+    EXPECT_EQ(d.value, std::nullopt);
+    EXPECT_NE(d.message.find("OMP_NUM_THREADS=3 from the environment"), std::string::npos);
+    EXPECT_EQ(d.log, mode == config::OmpMode::torchrun ? OmpDecision::Log::info
+                                                       : OmpDecision::Log::warning);
+  }
+}
+
+TEST(Placement, SetsPinnedDeviceAndReturnsCpus) {
+  auto cfg = python_config();
+  cfg.placements = {{{0, 1}, std::nullopt}, {{2}, std::string("GPU-x")}};
+  util::Env env{{"CUDA_VISIBLE_DEVICES", "3,GPU-x"}};
+  EXPECT_EQ(apply_placement(cfg, 0, env), (std::vector<int>{0, 1}));
+  EXPECT_EQ(env.get("CUDA_VISIBLE_DEVICES"), "3,GPU-x");
+  EXPECT_EQ(apply_placement(cfg, 1, env), (std::vector<int>{2}));
+  EXPECT_EQ(env.get("CUDA_VISIBLE_DEVICES"), "GPU-x");
+  EXPECT_TRUE(apply_placement(cfg, 2, env).empty());
+  cfg.placements.clear();
+  EXPECT_TRUE(apply_placement(cfg, 0, env).empty());
+}

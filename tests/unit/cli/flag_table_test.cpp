@@ -85,6 +85,8 @@ const std::vector<Expected>& expected_flags() {
       {"agent_store", {"--agent-store", "--agent_store"}, false, "auto", ""},
       {"no_auto", {"--no-auto", "--no_auto"}, true, "0", ""},
       {"launcher", {"--launcher"}, false, "auto", ""},
+      {"omp_threads", {"--omp-threads", "--omp_threads"}, false, "torchrun", ""},
+      {"pin_gpus", {"--pin-gpus", "--pin_gpus"}, true, "0", ""},
   };
   return flags;
 }

@@ -53,7 +53,7 @@ Result<LaunchConfig> resolve_args(std::vector<std::string> args, util::Env env =
   if (!parsed) {
     return parsed.error();
   }
-  HostFacts host{8, 2, "11111111-2222-4333-8444-555555555555"};
+  HostFacts host{8, 2, "11111111-2222-4333-8444-555555555555", "CUDA_VISIBLE_DEVICES"};
   return resolve(*parsed, env, host);
 }
 
@@ -116,4 +116,59 @@ TEST(Resolve, PythonInterpreterPrecedence) {
   EXPECT_EQ(resolve_args({"t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py"}})->python, "/opt/py");
   EXPECT_EQ(resolve_args({"--python", "/x/py", "t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py"}})->python,
             "/x/py");
+}
+
+namespace {
+
+Result<LaunchConfig> resolve_with(std::vector<std::string> args, HostFacts host) {
+  auto parsed = cli::parse_args(args, {});
+  if (!parsed) {
+    return parsed.error();
+  }
+  return resolve(*parsed, {}, host);
+}
+
+}  // namespace
+
+TEST(Resolve, NprocWordsSayWhichSourceCounted) {
+  HostFacts nvml{4, 2, "id", "NVML"};
+  EXPECT_EQ(resolve_with({"--nproc_per_node=gpu", "t.py"}, nvml)->nproc_source, "gpu: NVML");
+  EXPECT_EQ(resolve_with({"--nproc_per_node=cpu", "t.py"}, nvml)->nproc_source,
+            "cpu: affinity mask");
+  EXPECT_EQ(resolve_with({"--nproc_per_node=3", "t.py"}, nvml)->nproc_source, "");
+  HostFacts none{4, 0, "id", "no NVML"};
+  auto fallback = resolve_with({"--nproc_per_node=auto", "t.py"}, none);
+  ASSERT_TRUE(fallback) << fallback.error().message;
+  EXPECT_EQ(fallback->nproc_per_node, 4);
+  EXPECT_EQ(fallback->nproc_source, "auto: no GPU (no NVML), cpu: affinity mask");
+  auto gpu = resolve_with({"--nproc_per_node=gpu", "t.py"}, none);
+  ASSERT_FALSE(gpu);
+  EXPECT_NE(gpu.error().message.find("none is: no NVML"), std::string::npos)
+      << gpu.error().message;
+}
+
+TEST(Resolve, OmpThreadsModes) {
+  EXPECT_EQ(resolve_args({"t.py"})->omp_mode, OmpMode::torchrun);
+  EXPECT_EQ(resolve_args({"--omp-threads=cpus", "t.py"})->omp_mode, OmpMode::cpus);
+  auto fixed = resolve_args({"--omp_threads", "6", "t.py"});
+  ASSERT_TRUE(fixed) << fixed.error().message;
+  EXPECT_EQ(fixed->omp_mode, OmpMode::fixed);
+  EXPECT_EQ(fixed->omp_threads, 6);
+  for (const char* bad : {"0", "-2", "many"}) {
+    auto r = resolve_args({std::string("--omp-threads=") + bad, "t.py"});
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("--omp-threads '" + std::string(bad) + "'"),
+              std::string::npos)
+        << r.error().message;
+  }
+}
+
+TEST(Resolve, NumaBindingAndPinGpusAreAccepted) {
+  auto cfg = resolve_args({"--numa-binding=exclusive", "--pin-gpus", "t.py"});
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->numa_binding, "exclusive");
+  EXPECT_TRUE(cfg->pin_gpus);
+  EXPECT_TRUE(cfg->placements.empty());  // filled by the app, not by resolve
+  EXPECT_EQ(resolve_args({"t.py"})->numa_binding, "");
+  EXPECT_FALSE(resolve_args({"t.py"})->pin_gpus);
 }

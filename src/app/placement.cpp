@@ -1,0 +1,103 @@
+// The placement shell: reads the inherited mask and sysfs, asks the pure planners
+// (sched::plan_numa_binding, sched::device_for_local_rank) and records their answers.
+
+#include "placement.hpp"
+
+#include "ddprun/sched/gpus.hpp"
+#include "ddprun/sched/topology.hpp"
+#include "ddprun/util/fatal.hpp"
+#include "ddprun/util/strings.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "host_facts.hpp"
+
+namespace ddprun::app {
+
+namespace {
+
+constexpr const char* k_sys_root = "/sys";
+
+void pin_gpus(config::LaunchConfig& cfg, const std::optional<std::string>& visible) {
+  for (int lr = 0; lr < cfg.nproc_per_node; ++lr) {
+    auto device = sched::device_for_local_rank(visible, lr);
+    if (!device) {
+      spdlog::warn(
+          "--pin-gpus: CUDA_VISIBLE_DEVICES={} has no entry for local rank {}; that "
+          "worker sees the whole list",
+          util::quoted(visible.value_or("")), lr);
+      continue;
+    }
+    cfg.placements[static_cast<std::size_t>(lr)].cuda_visible_devices = *device;
+    spdlog::info("local rank {}: CUDA_VISIBLE_DEVICES={} (--pin-gpus; LOCAL_RANK stays {})", lr,
+                 *device, lr);
+  }
+}
+
+/// The NUMA node of each local rank's GPU, where NVML and sysfs can tell.
+std::vector<std::optional<int>> gpu_numa_nodes(int nproc, const std::optional<std::string>& visible,
+                                               const NvmlInfo& nvml) {
+  std::vector<std::optional<int>> nodes;
+  for (int lr = 0; lr < nproc; ++lr) {
+    auto device = sched::device_for_local_rank(visible, lr);
+    auto bus = device ? sched::pci_bus_id_of(*device, nvml.devices) : std::nullopt;
+    nodes.push_back(bus ? sched::read_pci_numa_node(k_sys_root, *bus) : std::nullopt);
+  }
+  return nodes;
+}
+
+bool any_known(const std::vector<std::optional<int>>& nodes) {
+  for (const auto& n : nodes) {
+    if (n) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void bind_cpus(config::LaunchConfig& cfg, const std::optional<std::string>& visible,
+               const NvmlInfo& nvml) {
+  auto mode = value_or_throw(sched::parse_numa_mode(cfg.numa_binding));
+  auto topo = value_or_throw(sched::read_topology(k_sys_root, affinity_cpus()));
+  auto gpu_nodes = gpu_numa_nodes(cfg.nproc_per_node, visible, nvml);
+  if (!any_known(gpu_nodes)) {
+    spdlog::info(
+        "--numa-binding {}: no GPU NUMA information ({}); local ranks take the NUMA "
+        "nodes round-robin",
+        cfg.numa_binding,
+        nvml.loaded ? "no NUMA node for the workers' GPUs in sysfs" : nvml.failure);
+  }
+  auto plan = value_or_throw(sched::plan_numa_binding(topo, mode, gpu_nodes, cfg.nproc_per_node));
+  for (const auto& note : plan.notes) {
+    spdlog::warn("--numa-binding {}: {}", cfg.numa_binding, note);
+  }
+  for (std::size_t lr = 0; lr < plan.cpus.size(); ++lr) {
+    cfg.placements[lr].cpus = plan.cpus[lr];
+    spdlog::info("local rank {}: CPUs {} (--numa-binding {})", lr,
+                 sched::render_cpu_list(plan.cpus[lr]), cfg.numa_binding);
+  }
+}
+
+}  // namespace
+
+bool needs_nvml(const cli::ParsedArgs& args, const util::Env& env) {
+  const auto& n = args.at("nproc_per_node").value;
+  const bool counts_gpus = (n == "gpu" || n == "auto") && !env.has("CUDA_VISIBLE_DEVICES");
+  return counts_gpus || !args.at("numa_binding").value.empty();
+}
+
+void plan_placements(config::LaunchConfig& cfg, const util::Env& env, const NvmlInfo& nvml) {
+  if (cfg.numa_binding.empty() && !cfg.pin_gpus) {
+    return;
+  }
+  cfg.placements.assign(static_cast<std::size_t>(cfg.nproc_per_node), {});
+  const auto visible = env.get("CUDA_VISIBLE_DEVICES");
+  if (cfg.pin_gpus) {
+    pin_gpus(cfg, visible);
+  }
+  if (!cfg.numa_binding.empty()) {
+    bind_cpus(cfg, visible, nvml);
+  }
+}
+
+}  // namespace ddprun::app

@@ -1,0 +1,21 @@
+#pragma once
+// Where each local worker runs: --numa-binding CPU sets and --pin-gpus device lists, computed
+// once per agent (the local world size is fixed) from sysfs and NVML.
+
+#include "ddprun/cli/args.hpp"
+#include "ddprun/config/launch_config.hpp"
+#include "ddprun/util/env.hpp"
+
+#include "nvml.hpp"
+
+namespace ddprun::app {
+
+/// True when NVML must be asked: --nproc-per-node gpu|auto without CUDA_VISIBLE_DEVICES
+/// (the count), or --numa-binding (each GPU's PCI bus id, hence its NUMA node).
+bool needs_nvml(const cli::ParsedArgs& args, const util::Env& env);
+
+/// Fills cfg.placements and logs each worker's placement at INFO; compromises are WARNINGs.
+/// Throws Fatal when --numa-binding cannot be honoured (sysfs unreadable, empty mask).
+void plan_placements(config::LaunchConfig& cfg, const util::Env& env, const NvmlInfo& nvml);
+
+}  // namespace ddprun::app

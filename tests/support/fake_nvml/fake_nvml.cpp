@@ -1,0 +1,58 @@
+// A stand-in libnvidia-ml.so.1 for tests on machines without GPUs: ddprun dlopens it through
+// LD_LIBRARY_PATH. FAKE_NVML_GPUS (default 2) sets the device count, FAKE_NVML_INIT_RC a
+// non-zero nvmlInit_v2 result (init failure). Device i has uuid GPU-fake-<i> and PCI bus
+// 0000:<FAKE_NVML_BUS_BASE + i>:00.0 (hex; default base 0x3b).
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+}
+
+struct PciInfo {  // nvmlPciInfo_t v3
+  char bus_id_legacy[16];
+  unsigned domain;
+  unsigned bus;
+  unsigned device;
+  unsigned pci_device_id;
+  unsigned pci_sub_system_id;
+  char bus_id[32];
+};
+
+}  // namespace
+
+extern "C" {
+
+int nvmlInit_v2() { return env_int("FAKE_NVML_INIT_RC", 0); }
+
+int nvmlShutdown() { return 0; }
+
+int nvmlDeviceGetCount_v2(unsigned* count) {
+  *count = static_cast<unsigned>(env_int("FAKE_NVML_GPUS", 2));
+  return 0;
+}
+
+int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** device) {
+  *device = reinterpret_cast<void*>(static_cast<std::size_t>(index) + 1);
+  return 0;
+}
+
+int nvmlDeviceGetUUID(void* device, char* uuid, unsigned length) {
+  std::snprintf(uuid, length, "GPU-fake-%zu", reinterpret_cast<std::size_t>(device) - 1);
+  return 0;
+}
+
+int nvmlDeviceGetPciInfo_v3(void* device, PciInfo* info) {
+  std::memset(info, 0, sizeof *info);
+  info->bus = static_cast<unsigned>(env_int("FAKE_NVML_BUS_BASE", 0x3b)) +
+              static_cast<unsigned>(reinterpret_cast<std::size_t>(device) - 1);
+  std::snprintf(info->bus_id, sizeof info->bus_id, "00000000:%02X:00.0", info->bus);
+  return 0;
+}
+
+}  // extern "C"
