@@ -3,10 +3,12 @@
 // server on a second thread when no endpoint is given. Prints ops/s and p50/p99 latency.
 //
 //   store_bench [--connections 64] [--seconds 5] [--keys 1000] [--dialect d0|d2]
-//               [--mix SET:GET:ADD:CHECK] [--endpoint HOST:PORT] [--json]
+//               [--mix SET:GET:ADD:CHECK] [--endpoint HOST:PORT] [--json] [--pipeline K]
 //
 // In D0 (torch <= 2.0) SET has no reply, so a SET's latency is the time to hand it to the
 // socket; the GET/ADD/CHECK that follow on the same connection wait for it to be applied.
+
+#include "store_bench_pipeline.hpp"
 
 #include "ddprun/store/client.hpp"
 #include "ddprun/store/command.hpp"
@@ -44,6 +46,7 @@ struct BenchArgs {
   std::string mix = "25:50:20:5";
   std::string endpoint;
   bool json = false;
+  std::size_t pipeline = 0;
 };
 
 struct Stats {
@@ -85,6 +88,61 @@ asio::awaitable<void> preload(Client& c, std::size_t keys, Stats& stats) {
   for (std::size_t k = 0; k < keys; ++k) initial.emplace_back(fmt::format("/bench/{}", k), "x");
   if (!co_await c.multi_set(std::move(initial))) ++stats.errors;
   if (!co_await c.check(std::vector<std::string>(1, "/bench/0"))) ++stats.errors;
+}
+
+store::Op pick_op(std::uint32_t r, const std::vector<std::uint32_t>& mix) {
+  if (r < mix[0]) return Op::set;
+  if (r < mix[0] + mix[1]) return Op::get;
+  if (r < mix[0] + mix[1] + mix[2]) return Op::add;
+  return Op::check;
+}
+
+Request make_request(Op op, std::size_t k) {
+  if (op == Op::add) {
+    Request r{op, fmt::format("/bench/n{}", k)};
+    r.number = 1;
+    return r;
+  }
+  if (op == Op::check) {
+    Request r{op};
+    r.keys.push_back(fmt::format("/bench/{}", k));
+    return r;
+  }
+  return Request{op, fmt::format("/bench/{}", k), op == Op::set ? "value" : ""};
+}
+
+/// Pipelined mode (D0 only): batches of a.pipeline raw requests per write.
+asio::awaitable<void> pipelined_worker(const ClientOptions& o, const BenchArgs& a,
+                                       std::vector<std::uint32_t> mix, Clock::time_point end,
+                                       unsigned seed, Stats& stats) {
+  std::mt19937 rng(seed);
+  const std::uint32_t total = mix[0] + mix[1] + mix[2] + mix[3];
+  std::uniform_int_distribution<std::uint32_t> pick(0, std::max<std::uint32_t>(total, 1) - 1);
+  std::uniform_int_distribution<std::size_t> key_pick(0, a.keys - 1);
+  asio::ip::tcp::socket sock(co_await asio::this_coro::executor);
+  boost::system::error_code ec;
+  co_await sock.async_connect({asio::ip::make_address(o.host), o.port},
+                              asio::redirect_error(asio::use_awaitable, ec));
+  sock.set_option(asio::ip::tcp::no_delay(true), ec);
+  bench::PipelineStats ps;
+  std::string buf;
+  std::vector<char> chunk(bench::k_read_chunk);
+  std::vector<Op> ops;
+  bool failed = static_cast<bool>(ec);
+  while (!failed && Clock::now() < end) {
+    std::string bytes;
+    ops.clear();
+    for (std::size_t i = 0; i < a.pipeline; ++i) {
+      ops.push_back(pick_op(pick(rng), mix));
+      bytes += *encode_request(Dialect::d0, make_request(ops.back(), key_pick(rng)));
+    }
+    const auto sent = Clock::now();
+    co_await asio::async_write(sock, asio::buffer(bytes),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    failed = ec || !co_await bench::read_replies(sock, buf, chunk, ops, sent, ps);
+  }
+  if (failed) ++stats.errors;
+  stats.latencies_us = std::move(ps.latencies_us);
 }
 
 double percentile(std::vector<double>& v, double p) {
@@ -137,9 +195,13 @@ std::size_t load(const BenchArgs& a, const std::vector<std::uint32_t>& mix,
   const auto end = t0 + std::chrono::duration_cast<Clock::duration>(
                             std::chrono::duration<double>(a.seconds));
   for (std::size_t i = 0; i < a.connections; ++i) {
+    const auto seed = static_cast<unsigned>(i);
+    if (a.pipeline > 0) {
+      asio::co_spawn(io, pipelined_worker(o, a, mix, end, seed, stats[i]), asio::detached);
+      continue;
+    }
     clients.push_back(std::make_unique<Client>(io, o));
-    asio::co_spawn(io, worker(*clients.back(), a, mix, end, static_cast<unsigned>(i), stats[i]),
-                   asio::detached);
+    asio::co_spawn(io, worker(*clients.back(), a, mix, end, seed, stats[i]), asio::detached);
   }
   io.run();
   report(a, stats, std::chrono::duration<double>(Clock::now() - t0).count());
@@ -150,6 +212,10 @@ std::size_t load(const BenchArgs& a, const std::vector<std::uint32_t>& mix,
 
 int run(const BenchArgs& a) {
   const auto mix = parse_mix(a.mix);
+  if (a.pipeline > 0 && a.dialect != "d0") {
+    std::cerr << "store_bench: --pipeline " << a.pipeline << ": needs --dialect d0\n";
+    return 2;
+  }
   if (!mix || a.keys == 0 || a.connections == 0) {
     std::cerr << "store_bench: --mix " << a.mix
               << ": expected SET:GET:ADD:CHECK weights 0..1000, --keys and --connections > 0\n";
@@ -193,6 +259,9 @@ int main(int argc, char** argv) {
   app.add_option("--mix", a.mix, "SET:GET:ADD:CHECK weights")->capture_default_str();
   app.add_option("--endpoint", a.endpoint, "HOST:PORT (default: in-process server)");
   app.add_flag("--json", a.json, "one JSON object instead of key=value");
+  app.add_option("--pipeline", a.pipeline,
+                 "requests per write on raw D0 sockets (0: one at a time through Client)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   return run(a);
 }
