@@ -23,6 +23,8 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -89,6 +91,22 @@ std::optional<long> vm_rss_kib(long pid) {
   return std::nullopt;
 }
 
+/// utime + stime of /proc/<pid>/stat in seconds (all threads); nullopt when unreadable.
+std::optional<double> cpu_seconds(long pid) {
+  std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(close + 1));
+  std::string field;
+  constexpr int k_utime_field = 12;  // 1-based fields after "pid (comm)": state is the first
+  double ticks = 0;
+  for (int i = 1; i <= k_utime_field + 1 && fields >> field; ++i) {
+    if (i >= k_utime_field) ticks += std::stod(field);
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 /// One of `connect_parallel` lanes: connects clients and does one CHECK round trip each, so the
 /// server has accepted and served every connection before the RSS is read.
 asio::awaitable<void> connect_lane(Run& run) {
@@ -140,11 +158,23 @@ struct Report {
   double median_wake_s = 0;
   std::optional<long> rss_before_kib;
   std::optional<long> rss_after_kib;
+  std::optional<double> server_cpu_s;  ///< server CPU time during the barrier phase
+  double client_cpu_s = 0;             ///< this process's CPU time during the barrier phase
 };
+
+double own_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto sec = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
 
 void print_report(const Args& a, const Run& run, const Report& r) {
   std::string rss = "null";
   std::string per_conn = "null";
+  const std::string server_cpu = r.server_cpu_s ? fmt::format("{:.3f}", *r.server_cpu_s) : "null";
   if (r.rss_before_kib && r.rss_after_kib) {
     rss = fmt::format("{}", *r.rss_after_kib - *r.rss_before_kib);
     per_conn = fmt::format("{:.0f}", static_cast<double>(*r.rss_after_kib - *r.rss_before_kib) *
@@ -153,15 +183,46 @@ void print_report(const Args& a, const Run& run, const Report& r) {
   if (a.json) {
     std::cout << fmt::format(
         "{{\"connections\": {}, \"errors\": {}, \"connect_s\": {:.3f}, \"barrier_s\": {:.3f}, "
-        "\"median_wake_s\": {:.3f}, \"rss_growth_kib\": {}, \"rss_bytes_per_conn\": {}}}\n",
-        a.connections, run.errors, r.connect_s, r.barrier_s, r.median_wake_s, rss, per_conn);
+        "\"median_wake_s\": {:.3f}, \"rss_growth_kib\": {}, \"rss_bytes_per_conn\": {}, \"server_cpu_s\": {}, "
+        "\"client_cpu_s\": {:.3f}}}\n",
+        a.connections, run.errors, r.connect_s, r.barrier_s, r.median_wake_s, rss, per_conn,
+        server_cpu, r.client_cpu_s);
   } else {
     std::cout << fmt::format(
         "connections={} errors={} connect={:.3f}s barrier={:.3f}s median_wake={:.3f}s "
-        "rss_growth={}KiB rss_per_conn={}B\n",
-        a.connections, run.errors, r.connect_s, r.barrier_s, r.median_wake_s, rss, per_conn);
+        "rss_growth={}KiB rss_per_conn={}B server_cpu={}s client_cpu={:.3f}s\n",
+        a.connections, run.errors, r.connect_s, r.barrier_s, r.median_wake_s, rss, per_conn,
+        server_cpu, r.client_cpu_s);
   }
   if (run.errors > 0) std::cerr << "store_barrier_bench: first error: " << run.first_error << "\n";
+}
+
+/// Every client adds, the last one sets "done", the others wait for it; fills the timings.
+bool barrier_phase(asio::io_context& io, Run& run, const Args& a, Clock::time_point deadline,
+                   Report& r) {
+  run.done = 0;
+  run.wakes.assign(a.connections, Clock::time_point{});
+  const std::string ns =
+      fmt::format("/barrier_bench/{}/{}/", getpid(), Clock::now().time_since_epoch().count());
+  const auto cpu0 = a.server_pid > 0 ? cpu_seconds(a.server_pid) : std::nullopt;
+  const double own0 = own_cpu_seconds();
+  run.first_add = Clock::now();
+  for (std::size_t i = 0; i < a.connections; ++i) {
+    asio::co_spawn(io, barrier_member(run, *run.clients[i], i, ns), asio::detached);
+  }
+  const bool ok = run_until_done(io, run, deadline);
+  r.client_cpu_s = own_cpu_seconds() - own0;
+  const auto cpu1 = a.server_pid > 0 ? cpu_seconds(a.server_pid) : std::nullopt;
+  if (cpu0 && cpu1) r.server_cpu_s = *cpu1 - *cpu0;
+  if (!ok) return false;
+  auto wakes = run.wakes;
+  std::sort(wakes.begin(), wakes.end());
+  auto since = [&](Clock::time_point t) {
+    return std::chrono::duration<double>(t - run.first_add).count();
+  };
+  r.barrier_s = since(wakes.back());
+  r.median_wake_s = since(wakes[wakes.size() / 2]);
+  return true;
 }
 
 int bench(const Args& a, const std::string& host, std::uint16_t port) {
@@ -182,24 +243,12 @@ int bench(const Args& a, const std::string& host, std::uint16_t port) {
   r.connect_s = std::chrono::duration<double>(Clock::now() - t_connect).count();
   std::this_thread::sleep_for(k_settle);
   if (a.server_pid > 0) r.rss_after_kib = vm_rss_kib(a.server_pid);
-  if (ok && run.errors == 0) {
-    run.done = 0;
-    run.wakes.assign(a.connections, Clock::time_point{});
-    const std::string ns = fmt::format("/barrier_bench/{}/{}/", getpid(), t_connect.time_since_epoch().count());
-    run.first_add = Clock::now();
-    for (std::size_t i = 0; i < a.connections; ++i) {
-      asio::co_spawn(io, barrier_member(run, *run.clients[i], i, ns), asio::detached);
-    }
-    ok = run_until_done(io, run, deadline);
-    auto wakes = run.wakes;
-    std::sort(wakes.begin(), wakes.end());
-    auto since = [&](Clock::time_point t) {
-      return std::chrono::duration<double>(t - run.first_add).count();
-    };
-    r.barrier_s = since(wakes.back());
-    r.median_wake_s = since(wakes[wakes.size() / 2]);
+  if (ok && run.errors == 0) ok = barrier_phase(io, run, a, deadline, r);
+  if (!ok) {
+    run.fail(make_error(ErrorCode::timeout,
+                        fmt::format("{} of {} connections finished within --timeout-seconds {}",
+                                    run.done, a.connections, a.timeout_seconds)));
   }
-  if (!ok) run.fail(make_error(ErrorCode::timeout, fmt::format("{} of {} connections finished within --timeout-seconds {}", run.done, a.connections, a.timeout_seconds)));
   for (auto& c : run.clients) c->close();
   print_report(a, run, r);
   return run.errors == 0 ? 0 : 1;

@@ -2,8 +2,9 @@
 """store_barrier_bench against a fresh `ddprun store serve` and a fresh torch 1.13 TCPStore
 server for every --connections value (fresh, so each RSS baseline is an idle server).
 
-Prints one Markdown row per (server, N): barrier time (first add to last wake), connect time,
-server VmRSS growth per idle connection. Every run is bounded by --timeout-seconds (the bench
+Prints one Markdown row per (server, N): barrier time (first add to last wake), CPU time of the
+server and of the bench client during the barrier, connect time, server VmRSS growth per idle
+connection. Every run is bounded by --timeout-seconds (the bench
 gives up and reports) plus a hard subprocess timeout; servers are stopped SIGTERM then SIGKILL.
 """
 import argparse
@@ -47,7 +48,8 @@ def row(name: str, n: int, r: dict) -> str:
         return fmt.format(r[key]) if r.get(key) is not None else "-"
     note = "; ".join(r.get("stderr", [])) or ""
     return (f"| {name} | {n} | {r.get('rc')} | {r.get('errors', '-')} | {f('barrier_s')} | "
-            f"{f('median_wake_s')} | {f('connect_s')} | {f('rss_bytes_per_conn', '{:.0f}')} | "
+            f"{f('median_wake_s')} | {f('server_cpu_s', '{:.2f}')} | {f('client_cpu_s', '{:.2f}')} | "
+            f"{f('connect_s')} | {f('rss_bytes_per_conn', '{:.0f}')} | "
             f"{'yes' if r.get('server_alive') else 'no'} | {note} |")
 
 
@@ -61,9 +63,9 @@ def main() -> int:
     args = p.parse_args()
     print("```\n/usr/bin/python3 bench/store_barrier_compare.py " + shlex.join(sys.argv[1:])
           + "\n```\n")
-    print("| server | connections | rc | errors | barrier s | median wake s | connect s | "
-          "server RSS B/idle conn | server alive after | note |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
+    print("| server | connections | rc | errors | barrier s | median wake s | server CPU s | "
+          "bench CPU s | connect s | server RSS B/idle conn | server alive after | note |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
     for n in [int(c) for c in args.connections.split(",")]:
         for name in args.servers.split(","):
             print(row(name, n, run_one(args, name, n)), flush=True)
