@@ -23,11 +23,11 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
-#include <iterator>
-#include <sstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -183,7 +183,8 @@ void print_report(const Args& a, const Run& run, const Report& r) {
   if (a.json) {
     std::cout << fmt::format(
         "{{\"connections\": {}, \"errors\": {}, \"connect_s\": {:.3f}, \"barrier_s\": {:.3f}, "
-        "\"median_wake_s\": {:.3f}, \"rss_growth_kib\": {}, \"rss_bytes_per_conn\": {}, \"server_cpu_s\": {}, "
+        "\"median_wake_s\": {:.3f}, \"rss_growth_kib\": {}, \"rss_bytes_per_conn\": {}, "
+        "\"server_cpu_s\": {}, "
         "\"client_cpu_s\": {:.3f}}}\n",
         a.connections, run.errors, r.connect_s, r.barrier_s, r.median_wake_s, rss, per_conn,
         server_cpu, r.client_cpu_s);
@@ -259,8 +260,7 @@ int run_main(const Args& a) {
   if (a.connections == 0 || a.connections + k_reserved_fds > limit) {
     std::cerr << fmt::format(
         "store_barrier_bench: --connections {}: expected 1..{} (open-file limit {} less {})\n",
-        a.connections, limit > k_reserved_fds ? limit - k_reserved_fds : 0, limit,
-        k_reserved_fds);
+        a.connections, limit > k_reserved_fds ? limit - k_reserved_fds : 0, limit, k_reserved_fds);
     return 2;
   }
   if (!a.endpoint.empty()) {

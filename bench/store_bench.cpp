@@ -8,8 +8,6 @@
 // In D0 (torch <= 2.0) SET has no reply, so a SET's latency is the time to hand it to the
 // socket; the GET/ADD/CHECK that follow on the same connection wait for it to be applied.
 
-#include "store_bench_pipeline.hpp"
-
 #include "ddprun/store/client.hpp"
 #include "ddprun/store/command.hpp"
 #include "ddprun/store/server.hpp"
@@ -26,6 +24,8 @@
 #include <random>
 #include <thread>
 #include <vector>
+
+#include "store_bench_pipeline.hpp"
 
 namespace {
 
@@ -192,8 +192,8 @@ std::size_t load(const BenchArgs& a, const std::vector<std::uint32_t>& mix,
   }
   std::vector<std::unique_ptr<Client>> clients;
   const auto t0 = Clock::now();
-  const auto end = t0 + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(a.seconds));
+  const auto end =
+      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.seconds));
   for (std::size_t i = 0; i < a.connections; ++i) {
     const auto seed = static_cast<unsigned>(i);
     if (a.pipeline > 0) {

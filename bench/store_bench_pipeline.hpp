@@ -62,8 +62,8 @@ inline asio::awaitable<bool> read_replies(asio::ip::tcp::socket& sock, std::stri
     std::size_t size = 0;
     while ((size = d0_reply_size(op, buf)) == 0) {
       boost::system::error_code ec;
-      const auto n = co_await sock.async_read_some(
-          asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
+      const auto n = co_await sock.async_read_some(asio::buffer(chunk),
+                                                   asio::redirect_error(asio::use_awaitable, ec));
       if (ec) co_return false;
       buf.append(chunk.data(), n);
     }
