@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -37,6 +38,9 @@ constexpr double k_p50 = 0.50;
 constexpr double k_p99 = 0.99;
 constexpr std::size_t k_mix_parts = 4;
 constexpr std::int64_t k_max_weight = 1000;
+/// Bound on the preload, and on how long the timed phase may overrun --seconds (a stalled
+/// server must not hang the bench); also every Client operation's timeout.
+constexpr auto k_grace = std::chrono::seconds(30);
 
 struct BenchArgs {
   std::size_t connections = 64;
@@ -179,6 +183,15 @@ void report(const BenchArgs& a, const std::vector<Stats>& stats, double elapsed)
                            percentile(all.latencies_us, k_p99));
 }
 
+/// A phase overran its bound (a stalled server): operations are still pending on objects this
+/// function's callers own, so exit here instead of unwinding under them.
+[[noreturn]] void abandon(const char* phase, std::chrono::seconds grace) {
+  std::cerr << fmt::format("store_bench: {} still waiting for replies after its {} s grace\n",
+                           phase, grace.count());
+  std::cout.flush();
+  std::_Exit(1);
+}
+
 /// Preloads the keys (untimed), then runs the timed load; returns the error count.
 std::size_t load(const BenchArgs& a, const std::vector<std::uint32_t>& mix,
                  const ClientOptions& o) {
@@ -187,8 +200,13 @@ std::size_t load(const BenchArgs& a, const std::vector<std::uint32_t>& mix,
   {
     Client loader(io, o);
     asio::co_spawn(io, preload(loader, a.keys, stats[0]), asio::detached);
-    io.run();
+    io.run_for(k_grace);
+    if (!io.stopped()) abandon("preload", k_grace);
     io.restart();
+  }
+  if (stats[0].errors > 0) {
+    std::cerr << "store_bench: preloading " << a.keys << " keys failed\n";
+    return stats[0].errors;
   }
   std::vector<std::unique_ptr<Client>> clients;
   const auto t0 = Clock::now();
@@ -203,7 +221,8 @@ std::size_t load(const BenchArgs& a, const std::vector<std::uint32_t>& mix,
     clients.push_back(std::make_unique<Client>(io, o));
     asio::co_spawn(io, worker(*clients.back(), a, mix, end, seed, stats[i]), asio::detached);
   }
-  io.run();
+  io.run_for(std::chrono::duration_cast<Clock::duration>(end - Clock::now()) + k_grace);
+  if (!io.stopped()) abandon("timed phase", k_grace);
   report(a, stats, std::chrono::duration<double>(Clock::now() - t0).count());
   std::size_t errors = 0;
   for (const auto& s : stats) errors += s.errors;
@@ -222,6 +241,8 @@ int run(const BenchArgs& a) {
     return 2;
   }
   ClientOptions o;
+  o.connect_timeout = k_grace;
+  o.op_timeout = k_grace;
   o.dialect = a.dialect == "d2" ? Dialect::d2 : Dialect::d0;
   if (!a.endpoint.empty()) {
     auto ep = parse_endpoint(a.endpoint);
