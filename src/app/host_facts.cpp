@@ -97,6 +97,15 @@ bool is_local_host(const std::string& host) {
   return false;
 }
 
+bool is_loopback_name(const std::string& host) {
+  if (host == "localhost" || host == "localhost.localdomain") {
+    return true;
+  }
+  boost::system::error_code ec;
+  auto addr = asio::ip::make_address(host, ec);
+  return !ec && addr.is_loopback();
+}
+
 std::string bindable_address(const std::string& host) {
   for (const auto& addr : resolve_addresses(host)) {
     if (binds_locally(addr)) {

@@ -25,6 +25,9 @@ bool is_local_host(const std::string& host);
 /// when it cannot be found.
 std::string route_source_address(const std::string& host, int port);
 
+/// True for "localhost" and loopback literals: a job that names them is on one machine.
+bool is_loopback_name(const std::string& host);
+
 /// The first address of `host` this machine can bind, or "" (then bind every interface).
 std::string bindable_address(const std::string& host);
 

@@ -69,6 +69,17 @@ std::pair<bool, bool> should_host(const config::LaunchConfig& cfg, const config:
   return {is_local_host(ep.host), false};
 }
 
+/// Where the rendezvous store listens: the endpoint's own address, so two agents on one machine
+/// contend for it and only the host's interface is exposed. A name that resolves to loopback
+/// here while the job spans nodes (Debian maps its hostname to 127.0.1.1) must still be
+/// reachable from the other nodes, so then it listens on every interface.
+std::string store_bind_address(const config::LaunchConfig& cfg, const config::Endpoint& ep) {
+  auto addr = bindable_address(ep.host);
+  bool loopback = !addr.empty() && asio::ip::make_address(addr).is_loopback();
+  bool remote_peers = cfg.nnodes.max > 1 && !is_loopback_name(ep.host);
+  return loopback && remote_peers ? "" : addr;
+}
+
 std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::LaunchConfig& cfg,
                                           const config::Endpoint& ep) {
   auto [host, explicit_host] = should_host(cfg, ep);
@@ -76,7 +87,7 @@ std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::L
     return nullptr;
   }
   auto server = std::make_unique<store::Server>(ctx);
-  auto ok = server->listen(bindable_address(ep.host), static_cast<std::uint16_t>(ep.port));
+  auto ok = server->listen(store_bind_address(cfg, ep), static_cast<std::uint16_t>(ep.port));
   if (ok) {
     spdlog::info("hosting the rendezvous store on {}:{}", ep.host, server->port());
     return server;
