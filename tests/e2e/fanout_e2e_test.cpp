@@ -21,19 +21,6 @@ constexpr auto k_timeout = std::chrono::seconds(90);
 constexpr auto k_gone_timeout = std::chrono::seconds(20);
 constexpr const char* k_mark = "a b'c $HOME";
 
-std::map<std::string, std::string> env_of(const std::string& path) {
-  std::map<std::string, std::string> env;
-  std::istringstream in(read_file(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find('=');
-    if (eq != std::string::npos) {
-      env[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-  }
-  return env;
-}
-
 bool has(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
 }
@@ -77,7 +64,7 @@ TEST_F(FanoutE2E, OneDdprunInAPbsJobScriptRunsEveryNode) {
   EXPECT_TRUE(has(r.out, "[127.0.0.2] hello from rank 0")) << r.out;
   EXPECT_TRUE(has(r.out, "[127.0.0.3] hello from rank 1")) << r.out;
   for (int rank = 0; rank < 2; ++rank) {
-    auto env = env_of(dir_ + "/env_" + std::to_string(rank) + ".txt");
+    auto env = parse_env_file(dir_ + "/env_" + std::to_string(rank) + ".txt");
     EXPECT_EQ(env["RANK"], std::to_string(rank));
     EXPECT_EQ(env["GROUP_RANK"], std::to_string(rank));
     EXPECT_EQ(env["WORLD_SIZE"], "2");

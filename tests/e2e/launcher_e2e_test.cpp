@@ -17,19 +17,6 @@ namespace {
 
 std::string worker(const std::string& name) { return source_path("tests/support/workers/" + name); }
 
-std::map<std::string, std::string> parse_env_file(const std::string& path) {
-  std::map<std::string, std::string> env;
-  std::istringstream in(read_file(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find('=');
-    if (eq != std::string::npos) {
-      env[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-  }
-  return env;
-}
-
 /// Runs ddprun under `env -i` with a minimal environment, as the spec's capture did.
 RunResult run_clean(const std::vector<std::string>& args, const std::string& tag = "X=1") {
   std::vector<std::string> argv{"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/root",

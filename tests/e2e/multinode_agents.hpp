@@ -132,20 +132,6 @@ inline bool start_host(Agents& agents, const std::vector<std::string>& argv) {
   return eventually([&] { return contains(agents.err(i), k_hosting); }, k_event_timeout);
 }
 
-/// `KEY=value` lines (envdump.sh output) as a map.
-inline std::map<std::string, std::string> parse_env_file(const std::string& path) {
-  std::map<std::string, std::string> env;
-  std::istringstream in(read_file(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find('=');
-    if (eq != std::string::npos) {
-      env[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-  }
-  return env;
-}
-
 /// One start of rounds.sh: `key=value` words as a map.
 using Start = std::map<std::string, std::string>;
 

@@ -24,19 +24,6 @@ RunResult slurm(const std::string& command, std::chrono::seconds timeout = std::
   return run({"/bin/bash", "-c", script}, RunOptions{{}, {}, "", timeout});
 }
 
-std::map<std::string, std::string> env_of(const std::string& path) {
-  std::map<std::string, std::string> env;
-  std::istringstream in(read_file(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    auto eq = line.find('=');
-    if (eq != std::string::npos) {
-      env[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-  }
-  return env;
-}
-
 std::string worker(const std::string& name) { return source_path("tests/support/workers/" + name); }
 
 class SlurmE2E : public ::testing::Test {
@@ -79,7 +66,7 @@ TEST_F(SlurmE2E, SrunWithNoRendezvousFlagsGivesTorchrunRanks) {
                  " --nproc_per_node 2 --no_python " + worker("envdump.sh") + " " + dir_);
   ASSERT_EQ(r.status, 0) << r.err;
   for (int rank = 0; rank < 4; ++rank) {
-    auto env = env_of(dir_ + "/env_" + std::to_string(rank) + ".txt");
+    auto env = parse_env_file(dir_ + "/env_" + std::to_string(rank) + ".txt");
     EXPECT_EQ(env["RANK"], std::to_string(rank));
     EXPECT_EQ(env["WORLD_SIZE"], "4");
     EXPECT_EQ(env["GROUP_RANK"], std::to_string(rank / 2));
@@ -97,8 +84,8 @@ TEST_F(SlurmE2E, SbatchScriptWithSrun) {
                         << dir_ << "\n";
   auto r = slurm("sbatch --wait -N2 -o " + dir_ + "/out.txt " + script);
   ASSERT_EQ(r.status, 0) << r.err << read_file(dir_ + "/out.txt");
-  EXPECT_EQ(env_of(dir_ + "/env_1.txt")["WORLD_SIZE"], "2");
-  EXPECT_EQ(env_of(dir_ + "/env_1.txt")["SLURMD_NODENAME"], "node2");
+  EXPECT_EQ(parse_env_file(dir_ + "/env_1.txt")["WORLD_SIZE"], "2");
+  EXPECT_EQ(parse_env_file(dir_ + "/env_1.txt")["SLURMD_NODENAME"], "node2");
 }
 
 TEST_F(SlurmE2E, SbatchScriptWithoutSrunFansOutThroughSrun) {
@@ -109,7 +96,7 @@ TEST_F(SlurmE2E, SbatchScriptWithoutSrunFansOutThroughSrun) {
   auto out = read_file(dir_ + "/out.txt");
   ASSERT_EQ(r.status, 0) << r.err << out;
   for (int rank = 0; rank < 4; ++rank) {
-    auto env = env_of(dir_ + "/env_" + std::to_string(rank) + ".txt");
+    auto env = parse_env_file(dir_ + "/env_" + std::to_string(rank) + ".txt");
     EXPECT_EQ(env["WORLD_SIZE"], "4");
     EXPECT_EQ(env["GROUP_RANK"], std::to_string(rank / 2));
     EXPECT_EQ(env["MASTER_ADDR"], "node1");

@@ -58,6 +58,8 @@ bool eventually(F cond, std::chrono::milliseconds timeout) {
   return cond();
 }
 std::string read_file(const std::string& path);
+/// `KEY=value` lines (envdump.sh output) as a map.
+std::map<std::string, std::string> parse_env_file(const std::string& path);
 /// A fresh directory under TMPDIR (or /tmp), removed by the caller if it wants.
 std::string make_temp_dir(const std::string& prefix);
 /// Path of the ddprun binary under test (env DDPRUN_BIN).
