@@ -98,7 +98,10 @@ TEST(MultinodeElasticE2E, C10dSurvivorsReformAfterAgentKilled) {
     EXPECT_EQ(s.back()["master"].substr(0, 10), loopback(0) + ":");
     EXPECT_EQ(s.back()["restart"], "0") << "a lost node is not a failure restart";
   }
-  EXPECT_TRUE(contains(agents.err(0), "lost " + loopback(2))) << agents.err(0);
+  // Under a heavy load a slow survivor can be reported lost too ("lost 127.0.0.3, 127.0.0.4")
+  // and then rejoin; what must hold is that the killed node is named as lost.
+  const auto& err = agents.err(0);
+  EXPECT_TRUE(contains(err, "lost ") && contains(err.substr(err.find("lost ")), loopback(2))) << err;
 }
 
 TEST(MultinodeElasticE2E, C10dLateJoinerScalesUpWithoutCountingARestart) {
@@ -214,9 +217,11 @@ TEST(MultinodeElasticE2E, C10dJoinerBeyondMaxWaitsWithoutDisturbingAndSeesTheJob
   auto extra = agents.start(
       concat(concat(clean_ddprun(), c10d_flags("1:2", port, 1, loopback(2), k_fast_conf)),
              rounds(dirs[2], release)));
-  ASSERT_TRUE(
-      eventually([&] { return contains(agents.err(extra), "starting 1 worker"); }, k_event_timeout))
-      << agents.err(extra);
+  // The extra agent must have reached the store and read the full round before the job ends,
+  // or it would find no store at all rather than a closed rendezvous.
+  ASSERT_TRUE(eventually([&] { return contains(agents.err(extra), "is running with 2 nodes"); },
+                         k_event_timeout))
+      << agents.all_logs();
   touch(release);
   EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
   EXPECT_EQ(agents.wait(1), 0) << agents.all_logs();
