@@ -137,3 +137,14 @@ def mib(kib: float) -> str:
 
 def command_line(argv: list) -> str:
     return " ".join(shlex.quote(a) for a in argv)
+
+
+def add_launcher_args(p) -> None:
+    """The options every launcher benchmark takes: which launchers, output, limits."""
+    p.add_argument("--ddprun", default=DEFAULT_DDPRUN, help="path of the ddprun binary")
+    p.add_argument("--json", default=None, help="also write the raw results here")
+    p.add_argument("--with-default-interval", action="store_true",
+                   help="also time torchrun-patched with its default --monitor_interval (5 s)")
+    p.add_argument("--launcher", action="append", default=[], metavar="NAME=CMD",
+                   help="extra launcher prefix to compare (repeatable)")
+    p.add_argument("--timeout", type=float, default=120.0, help="per-run limit in seconds")

@@ -36,15 +36,9 @@ FLOOR_WORKER = 'date +%s%N > "$RESTART_BENCH_DIR/start_0"'
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--ddprun", default=benchlib.DEFAULT_DDPRUN, help="path of the ddprun binary")
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--nproc", type=int, default=2, help="--nproc_per_node")
-    p.add_argument("--json", default=None, help="also write the raw results here")
-    p.add_argument("--with-default-interval", action="store_true",
-                   help="also time torchrun-patched with its default --monitor_interval (5 s)")
-    p.add_argument("--launcher", action="append", default=[], metavar="NAME=CMD",
-                   help="extra launcher prefix to compare (repeatable)")
-    p.add_argument("--timeout", type=float, default=120.0, help="per-run limit in seconds")
+    benchlib.add_launcher_args(p)
     args = p.parse_args()
     if args.runs < 1 or args.nproc < 1:
         p.error("--runs and --nproc must be >= 1")
