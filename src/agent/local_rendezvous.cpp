@@ -9,7 +9,9 @@ namespace ddprun::agent {
 
 LocalRendezvous::LocalRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
                                  MasterEndpoint master, std::function<void()> before_round)
-    : cfg_(cfg), master_(std::move(master)), before_round_(std::move(before_round)),
+    : cfg_(cfg),
+      master_(std::move(master)),
+      before_round_(std::move(before_round)),
       watch_timer_(ctx) {}
 
 asio::awaitable<Result<Round>> LocalRendezvous::next_round(int restart_count) {
@@ -19,8 +21,9 @@ asio::awaitable<Result<Round>> LocalRendezvous::next_round(int restart_count) {
   }
   Round round;
   round.round_number = round_++;
-  round.info = RoundInfo{master_.addr, master_.port,     restart_count, cfg_.max_restarts,
-                         cfg_.rdzv_id, master_.use_agent_store, cfg_.role};
+  round.info = RoundInfo{master_.addr,      master_.port, restart_count,
+                         cfg_.max_restarts, cfg_.rdzv_id, master_.use_agent_store,
+                         cfg_.role};
   round.ranks = assign_ranks({NodeInfo{cfg_.role, 0, cfg_.nproc_per_node}}, 0);
   co_return round;
 }

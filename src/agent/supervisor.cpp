@@ -16,11 +16,11 @@
 
 #include "ddprun/agent/supervisor.hpp"
 
+#include "ddprun/process/posix_launcher.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <csignal>
-
-#include "ddprun/process/posix_launcher.hpp"
 
 namespace ddprun::agent {
 
@@ -28,9 +28,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 }
 
-Supervisor::Supervisor(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                       util::Env agent_env, process::Launcher& launcher, Rendezvous& rdzv,
-                       WorkerIo& io, SupervisorHooks hooks)
+Supervisor::Supervisor(asio::io_context& ctx, const config::LaunchConfig& cfg, util::Env agent_env,
+                       process::Launcher& launcher, Rendezvous& rdzv, WorkerIo& io,
+                       SupervisorHooks hooks)
     : ctx_(ctx),
       cfg_(cfg),
       agent_env_(std::move(agent_env)),
@@ -110,8 +110,12 @@ Result<void> Supervisor::start_workers(const Round& round) {
     if (!fds) {
       return fds.error();
     }
-    process::SpawnRequest req{worker_argv(cfg_, ranks.local_rank), env.to_strings(), "",
-                              fds->out, fds->err, std::move(cpus)};
+    process::SpawnRequest req{worker_argv(cfg_, ranks.local_rank),
+                              env.to_strings(),
+                              "",
+                              fds->out,
+                              fds->err,
+                              std::move(cpus)};
     auto pid = launcher_.spawn(req);
     io_.spawned(ranks.local_rank);
     if (!pid) {
@@ -121,11 +125,12 @@ Result<void> Supervisor::start_workers(const Round& round) {
     pids.push_back(*pid);
   }
   const auto& first = round.ranks.front();
-  spdlog::info("[{}] attempt {} of {}: {} worker(s) started, ranks {}-{} of {} (node {} of {}), "
-               "master {}:{}",
-               cfg_.role, round.info.restart_count + 1, cfg_.max_restarts + 1, pids.size(),
-               first.rank, round.ranks.back().rank, first.world_size, first.group_rank,
-               first.group_world_size, round.info.master_addr, round.info.master_port);
+  spdlog::info(
+      "[{}] attempt {} of {}: {} worker(s) started, ranks {}-{} of {} (node {} of {}), "
+      "master {}:{}",
+      cfg_.role, round.info.restart_count + 1, cfg_.max_restarts + 1, pids.size(), first.rank,
+      round.ranks.back().rank, first.world_size, first.group_rank, first.group_world_size,
+      round.info.master_addr, round.info.master_port);
   if (hooks_.workers_started) {
     hooks_.workers_started(round, pids);
   }
@@ -166,7 +171,8 @@ asio::awaitable<Outcome> Supervisor::monitor() {
     Event ev = co_await events_.pop();
     if (ev.kind == Event::Kind::agent_signal) {
       received_signal_ = ev.signal;
-      spdlog::warn("Received {} death signal, shutting down workers", process::signal_name(ev.signal));
+      spdlog::warn("Received {} death signal, shutting down workers",
+                   process::signal_name(ev.signal));
       co_return Outcome::signaled;
     }
     if (ev.kind == Event::Kind::rdzv) {

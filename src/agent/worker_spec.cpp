@@ -1,8 +1,8 @@
 #include "ddprun/agent/worker_spec.hpp"
 
-#include <algorithm>
-
 #include "ddprun/util/strings.hpp"
+
+#include <algorithm>
 
 namespace ddprun::agent {
 
@@ -129,8 +129,10 @@ OmpDecision decide_omp_threads(const util::Env& agent_env, config::OmpMode mode,
   if (mode == config::OmpMode::cpus) {
     const int per = std::max(1, cpu_count / std::max(1, nproc_per_node));
     return {std::to_string(per), Log::warning,
-            "Setting OMP_NUM_THREADS=" + std::to_string(per) + " for each worker (--omp-threads "
-            "cpus: " + std::to_string(cpu_count) + " CPU(s) in the affinity mask / " +
+            "Setting OMP_NUM_THREADS=" + std::to_string(per) +
+                " for each worker (--omp-threads "
+                "cpus: " +
+                std::to_string(cpu_count) + " CPU(s) in the affinity mask / " +
                 std::to_string(nproc_per_node) + " worker(s))"};
   }
   if (nproc_per_node > 1) {
@@ -139,8 +141,7 @@ OmpDecision decide_omp_threads(const util::Env& agent_env, config::OmpMode mode,
   return {std::nullopt, Log::info, "OMP_NUM_THREADS left unset (one worker, as torchrun)"};
 }
 
-std::vector<int> apply_placement(const config::LaunchConfig& cfg, int local_rank,
-                                 util::Env& env) {
+std::vector<int> apply_placement(const config::LaunchConfig& cfg, int local_rank, util::Env& env) {
   const auto idx = static_cast<std::size_t>(local_rank);
   if (local_rank < 0 || idx >= cfg.placements.size()) {
     return {};

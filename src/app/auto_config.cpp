@@ -1,11 +1,12 @@
 #include "auto_config.hpp"
 
-#include <spdlog/spdlog.h>
-#include <unistd.h>
-
 #include "ddprun/sched/io.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
 
 namespace ddprun::app {
 
@@ -30,8 +31,7 @@ void fill(cli::ParsedArgs& args, const std::string& dest, const std::optional<sc
 
 }  // namespace
 
-sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& args,
-                                 int cpu_count) {
+sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& args, int cpu_count) {
   sched::HostInputs host;
   host.hostname = this_hostname();
   host.cpu_count = cpu_count;
@@ -66,8 +66,8 @@ void apply_scheduler(cli::ParsedArgs& args, const sched::Detected& d) {
   if (args.at("rdzv_backend").value == "c10d") {
     if (d.rdzv_endpoint_host && d.rdzv_port && at_default(args, "rdzv_endpoint")) {
       args.settings["rdzv_endpoint"] =
-          cli::Setting{d.rdzv_endpoint_host->text + ":" + d.rdzv_port->text,
-                       cli::Origin::scheduler, d.rdzv_endpoint_host->origin};
+          cli::Setting{d.rdzv_endpoint_host->text + ":" + d.rdzv_port->text, cli::Origin::scheduler,
+                       d.rdzv_endpoint_host->origin};
     }
     return;
   }

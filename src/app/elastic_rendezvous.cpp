@@ -1,10 +1,10 @@
 #include "elastic_rendezvous.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <map>
-
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::app {
 
@@ -44,10 +44,10 @@ Result<void> ElasticRendezvous::check_static_ranks(const rdzv::RoundResult& roun
     int rank = node.node_index.value_or(-1);
     auto [it, fresh] = seen.emplace(rank, node.addr + " (pid " + std::to_string(node.pid) + ")");
     if (!fresh) {
-      return make_error(ErrorCode::config,
-                        "--node-rank " + std::to_string(rank) + " is used by two agents: " +
-                            it->second + " and " + node.addr + " (pid " +
-                            std::to_string(node.pid) + "); each node needs its own rank");
+      return make_error(ErrorCode::config, "--node-rank " + std::to_string(rank) +
+                                               " is used by two agents: " + it->second + " and " +
+                                               node.addr + " (pid " + std::to_string(node.pid) +
+                                               "); each node needs its own rank");
     }
   }
   return {};
@@ -103,7 +103,7 @@ asio::awaitable<Result<agent::Round>> ElasticRendezvous::next_round(int restart_
   }
   agent::Round round;
   round.round_number = r->round;
-  round.info = agent::RoundInfo{master->addr,      master->port, restart_count, cfg_.max_restarts,
+  round.info = agent::RoundInfo{master->addr, master->port, restart_count, cfg_.max_restarts,
                                 cfg_.rdzv_id, true,         cfg_.role};
   round.ranks = agent::assign_ranks(nodes, r->group_rank);
   co_return round;
@@ -154,8 +154,8 @@ std::string ElasticRendezvous::describe() const {
   const std::string host = is_static ? cfg_.master_addr : cfg_.rdzv_endpoint.host;
   const int port = is_static ? cfg_.master_port : cfg_.rdzv_endpoint.port;
   return cfg_.rdzv_backend + " rendezvous '" + cfg_.rdzv_id + "' at " + host + ":" +
-         std::to_string(port) + " (" +
-         std::to_string(cfg_.nnodes.min) + ":" + std::to_string(cfg_.nnodes.max) + " nodes)";
+         std::to_string(port) + " (" + std::to_string(cfg_.nnodes.min) + ":" +
+         std::to_string(cfg_.nnodes.max) + " nodes)";
 }
 
 }  // namespace ddprun::app

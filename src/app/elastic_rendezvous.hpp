@@ -3,12 +3,13 @@
 // the network store, plus the per-round worker store. Static jobs (--rdzv-backend static,
 // --nnodes N) use the same engine with MIN = MAX = N and ranks ordered by --node-rank.
 
-#include <memory>
-
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/rdzv/handler.hpp"
 #include "ddprun/store/server.hpp"
+
+#include <memory>
+
 #include "store_kv.hpp"
 
 namespace ddprun::app {

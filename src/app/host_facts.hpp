@@ -1,10 +1,10 @@
 #pragma once
 // Reads the facts about this machine that config::resolve needs.
 
+#include "ddprun/config/launch_config.hpp"
+
 #include <string>
 #include <vector>
-
-#include "ddprun/config/launch_config.hpp"
 
 namespace ddprun::app {
 
@@ -16,7 +16,6 @@ config::HostFacts gather_host_facts(const util::Env& env, const NvmlInfo* nvml);
 
 /// The CPUs of this process's affinity mask, ascending.
 std::vector<int> affinity_cpus();
-
 
 /// True when `host` names this machine: one of its addresses binds locally.
 bool is_local_host(const std::string& host);

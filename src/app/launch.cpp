@@ -2,13 +2,6 @@
 
 #include "launch.hpp"
 
-#include <spdlog/spdlog.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <csignal>
-#include <cstdio>
-
 #include "ddprun/agent/supervisor.hpp"
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
@@ -16,12 +9,21 @@
 #include "ddprun/sched/cpus.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+
 #include "auto_config.hpp"
 #include "fan_out.hpp"
 #include "host_facts.hpp"
+#include "logging.hpp"
 #include "nvml.hpp"
 #include "placement.hpp"
-#include "logging.hpp"
 #include "rendezvous_setup.hpp"
 #include "reporting.hpp"
 #include "version.hpp"
@@ -74,8 +76,8 @@ void report_host_choices(const config::LaunchConfig& cfg, const config::HostFact
 
 void apply_omp_threads(const config::LaunchConfig& cfg, const config::HostFacts& host,
                        util::Env& agent_env) {
-  auto omp = agent::decide_omp_threads(agent_env, cfg.omp_mode, cfg.omp_threads,
-                                       cfg.nproc_per_node, host.cpu_count);
+  auto omp = agent::decide_omp_threads(agent_env, cfg.omp_mode, cfg.omp_threads, cfg.nproc_per_node,
+                                       host.cpu_count);
   if (omp.value) {
     agent_env.set("OMP_NUM_THREADS", *omp.value);
   }

@@ -1,8 +1,8 @@
 #pragma once
+#include "ddprun/util/env.hpp"
+
 #include <string>
 #include <vector>
-
-#include "ddprun/util/env.hpp"
 
 namespace ddprun::app {
 /// The launcher proper (`ddprun [flags] script args...`). Throws Fatal on usage/config errors.

@@ -1,13 +1,14 @@
 #include "ddprun/app/main.hpp"
 
+#include "ddprun/status/command.hpp"
+#include "ddprun/store/command.hpp"
+#include "ddprun/util/fatal.hpp"
+
 #include <cstdio>
 #include <exception>
 #include <string>
 #include <vector>
 
-#include "ddprun/status/command.hpp"
-#include "ddprun/store/command.hpp"
-#include "ddprun/util/fatal.hpp"
 #include "launch.hpp"
 
 namespace ddprun::app {

@@ -1,11 +1,13 @@
 #include "rendezvous_setup.hpp"
 
-#include <spdlog/spdlog.h>
-#include <unistd.h>
-
 #include "ddprun/agent/local_rendezvous.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
 #include "elastic_rendezvous.hpp"
 #include "host_facts.hpp"
 
@@ -23,10 +25,9 @@ RendezvousSetup single_node(asio::io_context& ctx, const config::LaunchConfig& c
   RendezvousSetup setup;
   bool is_static = cfg.rdzv_backend == "static";
   if (cfg.agent_store == config::AgentStore::off) {
-    agent::MasterEndpoint master{is_static ? cfg.master_addr : agent::host_fqdn(),
-                                 is_static ? cfg.master_port
-                                           : value_or_throw(agent::find_free_port("localhost")),
-                                 false};
+    agent::MasterEndpoint master{
+        is_static ? cfg.master_addr : agent::host_fqdn(),
+        is_static ? cfg.master_port : value_or_throw(agent::find_free_port("localhost")), false};
     setup.rdzv = std::make_unique<agent::LocalRendezvous>(ctx, cfg, master);
     return setup;
   }
@@ -34,15 +35,15 @@ RendezvousSetup single_node(asio::io_context& ctx, const config::LaunchConfig& c
   std::string bind = is_static ? bindable_address(cfg.master_addr) : "";
   auto port = static_cast<std::uint16_t>(is_static ? cfg.master_port : 0);
   if (auto ok = setup.server->listen(bind, port); !ok) {
-    throw Fatal(hosting_error("workers' store (--master-port " + std::to_string(port) + ")",
-                              ok.error()));
+    throw Fatal(
+        hosting_error("workers' store (--master-port " + std::to_string(port) + ")", ok.error()));
   }
-  std::string addr = is_static ? cfg.master_addr
-                               : (cfg.local_addr.empty() ? agent::host_fqdn() : cfg.local_addr);
+  std::string addr =
+      is_static ? cfg.master_addr : (cfg.local_addr.empty() ? agent::host_fqdn() : cfg.local_addr);
   agent::MasterEndpoint master{addr, setup.server->port(), true};
   auto* server = setup.server.get();
-  setup.rdzv = std::make_unique<agent::LocalRendezvous>(
-      ctx, cfg, master, [server] { server->erase_prefix(""); });
+  setup.rdzv = std::make_unique<agent::LocalRendezvous>(ctx, cfg, master,
+                                                        [server] { server->erase_prefix(""); });
   return setup;
 }
 
@@ -93,9 +94,10 @@ std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::L
     return server;
   }
   if (explicit_host && cfg.rdzv_backend == "static") {
-    throw Fatal(hosting_error("rendezvous store as --node-rank 0 (is another agent also "
-                              "--node-rank 0, or another program on --master-port?)",
-                              ok.error()));
+    throw Fatal(
+        hosting_error("rendezvous store as --node-rank 0 (is another agent also "
+                      "--node-rank 0, or another program on --master-port?)",
+                      ok.error()));
   }
   if (explicit_host) {
     throw Fatal(hosting_error("rendezvous store", ok.error()));
@@ -139,9 +141,9 @@ rdzv::RdzvSettings settings_for(const config::LaunchConfig& cfg) {
     if (auto it = cfg.rdzv_conf.find("timeout"); it != cfg.rdzv_conf.end()) {
       auto secs = util::parse_int_in(it->second, 1, 1 << 30);
       if (!secs) {
-        throw Fatal(make_error(ErrorCode::usage, "--rdzv-conf timeout " +
-                                                     util::quoted(it->second) +
-                                                     ": expected a positive whole number of seconds"));
+        throw Fatal(
+            make_error(ErrorCode::usage, "--rdzv-conf timeout " + util::quoted(it->second) +
+                                             ": expected a positive whole number of seconds"));
       }
       settings->join_timeout = std::chrono::seconds(*secs);
     }

@@ -6,13 +6,14 @@
 //     agent hosts (static: node 0 at --master-addr:--master-port; c10d: the agent on the
 //     --rdzv-endpoint host that binds first).
 
-#include <memory>
-
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/rdzv/handler.hpp"
 #include "ddprun/store/server.hpp"
 #include "ddprun/util/clock.hpp"
+
+#include <memory>
+
 #include "store_kv.hpp"
 
 namespace ddprun::app {

@@ -1,13 +1,13 @@
 #include "reporting.hpp"
 
-#include <spdlog/spdlog.h>
-
-#include <cstdio>
-
 #include "ddprun/agent/local_rendezvous.hpp"
 #include "ddprun/errors/error_file.hpp"
 #include "ddprun/errors/failure.hpp"
 #include "ddprun/util/fatal.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
 
 namespace ddprun::app {
 

@@ -2,14 +2,14 @@
 // What the user and tools learn about a run: the failure summary (stderr), the agent's own
 // TORCHELASTIC_ERROR_FILE, and the --events-file stream.
 
-#include <memory>
-#include <optional>
-
 #include "ddprun/agent/supervisor.hpp"
 #include "ddprun/errors/event_log.hpp"
 #include "ddprun/errors/failure.hpp"
 #include "ddprun/errors/oom.hpp"
 #include "ddprun/util/clock.hpp"
+
+#include <memory>
+#include <optional>
 
 namespace ddprun::app {
 

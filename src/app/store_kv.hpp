@@ -4,11 +4,11 @@
 // StoreKv lends each operation an idle Client from a small pool, creating one when all are
 // busy: a blocking get never delays a heartbeat.
 
-#include <memory>
-#include <vector>
-
 #include "ddprun/rdzv/kv.hpp"
 #include "ddprun/store/client.hpp"
+
+#include <memory>
+#include <vector>
 
 namespace ddprun::app {
 

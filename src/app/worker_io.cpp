@@ -1,14 +1,14 @@
 #include "worker_io.hpp"
 
-#include <spdlog/spdlog.h>
-
-#include <map>
-
 #include "ddprun/output/log_dir.hpp"
 #include "ddprun/output/router.hpp"
 #include "ddprun/output/std_spec.hpp"
 #include "ddprun/output/stdio_plan.hpp"
 #include "ddprun/util/fatal.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <map>
 
 namespace ddprun::app {
 
@@ -28,7 +28,10 @@ class RouterIo final : public agent::WorkerIo {
  public:
   RouterIo(asio::io_context& ctx, const config::LaunchConfig& cfg, std::string run_dir,
            Routing routing, output::RouterOptions options)
-      : ctx_(ctx), cfg_(cfg), run_dir_(std::move(run_dir)), routing_(std::move(routing)),
+      : ctx_(ctx),
+        cfg_(cfg),
+        run_dir_(std::move(run_dir)),
+        routing_(std::move(routing)),
         router_(ctx, std::move(options)) {}
 
   Result<void> begin_attempt(int attempt, int nproc) override {
@@ -85,9 +88,10 @@ class RouterIo final : public agent::WorkerIo {
     for (int lr = 0; lr < nproc_; ++lr) {
       auto dropped = router_.console_dropped_bytes(lr);
       if (dropped > reported_drops_[lr]) {
-        spdlog::warn("the console could not keep up: {} bytes of output from local rank {} were "
-                     "not shown (the log files under {} are complete)",
-                     dropped - reported_drops_[lr], lr, run_dir_.empty() ? "<none>" : run_dir_);
+        spdlog::warn(
+            "the console could not keep up: {} bytes of output from local rank {} were "
+            "not shown (the log files under {} are complete)",
+            dropped - reported_drops_[lr], lr, run_dir_.empty() ? "<none>" : run_dir_);
         reported_drops_[lr] = dropped;
       }
     }

@@ -1,9 +1,9 @@
 #pragma once
 // Wiring of the output and errors modules into the supervisor's seams.
 
-#include <memory>
-
 #include "ddprun/agent/supervisor.hpp"
+
+#include <memory>
 
 namespace ddprun::app {
 

@@ -1,8 +1,8 @@
-#include <algorithm>
-#include <cctype>
-
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <algorithm>
+#include <cctype>
 
 namespace ddprun::config {
 
@@ -17,8 +17,8 @@ Result<NodeRange> parse_nnodes(std::string_view text) {
   auto lo = util::parse_int_in(parts[0], 1, 1 << 20);
   auto hi = util::parse_int_in(parts.back(), 1, 1 << 20);
   if (!lo || !hi) {
-    return make_error(ErrorCode::usage, "--nnodes " + quoted(text) +
-                                            " must be a positive integer N or MIN:MAX");
+    return make_error(ErrorCode::usage,
+                      "--nnodes " + quoted(text) + " must be a positive integer N or MIN:MAX");
   }
   if (*lo > *hi) {
     return make_error(ErrorCode::usage,

@@ -1,12 +1,12 @@
 // config::resolve: ParsedArgs (text + origin) -> LaunchConfig (typed, validated).
 // Each resolve_* step converts one concern and records the origin of every value it sets.
 
-#include <csignal>
-#include <set>
-
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/process/exit_info.hpp"
 #include "ddprun/util/strings.hpp"
+
+#include <csignal>
+#include <set>
 
 namespace ddprun::config {
 
@@ -93,12 +93,12 @@ Result<void> Resolver::nodes_and_workers() {
   const std::string gpu_from = host_.gpu_source.empty() ? "no GPU information" : host_.gpu_source;
   if (n == "cpu" || (n == "auto" && gpus == 0)) {
     cfg_.nproc_per_node = host_.cpu_count;
-    cfg_.nproc_source = n == "cpu" ? "cpu: affinity mask"
-                                   : "auto: no GPU (" + gpu_from + "), cpu: affinity mask";
+    cfg_.nproc_source =
+        n == "cpu" ? "cpu: affinity mask" : "auto: no GPU (" + gpu_from + "), cpu: affinity mask";
   } else if (n == "gpu" || n == "auto") {
     if (gpus == 0) {
-      return bad("nproc_per_node", "a count, or 'gpu' only where a CUDA GPU is visible (none is: " +
-                                       gpu_from + ")");
+      return bad("nproc_per_node",
+                 "a count, or 'gpu' only where a CUDA GPU is visible (none is: " + gpu_from + ")");
     }
     cfg_.nproc_per_node = gpus;
     cfg_.nproc_source = n + ": " + gpu_from;
@@ -206,8 +206,9 @@ Result<void> Resolver::worker_command() {
   cfg_.no_python = on("no_python");
   cfg_.run_path = on("run_path");
   if (cfg_.module && cfg_.no_python) {
-    return make_error(ErrorCode::usage,
-                      "don't use both the '--no-python' flag and the '--module' flag at the same time");
+    return make_error(
+        ErrorCode::usage,
+        "don't use both the '--no-python' flag and the '--module' flag at the same time");
   }
   note("module", cfg_.module ? "true" : "false", origin_of("module"));
   note("no_python", cfg_.no_python ? "true" : "false", origin_of("no_python"));
@@ -280,7 +281,9 @@ Result<void> Resolver::supervision() {
   if (store != "auto" && store != "on" && store != "off") {
     return bad("agent_store", "auto, on or off");
   }
-  cfg_.agent_store = store == "on" ? AgentStore::on : store == "off" ? AgentStore::off : AgentStore::automatic;
+  cfg_.agent_store = store == "on"    ? AgentStore::on
+                     : store == "off" ? AgentStore::off
+                                      : AgentStore::automatic;
   note("agent_store", store);
   return {};
 }
@@ -298,8 +301,8 @@ Result<void> Resolver::logging() {
   cfg_.events_file = text("events_file");
   note("events_file", cfg_.events_file);
   cfg_.log_level = text("log_level").empty() ? "info" : util::to_lower(text("log_level"));
-  static const std::set<std::string> levels{"trace", "debug", "info", "warning", "warn",
-                                            "error", "critical", "off"};
+  static const std::set<std::string> levels{"trace", "debug", "info",     "warning",
+                                            "warn",  "error", "critical", "off"};
   if (levels.count(cfg_.log_level) == 0) {
     return bad("log_level", "one of debug, info, warning, error, critical, off");
   }

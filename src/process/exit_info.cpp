@@ -1,12 +1,12 @@
 #include "ddprun/process/exit_info.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <sys/wait.h>
 
 #include <array>
 #include <csignal>
 #include <utility>
-
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::process {
 
@@ -18,17 +18,14 @@ struct SignalName {
 };
 
 constexpr std::array<SignalName, 31> k_signals{{
-    {SIGHUP, "SIGHUP"},     {SIGINT, "SIGINT"},       {SIGQUIT, "SIGQUIT"},
-    {SIGILL, "SIGILL"},     {SIGTRAP, "SIGTRAP"},     {SIGABRT, "SIGABRT"},
-    {SIGBUS, "SIGBUS"},     {SIGFPE, "SIGFPE"},       {SIGKILL, "SIGKILL"},
-    {SIGUSR1, "SIGUSR1"},   {SIGSEGV, "SIGSEGV"},     {SIGUSR2, "SIGUSR2"},
-    {SIGPIPE, "SIGPIPE"},   {SIGALRM, "SIGALRM"},     {SIGTERM, "SIGTERM"},
-    {SIGSTKFLT, "SIGSTKFLT"}, {SIGCHLD, "SIGCHLD"},   {SIGCONT, "SIGCONT"},
-    {SIGSTOP, "SIGSTOP"},   {SIGTSTP, "SIGTSTP"},     {SIGTTIN, "SIGTTIN"},
-    {SIGTTOU, "SIGTTOU"},   {SIGURG, "SIGURG"},       {SIGXCPU, "SIGXCPU"},
-    {SIGXFSZ, "SIGXFSZ"},   {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"},
-    {SIGWINCH, "SIGWINCH"}, {SIGIO, "SIGIO"},         {SIGPWR, "SIGPWR"},
-    {SIGSYS, "SIGSYS"},
+    {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},       {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+    {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},     {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+    {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"},     {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+    {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"},     {SIGTERM, "SIGTERM"}, {SIGSTKFLT, "SIGSTKFLT"},
+    {SIGCHLD, "SIGCHLD"}, {SIGCONT, "SIGCONT"},     {SIGSTOP, "SIGSTOP"}, {SIGTSTP, "SIGTSTP"},
+    {SIGTTIN, "SIGTTIN"}, {SIGTTOU, "SIGTTOU"},     {SIGURG, "SIGURG"},   {SIGXCPU, "SIGXCPU"},
+    {SIGXFSZ, "SIGXFSZ"}, {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"}, {SIGWINCH, "SIGWINCH"},
+    {SIGIO, "SIGIO"},     {SIGPWR, "SIGPWR"},       {SIGSYS, "SIGSYS"},
 }};
 
 }  // namespace
@@ -74,8 +71,8 @@ Result<int> parse_signal(std::string_view text) {
       return s.number;
     }
   }
-  return make_error(ErrorCode::usage,
-                    "unknown signal " + util::quoted(t) + " (expected a name like SIGTERM or a number)");
+  return make_error(ErrorCode::usage, "unknown signal " + util::quoted(t) +
+                                          " (expected a name like SIGTERM or a number)");
 }
 
 Result<std::vector<int>> parse_signal_list(std::string_view text) {
@@ -89,8 +86,9 @@ Result<std::vector<int>> parse_signal_list(std::string_view text) {
       return sig.error();
     }
     if (*sig == SIGKILL || *sig == SIGSTOP || *sig == SIGCHLD) {
-      return make_error(ErrorCode::usage, "signal " + util::quoted(util::trim(part)) +
-                                              " cannot be handled (SIGKILL, SIGSTOP and SIGCHLD are not allowed)");
+      return make_error(ErrorCode::usage,
+                        "signal " + util::quoted(util::trim(part)) +
+                            " cannot be handled (SIGKILL, SIGSTOP and SIGCHLD are not allowed)");
     }
     out.push_back(*sig);
   }
@@ -98,7 +96,8 @@ Result<std::vector<int>> parse_signal_list(std::string_view text) {
 }
 
 StopPlan make_stop_plan(int first_signal, std::chrono::milliseconds grace) {
-  return StopPlan{{SIGCONT, std::chrono::milliseconds(0)}, {first_signal, grace}, {SIGKILL, k_kill_wait}};
+  return StopPlan{
+      {SIGCONT, std::chrono::milliseconds(0)}, {first_signal, grace}, {SIGKILL, k_kill_wait}};
 }
 
 }  // namespace ddprun::process

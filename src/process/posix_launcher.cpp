@@ -21,6 +21,8 @@
 
 #include "ddprun/process/posix_launcher.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -30,8 +32,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::process {
 
@@ -145,8 +145,8 @@ Result<std::string> resolve_executable(const std::string& program, const std::st
       return candidate;
     }
   }
-  return make_error(ErrorCode::config, "cannot execute " + util::quoted(program) +
-                                           ": not found in PATH=" + path_var);
+  return make_error(ErrorCode::config,
+                    "cannot execute " + util::quoted(program) + ": not found in PATH=" + path_var);
 }
 
 Result<pid_t> PosixLauncher::spawn(const SpawnRequest& request) {
@@ -165,9 +165,14 @@ Result<pid_t> PosixLauncher::spawn(const SpawnRequest& request) {
   if (pipe2(fds, O_CLOEXEC) != 0) {
     return make_error(ErrorCode::io, std::string("pipe2: ") + std::strerror(errno));
   }
-  ChildPlan plan{path->c_str(), argv.data(), envp.data(),
-                 request.cwd.empty() ? nullptr : request.cwd.c_str(), request.stdout_fd,
-                 request.stderr_fd, request.cpu_affinity.empty() ? nullptr : &cpus, getpid(),
+  ChildPlan plan{path->c_str(),
+                 argv.data(),
+                 envp.data(),
+                 request.cwd.empty() ? nullptr : request.cwd.c_str(),
+                 request.stdout_fd,
+                 request.stderr_fd,
+                 request.cpu_affinity.empty() ? nullptr : &cpus,
+                 getpid(),
                  fds[1]};
   pid_t pid = fork();
   if (pid < 0) {

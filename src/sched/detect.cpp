@@ -3,8 +3,8 @@
 // mask smaller than the worker count.
 
 #include "ddprun/sched/detect.hpp"
-#include "ddprun/sched/cpus.hpp"
 
+#include "ddprun/sched/cpus.hpp"
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/util/strings.hpp"
 

@@ -188,8 +188,7 @@ Result<std::vector<int>> expand_per_node_counts(std::string_view text) {
                                   static_cast<std::int64_t>(k_max_hostlist_names));
       if (!r) {
         return make_error(ErrorCode::config, "per-node counts " + shown(text) +
-                                                 ": expected N or N(xM) items, got " +
-                                                 shown(s));
+                                                 ": expected N or N(xM) items, got " + shown(s));
       }
       repeat = *r;
       s = s.substr(0, paren);
@@ -197,8 +196,7 @@ Result<std::vector<int>> expand_per_node_counts(std::string_view text) {
     auto n = util::parse_int_in(s, 0, 1'000'000);
     if (!n || counts.size() + static_cast<std::size_t>(repeat) > k_max_hostlist_names) {
       return make_error(ErrorCode::config, "per-node counts " + shown(text) +
-                                               ": expected N or N(xM) items, got " +
-                                               shown(item));
+                                               ": expected N or N(xM) items, got " + shown(item));
     }
     counts.insert(counts.end(), static_cast<std::size_t>(repeat), static_cast<int>(*n));
   }

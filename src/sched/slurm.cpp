@@ -122,10 +122,10 @@ Result<void> read_job(Detected& d, const util::Env& env) {
     return {};
   }
   d.hosts = std::move(*hosts);
-  d.warnings.push_back("slurm: no srun step (batch script or salloc shell) in a " +
-                       std::to_string(d.hosts.size()) +
-                       "-node job: ddprun starts itself on every node through srun (--launcher auto); "
-                       "with --launcher none it runs on this node only");
+  d.warnings.push_back(
+      "slurm: no srun step (batch script or salloc shell) in a " + std::to_string(d.hosts.size()) +
+      "-node job: ddprun starts itself on every node through srun (--launcher auto); "
+      "with --launcher none it runs on this node only");
   if (env.get_nonempty(n::k_slurm_het_size)) {
     d.warnings.push_back(
         "slurm: heterogeneous job: outside a step only component 0's "

@@ -371,8 +371,8 @@ void KvState::do_multi_get(const Request& req, Effects& fx) const {
     total += sizeof(std::uint64_t) + (it == map_.end() ? 0 : it->second.size());
   }
   if (total > limits_.max_reply_bytes) {
-    fx.close_reason = fmt::format("MULTI_GET reply of {} bytes exceeds {}", total,
-                                  limits_.max_reply_bytes);
+    fx.close_reason =
+        fmt::format("MULTI_GET reply of {} bytes exceeds {}", total, limits_.max_reply_bytes);
     return;
   }
   for (const auto& key : req.keys) {
@@ -401,8 +401,8 @@ void KvState::do_list_keys(Effects& fx) const {
     total += sizeof(std::uint64_t) + key.size();
   }
   if (total > limits_.max_reply_bytes) {
-    fx.close_reason = fmt::format("LIST_KEYS reply of {} bytes exceeds {}", total,
-                                  limits_.max_reply_bytes);
+    fx.close_reason =
+        fmt::format("LIST_KEYS reply of {} bytes exceeds {}", total, limits_.max_reply_bytes);
     return;
   }
   put_i64(fx.reply, static_cast<std::int64_t>(map_.size()));

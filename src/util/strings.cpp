@@ -89,7 +89,8 @@ Result<std::chrono::milliseconds> parse_seconds(std::string_view text) {
     return v.error();
   }
   if (*v < 0 || *v > 1e9) {
-    return make_error(ErrorCode::usage, "duration " + quoted(text) + " must be between 0 and 1e9 seconds");
+    return make_error(ErrorCode::usage,
+                      "duration " + quoted(text) + " must be between 0 and 1e9 seconds");
   }
   return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(*v * 1000.0)));
 }
@@ -102,8 +103,8 @@ Result<bool> parse_bool_word(std::string_view text) {
   if (t == "0" || t == "false" || t == "f" || t == "no" || t == "n") {
     return false;
   }
-  return make_error(ErrorCode::usage,
-                    "invalid boolean " + quoted(text) + " (expected 1,true,t,yes,y or 0,false,f,no,n)");
+  return make_error(ErrorCode::usage, "invalid boolean " + quoted(text) +
+                                          " (expected 1,true,t,yes,y or 0,false,f,no,n)");
 }
 
 namespace {
@@ -125,7 +126,8 @@ std::string substitute_var(std::string_view text, std::string_view name, std::st
       i += 2;
     } else if (next == '{') {
       auto close = text.find('}', i + 2);
-      auto ident = close == std::string_view::npos ? std::string_view{} : text.substr(i + 2, close - i - 2);
+      auto ident =
+          close == std::string_view::npos ? std::string_view{} : text.substr(i + 2, close - i - 2);
       if (ident == name) {
         out += value;
         i = close + 1;

@@ -1,6 +1,7 @@
 // End-to-end tests of the ddprun binary on one node: what a torchrun user would check.
 
 #include <gtest/gtest.h>
+
 #include <signal.h>
 
 #include <filesystem>
@@ -19,9 +20,9 @@ std::string worker(const std::string& name) { return source_path("tests/support/
 
 /// Runs ddprun under `env -i` with a minimal environment, as the spec's capture did.
 RunResult run_clean(const std::vector<std::string>& args, const std::string& tag = "X=1") {
-  std::vector<std::string> argv{"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/root",
-                                "FOO=bar", tag, ddprun_bin(),
-                                "--master_port=" + std::to_string(free_port())};
+  std::vector<std::string> argv{
+      "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/root",
+      "FOO=bar",      tag,  ddprun_bin(),         "--master_port=" + std::to_string(free_port())};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, RunOptions{{}, {}, "", std::chrono::seconds(60)});
 }
@@ -30,7 +31,8 @@ RunResult run_clean(const std::vector<std::string>& args, const std::string& tag
 
 TEST(LauncherE2E, StandaloneEnvMatchesTorchrun) {
   auto dir = make_temp_dir("ddprun-env-");
-  auto r = run_clean({"--standalone", "--nproc_per_node=2", "--no_python", worker("envdump.sh"), dir});
+  auto r =
+      run_clean({"--standalone", "--nproc_per_node=2", "--no_python", worker("envdump.sh"), dir});
   ASSERT_EQ(r.status, 0) << r.err;
   for (int rank = 0; rank < 2; ++rank) {
     auto env = parse_env_file(dir + "/env_" + std::to_string(rank) + ".txt");
@@ -39,21 +41,32 @@ TEST(LauncherE2E, StandaloneEnvMatchesTorchrun) {
     }
     auto r_str = std::to_string(rank);
     EXPECT_TRUE(std::regex_match(env["MASTER_PORT"], std::regex("[1-9][0-9]*")));
-    EXPECT_TRUE(std::regex_match(env["TORCHELASTIC_RUN_ID"],
-                                 std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
+    EXPECT_TRUE(std::regex_match(
+        env["TORCHELASTIC_RUN_ID"],
+        std::regex("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")));
     EXPECT_TRUE(std::regex_match(env["TORCHELASTIC_ERROR_FILE"],
                                  std::regex(".*/torchelastic_[^/]+/" + env["TORCHELASTIC_RUN_ID"] +
                                             "_[^/]+/attempt_0/" + r_str + "/error\\.json")))
         << env["TORCHELASTIC_ERROR_FILE"];
     EXPECT_FALSE(env["MASTER_ADDR"].empty());
     EXPECT_EQ(env["TORCHELASTIC_USE_AGENT_STORE"], "True");
-    std::map<std::string, std::string> fixed{
-        {"FOO", "bar"}, {"GROUP_RANK", "0"}, {"GROUP_WORLD_SIZE", "1"}, {"HOME", "/root"},
-        {"LOCAL_RANK", r_str}, {"LOCAL_WORLD_SIZE", "2"}, {"NCCL_ASYNC_ERROR_HANDLING", "1"},
-        {"OMP_NUM_THREADS", "1"}, {"PATH", "/usr/bin:/bin"}, {"RANK", r_str},
-        {"ROLE_NAME", "default"}, {"ROLE_RANK", r_str}, {"ROLE_WORLD_SIZE", "2"},
-        {"TORCHELASTIC_MAX_RESTARTS", "0"}, {"TORCHELASTIC_RESTART_COUNT", "0"},
-        {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"}, {"WORLD_SIZE", "2"}};
+    std::map<std::string, std::string> fixed{{"FOO", "bar"},
+                                             {"GROUP_RANK", "0"},
+                                             {"GROUP_WORLD_SIZE", "1"},
+                                             {"HOME", "/root"},
+                                             {"LOCAL_RANK", r_str},
+                                             {"LOCAL_WORLD_SIZE", "2"},
+                                             {"NCCL_ASYNC_ERROR_HANDLING", "1"},
+                                             {"OMP_NUM_THREADS", "1"},
+                                             {"PATH", "/usr/bin:/bin"},
+                                             {"RANK", r_str},
+                                             {"ROLE_NAME", "default"},
+                                             {"ROLE_RANK", r_str},
+                                             {"ROLE_WORLD_SIZE", "2"},
+                                             {"TORCHELASTIC_MAX_RESTARTS", "0"},
+                                             {"TORCHELASTIC_RESTART_COUNT", "0"},
+                                             {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
+                                             {"WORLD_SIZE", "2"}};
     for (const auto& [k, v] : fixed) {
       EXPECT_EQ(env[k], v) << k;
       env.erase(k);
@@ -68,15 +81,15 @@ TEST(LauncherE2E, StandaloneEnvMatchesTorchrun) {
 
 TEST(LauncherE2E, StaticDefaultsUseMasterAddrAndPort) {
   auto dir = make_temp_dir("ddprun-env-");
-  auto r = run_clean({"--nproc_per_node=1", "--master_port=29517", "--no_python",
-                      worker("envdump.sh"), dir});
+  auto r = run_clean(
+      {"--nproc_per_node=1", "--master_port=29517", "--no_python", worker("envdump.sh"), dir});
   ASSERT_EQ(r.status, 0) << r.err;
   auto env = parse_env_file(dir + "/env_0.txt");
   EXPECT_EQ(env["MASTER_ADDR"], "127.0.0.1");
   EXPECT_EQ(env["MASTER_PORT"], "29517");
   EXPECT_EQ(env["TORCHELASTIC_RUN_ID"], "none");
   EXPECT_EQ(env["TORCHELASTIC_USE_AGENT_STORE"], "True");  // the agent hosts the workers' store
-  EXPECT_EQ(env.count("OMP_NUM_THREADS"), 0u);  // one worker: torchrun leaves it unset
+  EXPECT_EQ(env.count("OMP_NUM_THREADS"), 0u);             // one worker: torchrun leaves it unset
 }
 
 TEST(LauncherE2E, RestartsExactlyMaxRestartsThenExitsOne) {
@@ -85,8 +98,9 @@ TEST(LauncherE2E, RestartsExactlyMaxRestartsThenExitsOne) {
   auto r = run_clean({"--nproc_per_node=2", "--max_restarts=2", "--master_port", port,
                       "--no_python", worker("attempts.sh"), dir, "1", "7"});
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(read_file(dir + "/rank_1.log"), "attempt=0 rank=1 port=" + port + "\nattempt=1 rank=1 port=" +
-                                                port + "\nattempt=2 rank=1 port=" + port + "\n");
+  EXPECT_EQ(read_file(dir + "/rank_1.log"), "attempt=0 rank=1 port=" + port +
+                                                "\nattempt=1 rank=1 port=" + port +
+                                                "\nattempt=2 rank=1 port=" + port + "\n");
   EXPECT_NE(r.err.find("Worker group FAILED. 2/2 attempts left"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("Worker group FAILED. 1/2 attempts left"), std::string::npos);
   EXPECT_EQ(r.err.find("0/2 attempts left"), std::string::npos);
@@ -110,8 +124,9 @@ TEST(LauncherE2E, SigtermLeavesNoProcessBehind) {
   auto tag = unique_tag();
   auto bg = start({"/usr/bin/env", tag, ddprun_bin(), "--nproc_per_node=2", "--shutdown-timeout=1",
                    "--no_python", worker("stubborn.sh"), dir});
-  ASSERT_TRUE(eventually([&] { return fs::exists(dir + "/ready_0") && fs::exists(dir + "/ready_1"); },
-                         std::chrono::seconds(20)));
+  ASSERT_TRUE(
+      eventually([&] { return fs::exists(dir + "/ready_0") && fs::exists(dir + "/ready_1"); },
+                 std::chrono::seconds(20)));
   EXPECT_GE(processes_with_env(tag).size(), 7u);  // agent + 2 x (shell + 2 sleeps)
   kill(bg.pid, SIGTERM);
   EXPECT_EQ(wait_for(bg.pid, std::chrono::seconds(20)), 1);
@@ -124,8 +139,9 @@ TEST(LauncherE2E, SigtermLeavesNoProcessBehind) {
 TEST(LauncherE2E, SignalIsForwardedAsIs) {
   for (const char* sig : {"INT", "HUP", "USR1"}) {
     auto dir = make_temp_dir("ddprun-sig-");
-    auto bg = start({ddprun_bin(), "--nproc_per_node=2", "--signals_to_handle=SIGTERM,SIGINT,SIGHUP,SIGUSR1",
-                     "--no_python", worker("record_signal.sh"), dir});
+    auto bg = start({ddprun_bin(), "--nproc_per_node=2",
+                     "--signals_to_handle=SIGTERM,SIGINT,SIGHUP,SIGUSR1", "--no_python",
+                     worker("record_signal.sh"), dir});
     ASSERT_TRUE(eventually([&] { return fs::exists(dir + "/ready_1"); }, std::chrono::seconds(20)));
     kill(bg.pid, std::string(sig) == "INT" ? SIGINT : std::string(sig) == "HUP" ? SIGHUP : SIGUSR1);
     EXPECT_EQ(wait_for(bg.pid, std::chrono::seconds(20)), 1) << sig;
@@ -144,14 +160,17 @@ TEST(LauncherE2E, KilledAgentTakesItsWorkersAlong) {
   EXPECT_EQ(wait_for(bg.pid, std::chrono::seconds(10)), 128 + SIGKILL);
   // Workers die with the agent (PDEATHSIG); their sleeping grandchildren are not covered by
   // it, so only the worker shells are checked here.
-  EXPECT_TRUE(eventually([&] {
-    for (auto pid : processes_with_env(tag)) {
-      if (read_file("/proc/" + std::to_string(pid) + "/cmdline").find("stubborn") != std::string::npos) {
-        return false;
-      }
-    }
-    return true;
-  }, std::chrono::seconds(5)));
+  EXPECT_TRUE(eventually(
+      [&] {
+        for (auto pid : processes_with_env(tag)) {
+          if (read_file("/proc/" + std::to_string(pid) + "/cmdline").find("stubborn") !=
+              std::string::npos) {
+            return false;
+          }
+        }
+        return true;
+      },
+      std::chrono::seconds(5)));
   for (auto pid : processes_with_env(tag)) {
     kill(pid, SIGKILL);
   }
@@ -160,8 +179,9 @@ TEST(LauncherE2E, KilledAgentTakesItsWorkersAlong) {
 TEST(LauncherE2E, MissingScriptIsOneClearLineAndSpawnsNothing) {
   auto r = run_clean({"--nproc_per_node=2", "--no_python", "/nonexistent/train.sh"});
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, "ddprun: error: cannot execute '/nonexistent/train.sh': No such file or "
-                   "directory (errno 2)\n");
+  EXPECT_EQ(r.err,
+            "ddprun: error: cannot execute '/nonexistent/train.sh': No such file or "
+            "directory (errno 2)\n");
   auto py = run_clean({"--python=/bin/sh", "/nonexistent/train.py"});
   EXPECT_EQ(py.status, 1);
   EXPECT_NE(py.err.find("'/nonexistent/train.py'"), std::string::npos) << py.err;
@@ -189,7 +209,8 @@ TEST(LauncherE2E, RealGlooDdpStep) {
     GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
   }
   auto r = run({ddprun_bin(), "--standalone", "--nproc_per_node=2", "--python=/usr/bin/python3",
-                worker("gloo_allreduce.py")}, RunOptions{{}, {}, "", std::chrono::seconds(120)});
+                worker("gloo_allreduce.py")},
+               RunOptions{{}, {}, "", std::chrono::seconds(120)});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("rank=0 world=2 allreduce=3.0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("rank=1 world=2 allreduce=3.0"), std::string::npos) << r.out;

@@ -101,7 +101,8 @@ TEST(MultinodeElasticE2E, C10dSurvivorsReformAfterAgentKilled) {
   // Under a heavy load a slow survivor can be reported lost too ("lost 127.0.0.3, 127.0.0.4")
   // and then rejoin; what must hold is that the killed node is named as lost.
   const auto& err = agents.err(0);
-  EXPECT_TRUE(contains(err, "lost ") && contains(err.substr(err.find("lost ")), loopback(2))) << err;
+  EXPECT_TRUE(contains(err, "lost ") && contains(err.substr(err.find("lost ")), loopback(2)))
+      << err;
 }
 
 TEST(MultinodeElasticE2E, C10dLateJoinerScalesUpWithoutCountingARestart) {

@@ -2,6 +2,7 @@
 // namespaces on this machine), with no flag but --nproc_per_node: srun, sbatch and scancel.
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -19,7 +20,8 @@ namespace {
 std::string sim_script() { return source_path("../shared/slurm-sim/slurm-sim.sh"); }
 
 /// Runs a shell command with the cluster's client wrappers first on PATH.
-RunResult slurm(const std::string& command, std::chrono::seconds timeout = std::chrono::seconds(120)) {
+RunResult slurm(const std::string& command,
+                std::chrono::seconds timeout = std::chrono::seconds(120)) {
   std::string script = "eval \"$(" + sim_script() + " env)\" && " + command;
   return run({"/bin/bash", "-c", script}, RunOptions{{}, {}, "", timeout});
 }
@@ -37,7 +39,8 @@ class SlurmE2E : public ::testing::Test {
       auto up = run({sim_script(), "up", "2"}, RunOptions{{}, {}, "", std::chrono::seconds(300)});
       if (up.status != 0) {
         skip_reason_ = "";
-        up_error_ = "slurm-sim up 2 failed: " + up.err.substr(up.err.size() > 2000 ? up.err.size() - 2000 : 0);
+        up_error_ = "slurm-sim up 2 failed: " +
+                    up.err.substr(up.err.size() > 2000 ? up.err.size() - 2000 : 0);
       }
     }
   }
@@ -80,8 +83,8 @@ TEST_F(SlurmE2E, SrunWithNoRendezvousFlagsGivesTorchrunRanks) {
 TEST_F(SlurmE2E, SbatchScriptWithSrun) {
   auto script = dir_ + "/job.sh";
   std::ofstream(script) << "#!/bin/bash\nsrun --ntasks-per-node=1 " << ddprun_bin()
-                        << " --nproc_per_node 1 --no_python " << worker("envdump.sh") << " "
-                        << dir_ << "\n";
+                        << " --nproc_per_node 1 --no_python " << worker("envdump.sh") << " " << dir_
+                        << "\n";
   auto r = slurm("sbatch --wait -N2 -o " + dir_ + "/out.txt " + script);
   ASSERT_EQ(r.status, 0) << r.err << read_file(dir_ + "/out.txt");
   EXPECT_EQ(parse_env_file(dir_ + "/env_1.txt")["WORLD_SIZE"], "2");
@@ -90,7 +93,8 @@ TEST_F(SlurmE2E, SbatchScriptWithSrun) {
 
 TEST_F(SlurmE2E, SbatchScriptWithoutSrunFansOutThroughSrun) {
   auto script = dir_ + "/job.sh";
-  std::ofstream(script) << "#!/bin/bash\n" << ddprun_bin() << " --nproc_per_node 2 --no_python "
+  std::ofstream(script) << "#!/bin/bash\n"
+                        << ddprun_bin() << " --nproc_per_node 2 --no_python "
                         << worker("envdump.sh") << " " << dir_ << "\n";
   auto r = slurm("sbatch --wait -N2 -o " + dir_ + "/out.txt " + script);
   auto out = read_file(dir_ + "/out.txt");
@@ -107,14 +111,15 @@ TEST_F(SlurmE2E, SbatchScriptWithoutSrunFansOutThroughSrun) {
 TEST_F(SlurmE2E, FanOutStopsTheOtherNodeWhenOneFails) {
   auto tag = unique_tag();
   auto script = dir_ + "/job.sh";
-  std::ofstream(script) << "#!/bin/bash\nexport " << tag << "\n" << ddprun_bin()
+  std::ofstream(script) << "#!/bin/bash\nexport " << tag << "\n"
+                        << ddprun_bin()
                         << " --nproc_per_node 1 --shutdown_timeout 5 --no_python /bin/sh -c "
                         << "'if [ $RANK = 1 ]; then exit 3; fi; exec sleep 300'\n";
   auto r = slurm("sbatch --wait -N2 -o " + dir_ + "/out.txt " + script);
   auto out = read_file(dir_ + "/out.txt");
   EXPECT_NE(r.status, 0) << out;
-  EXPECT_NE(out.find("ddprun: node node2 (node_rank 1) failed with exit code 1"),
-            std::string::npos) << out;
+  EXPECT_NE(out.find("ddprun: node node2 (node_rank 1) failed with exit code 1"), std::string::npos)
+      << out;
   EXPECT_TRUE(eventually([&] { return processes_with_env(tag).empty(); }, std::chrono::seconds(60)))
       << processes_with_env(tag).size() << " processes left";
 }
@@ -136,9 +141,10 @@ TEST_F(SlurmE2E, ScancelLeavesNoProcessBehind) {
   auto submit = slurm("sbatch --parsable -N2 -o " + dir_ + "/out.txt " + script);
   ASSERT_EQ(submit.status, 0) << submit.err;
   auto job = submit.out.substr(0, submit.out.find_first_of(";\n"));
-  ASSERT_TRUE(eventually([&] {
-    return fs::exists(dir_ + "/ready_0") && fs::exists(dir_ + "/ready_3");
-  }, std::chrono::seconds(60))) << read_file(dir_ + "/out.txt");
+  ASSERT_TRUE(
+      eventually([&] { return fs::exists(dir_ + "/ready_0") && fs::exists(dir_ + "/ready_3"); },
+                 std::chrono::seconds(60)))
+      << read_file(dir_ + "/out.txt");
   EXPECT_GE(processes_with_env(tag).size(), 8u);  // 2 agents + 4 workers + 4 grandchildren
   ASSERT_EQ(slurm("scancel " + job).status, 0);
   EXPECT_TRUE(eventually([&] { return processes_with_env(tag).empty(); }, std::chrono::seconds(60)))

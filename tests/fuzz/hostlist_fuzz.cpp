@@ -1,12 +1,12 @@
 // libFuzzer entry point for the Slurm hostlist expander and the per-node count parser:
 // any input must give hosts or a one-line error, never a crash, a hang or unbounded memory.
 
+#include "ddprun/sched/hostlist.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
-
-#include "ddprun/sched/hostlist.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -3,8 +3,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,9 +74,7 @@ pid_t spawn(const std::vector<std::string>& argv, const RunOptions& o, int out_f
   return pid;
 }
 
-int decode(int status) {
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+int decode(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
 }  // namespace
 
@@ -192,7 +190,8 @@ std::vector<pid_t> processes_with_env(const std::string& name_eq_value) {
     }
     std::string environ_text = read_file((entry.path() / "environ").string());
     std::string needle = std::string(1, '\0') + name_eq_value + std::string(1, '\0');
-    if ((std::string(1, '\0') + environ_text + std::string(1, '\0')).find(needle) == std::string::npos) {
+    if ((std::string(1, '\0') + environ_text + std::string(1, '\0')).find(needle) ==
+        std::string::npos) {
       continue;
     }
     if (!is_zombie(entry.path())) {
@@ -210,7 +209,8 @@ std::string unique_tag() {
 bool have_torch() {
   static int cached = -1;
   if (cached < 0) {
-    auto r = run({"/usr/bin/python3", "-c", "import torch"}, {{}, {}, "", std::chrono::seconds(60)});
+    auto r =
+        run({"/usr/bin/python3", "-c", "import torch"}, {{}, {}, "", std::chrono::seconds(60)});
     cached = r.status == 0 ? 1 : 0;
   }
   return cached == 1;

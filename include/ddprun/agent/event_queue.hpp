@@ -3,10 +3,10 @@
 // completions, rendezvous watchers), one coroutine pops with an optional deadline.
 // The wake-up is a steady_timer that push() cancels (the Asio chat-server idiom).
 
+#include "ddprun/net/asio.hpp"
+
 #include <deque>
 #include <optional>
-
-#include "ddprun/net/asio.hpp"
 
 namespace ddprun::agent {
 

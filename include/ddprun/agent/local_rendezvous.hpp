@@ -2,11 +2,11 @@
 // Single-node rendezvous: the whole job is this agent (--standalone, or --nnodes 1).
 // Ranks are trivial; MASTER_ADDR/PORT come from the config or a free port.
 
-#include <functional>
-#include <optional>
-
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/config/launch_config.hpp"
+
+#include <functional>
+#include <optional>
 
 namespace ddprun::agent {
 

@@ -2,13 +2,13 @@
 // The agent's seams: where a round's membership comes from (Rendezvous) and where workers'
 // output goes (WorkerIo). The supervisor drives both; tests substitute fakes.
 
-#include <chrono>
-#include <string>
-#include <vector>
-
 #include "ddprun/agent/worker_spec.hpp"
 #include "ddprun/net/asio.hpp"
 #include "ddprun/util/result.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
 
 namespace ddprun::agent {
 

@@ -2,6 +2,13 @@
 // Supervisor: the agent's event loop body. It owns the workers of the current round and
 // turns OS events (SIGCHLD, signals to the agent) and rendezvous events into steps.
 
+#include "ddprun/agent/event_queue.hpp"
+#include "ddprun/agent/policy.hpp"
+#include "ddprun/agent/seams.hpp"
+#include "ddprun/config/launch_config.hpp"
+#include "ddprun/process/exit_info.hpp"
+#include "ddprun/process/launcher.hpp"
+
 #include <sys/types.h>
 
 #include <chrono>
@@ -10,13 +17,6 @@
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "ddprun/agent/event_queue.hpp"
-#include "ddprun/agent/policy.hpp"
-#include "ddprun/agent/seams.hpp"
-#include "ddprun/config/launch_config.hpp"
-#include "ddprun/process/exit_info.hpp"
-#include "ddprun/process/launcher.hpp"
 
 namespace ddprun::agent {
 

@@ -2,12 +2,12 @@
 // Pure description of the workers one agent starts: their command line, their environment
 // and the ranks they get. No I/O here.
 
+#include "ddprun/config/launch_config.hpp"
+#include "ddprun/util/env.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "ddprun/config/launch_config.hpp"
-#include "ddprun/util/env.hpp"
 
 namespace ddprun::agent {
 

@@ -3,13 +3,13 @@
 // gave, with where it came from. Conversion and validation happen in config::resolve, so the
 // parser stays a table walk and --print-config can name each value's origin.
 
+#include "ddprun/util/env.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "ddprun/util/env.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::cli {
 
@@ -17,10 +17,10 @@ namespace ddprun::cli {
 enum class Origin { default_value, env, flag, scheduler };
 
 struct Setting {
-  std::string value;      ///< text as given ("1" for a boolean flag that is on)
+  std::string value;  ///< text as given ("1" for a boolean flag that is on)
   Origin origin = Origin::default_value;
-  std::string source;     ///< "--nproc-per-node", "PET_NPROC_PER_NODE", "default" or, for a
-                          ///< value from a scheduler, "slurm: SLURM_STEP_NUM_NODES"
+  std::string source;  ///< "--nproc-per-node", "PET_NPROC_PER_NODE", "default" or, for a
+                       ///< value from a scheduler, "slurm: SLURM_STEP_NUM_NODES"
 };
 
 /// Result of parsing argv. `settings` holds every option of the flag table keyed by its
@@ -28,7 +28,7 @@ struct Setting {
 /// each filled from the flag, else from PET_<DEST>, else from the table's default.
 struct ParsedArgs {
   std::map<std::string, Setting> settings;
-  std::optional<std::string> training_script;   ///< first positional (absent with --help)
+  std::optional<std::string> training_script;     ///< first positional (absent with --help)
   std::vector<std::string> training_script_args;  ///< everything after it, untouched
   bool help = false;
   bool version = false;

@@ -2,15 +2,15 @@
 // LaunchConfig: the typed, validated launch settings, each with a note of where it came from.
 // resolve() is pure: host facts (CPU and GPU counts, a random run id) are passed in.
 
+#include "ddprun/cli/args.hpp"
+#include "ddprun/util/env.hpp"
+#include "ddprun/util/result.hpp"
+
 #include <chrono>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include "ddprun/cli/args.hpp"
-#include "ddprun/util/env.hpp"
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::config {
 
@@ -37,10 +37,10 @@ struct WorkerPlacement {
 
 /// Facts about this machine that resolve() needs; gathered by the app's shell.
 struct HostFacts {
-  int cpu_count = 1;                 ///< CPUs in the inherited affinity mask
-  std::optional<int> gpu_count;      ///< nullopt: no GPU information available
-  std::string random_run_id;         ///< a fresh uuid4 text, used by --standalone
-  std::string gpu_source;            ///< which source gave gpu_count ("NVML", ...)
+  int cpu_count = 1;             ///< CPUs in the inherited affinity mask
+  std::optional<int> gpu_count;  ///< nullopt: no GPU information available
+  std::string random_run_id;     ///< a fresh uuid4 text, used by --standalone
+  std::string gpu_source;        ///< which source gave gpu_count ("NVML", ...)
 };
 
 /// One line of --print-config.
@@ -55,8 +55,8 @@ struct LaunchConfig {
   int nproc_per_node = 1;
   std::string nproc_source;  ///< "gpu: NVML" etc. when --nproc-per-node was a word, else ""
   OmpMode omp_mode = OmpMode::torchrun;
-  int omp_threads = 0;        ///< the N of --omp-threads N
-  std::string numa_binding;   ///< "", node, socket, exclusive or core-complex
+  int omp_threads = 0;       ///< the N of --omp-threads N
+  std::string numa_binding;  ///< "", node, socket, exclusive or core-complex
   bool pin_gpus = false;
   std::vector<WorkerPlacement> placements;  ///< per local rank; empty: inherit everything
   std::string rdzv_backend = "static";

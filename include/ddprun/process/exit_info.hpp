@@ -2,12 +2,12 @@
 // Pure helpers about process exits and signals: decoding wait statuses, naming signals,
 // and the kill-escalation plan expressed as data.
 
+#include "ddprun/util/result.hpp"
+
 #include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::process {
 

@@ -2,12 +2,12 @@
 // The process seam: what the agent asks of the OS to start and signal workers.
 // PosixLauncher does it with fork/exec; tests use a fake.
 
+#include "ddprun/util/result.hpp"
+
 #include <sys/types.h>
 
 #include <string>
 #include <vector>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::process {
 

@@ -2,9 +2,9 @@
 // Fatal: the one exception type, thrown at boundaries (app, store client I/O) and caught in
 // app::main, which prints its one-line message and exits with the mapped status.
 
-#include <stdexcept>
-
 #include "ddprun/util/result.hpp"
+
+#include <stdexcept>
 
 namespace ddprun {
 

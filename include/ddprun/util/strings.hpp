@@ -2,13 +2,13 @@
 // Text -> value parsers used across modules. Each returns Result with a message that names
 // the offending text and what was expected.
 
+#include "ddprun/util/result.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "ddprun/util/result.hpp"
 
 namespace ddprun::util {
 

@@ -1,12 +1,14 @@
-#include <fcntl.h>
+#include "ddprun/process/exit_info.hpp"
+#include "ddprun/process/posix_launcher.hpp"
+
 #include <gtest/gtest.h>
+
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 
-#include "ddprun/process/exit_info.hpp"
-#include "ddprun/process/posix_launcher.hpp"
 #include "support/subprocess.hpp"
 
 using namespace ddprun;
@@ -68,7 +70,8 @@ TEST(PosixLauncher, MissingProgramIsAClearError) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message,
             "cannot execute '/nonexistent/train.sh': No such file or directory (errno 2)");
-  auto in_path = launcher.spawn(SpawnRequest{{"no-such-program-xyz"}, {"PATH=/bin"}, "", -1, -1, {}});
+  auto in_path =
+      launcher.spawn(SpawnRequest{{"no-such-program-xyz"}, {"PATH=/bin"}, "", -1, -1, {}});
   ASSERT_FALSE(in_path);
   EXPECT_NE(in_path.error().message.find("not found in PATH=/bin"), std::string::npos);
 }
@@ -91,8 +94,12 @@ TEST(PosixLauncher, SignalGroupReachesGrandchildren) {
   ASSERT_TRUE(test::eventually([&] { return group_alive(*pid); }, std::chrono::seconds(5)));
   EXPECT_TRUE(launcher.signal_group(*pid, SIGKILL));
   EXPECT_EQ(wait_exit(*pid).signal, SIGKILL);
-  EXPECT_TRUE(test::eventually([&] { reap_exited(); return !group_alive(*pid); },
-                               std::chrono::seconds(5)));
+  EXPECT_TRUE(test::eventually(
+      [&] {
+        reap_exited();
+        return !group_alive(*pid);
+      },
+      std::chrono::seconds(5)));
   EXPECT_FALSE(launcher.signal_group(1, SIGTERM));  // refuses init's group
 }
 

@@ -1,15 +1,16 @@
 // `ddprun store` subcommands against a loopback server; usage errors exit 2.
 
+#include "ddprun/store/command.hpp"
+
+#include "ddprun/store/client.hpp"
+
+#include <gtest/gtest.h>
+
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <thread>
-
-#include "ddprun/store/client.hpp"
-#include "ddprun/store/command.hpp"
-
-#include <gtest/gtest.h>
 
 #include "store_fixture.hpp"
 
@@ -92,7 +93,7 @@ TEST(StoreCommand, ServeAnswersClientsAndStopsOnSigterm) {
   if (set) {
     EXPECT_EQ(*c.get("/k"), "v");
     kill(getpid(), SIGTERM);  // serve's signal_set was installed before it listened
-  }  // else serve failed to listen and has returned already
+  }                           // else serve failed to listen and has returned already
   serve.join();
   EXPECT_EQ(rc.load(), 0);
 }

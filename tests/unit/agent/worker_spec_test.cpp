@@ -1,8 +1,8 @@
 #include "ddprun/agent/worker_spec.hpp"
 
-#include <gtest/gtest.h>
-
 #include "ddprun/agent/policy.hpp"
+
+#include <gtest/gtest.h>
 
 using namespace ddprun;
 using namespace ddprun::agent;

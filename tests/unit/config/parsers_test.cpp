@@ -1,7 +1,7 @@
-#include <gtest/gtest.h>
-
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
+
+#include <gtest/gtest.h>
 
 using namespace ddprun;
 using namespace ddprun::config;
@@ -32,9 +32,9 @@ TEST(ParseEndpoint, TorchrunRules) {
     const char* text;
     const char* host;
     int port;
-  } rows[] = {{"", "localhost", 29400},          {"node1", "node1", 29400},
-              {"node1:1234", "node1", 1234},     {"[::1]:5000", "::1", 5000},
-              {"[fe80::1]", "fe80::1", 29400},   {"10.0.0.1:0", "10.0.0.1", 0}};
+  } rows[] = {{"", "localhost", 29400},        {"node1", "node1", 29400},
+              {"node1:1234", "node1", 1234},   {"[::1]:5000", "::1", 5000},
+              {"[fe80::1]", "fe80::1", 29400}, {"10.0.0.1:0", "10.0.0.1", 0}};
   for (const auto& r : rows) {
     auto ep = parse_endpoint(r.text, 29400);
     ASSERT_TRUE(ep) << r.text;
@@ -114,8 +114,9 @@ TEST(Resolve, EnvDefaultsAreNamedInErrorsAndOrigins) {
 TEST(Resolve, PythonInterpreterPrecedence) {
   EXPECT_EQ(resolve_args({"t.py"})->python, "python3");
   EXPECT_EQ(resolve_args({"t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py"}})->python, "/opt/py");
-  EXPECT_EQ(resolve_args({"--python", "/x/py", "t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py"}})->python,
-            "/x/py");
+  EXPECT_EQ(
+      resolve_args({"--python", "/x/py", "t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py"}})->python,
+      "/x/py");
 }
 
 namespace {
@@ -143,8 +144,7 @@ TEST(Resolve, NprocWordsSayWhichSourceCounted) {
   EXPECT_EQ(fallback->nproc_source, "auto: no GPU (no NVML), cpu: affinity mask");
   auto gpu = resolve_with({"--nproc_per_node=gpu", "t.py"}, none);
   ASSERT_FALSE(gpu);
-  EXPECT_NE(gpu.error().message.find("none is: no NVML"), std::string::npos)
-      << gpu.error().message;
+  EXPECT_NE(gpu.error().message.find("none is: no NVML"), std::string::npos) << gpu.error().message;
 }
 
 TEST(Resolve, OmpThreadsModes) {
@@ -157,8 +157,7 @@ TEST(Resolve, OmpThreadsModes) {
   for (const char* bad : {"0", "-2", "many"}) {
     auto r = resolve_args({std::string("--omp-threads=") + bad, "t.py"});
     ASSERT_FALSE(r) << bad;
-    EXPECT_NE(r.error().message.find("--omp-threads '" + std::string(bad) + "'"),
-              std::string::npos)
+    EXPECT_NE(r.error().message.find("--omp-threads '" + std::string(bad) + "'"), std::string::npos)
         << r.error().message;
   }
 }

@@ -1,6 +1,7 @@
 #include "ddprun/process/exit_info.hpp"
 
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
 
 #include <csignal>
