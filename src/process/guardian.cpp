@@ -15,11 +15,10 @@
 
 #include "ddprun/process/guardian.hpp"
 
+#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <fcntl.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -63,7 +62,8 @@ int detach_from_agent(int keep_fd) {
   return keep_fd;
 }
 
-/// "ddprun: guardian: agent <pid> is gone; killed <n> worker process group(s)", no allocation.
+/// "ddprun: guardian: agent <pid> ended without stopping its workers; killed <n> ...", no
+/// allocation.
 void report(pid_t agent, int killed) {
   char line[160];
   char* p = line;
@@ -75,9 +75,9 @@ void report(pid_t agent, int killed) {
   };
   put("ddprun: guardian: agent ");
   p = std::to_chars(p, end, agent).ptr;
-  put(" is gone; killed ");
+  put(" ended without stopping its workers; killed ");
   p = std::to_chars(p, end, killed).ptr;
-  put(" worker process group(s) it left behind\n");
+  put(" worker process group(s)\n");
   auto n = write(2, line, static_cast<std::size_t>(p - line));
   (void)n;
 }

@@ -83,7 +83,7 @@ Unwritable unwritable_dir() {
   return u;
 }
 
-RunResult ddprun(const std::vector<std::string>& args) {
+RunResult run_ddprun(const std::vector<std::string>& args) {
   std::vector<std::string> argv{ddprun_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, RunOptions{{}, {}, "", k_run_timeout});
@@ -103,8 +103,8 @@ TEST(ChaosDisk, FullLogDirIsReportedAndOutputStillReachesTheConsole) {
     GTEST_SKIP() << tmp.reason();
   }
   fill(tmp.path());
-  auto r = ddprun({"--nproc_per_node=2", "--log_dir=" + tmp.path() + "/logs", "--tee=3",
-                   "--no_python", "/bin/sh", "-c", "echo hello from $RANK; echo oops >&2"});
+  auto r = run_ddprun({"--nproc_per_node=2", "--log_dir=" + tmp.path() + "/logs", "--tee=3",
+                       "--no_python", "/bin/sh", "-c", "echo hello from $RANK; echo oops >&2"});
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("hello from 0"), std::string::npos) << r.out;
@@ -125,12 +125,11 @@ TEST(ChaosDisk, NoInodeLeftForTheRunDirectoryIsOneLine) {
     GTEST_SKIP() << tmp.reason();
   }
   fs::create_directory(tmp.path() + "/logs");
-  auto r = ddprun({"--nproc_per_node=1", "--log_dir=" + tmp.path() + "/logs", "--no_python",
-                   "/bin/true"});
+  auto r = run_ddprun(
+      {"--nproc_per_node=1", "--log_dir=" + tmp.path() + "/logs", "--no_python", "/bin/true"});
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(last_line(r.err).find("--log-dir " + tmp.path() + "/logs"), std::string::npos)
-      << r.err;
+  EXPECT_NE(last_line(r.err).find("--log-dir " + tmp.path() + "/logs"), std::string::npos) << r.err;
   EXPECT_NE(last_line(r.err).find("No space left on device"), std::string::npos) << r.err;
 }
 
@@ -150,7 +149,7 @@ TEST(ChaosDisk, UnwritableDirectoriesAreOneLineNamingThePath) {
   for (const auto& row : rows) {
     auto args = row.args;
     args.insert(args.end(), {"--nproc_per_node=1", "--no_python", "/bin/true"});
-    auto r = ddprun(args);
+    auto r = run_ddprun(args);
     EXPECT_FALSE(r.timed_out) << row.names;
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_EQ(last_line(r.err).rfind("ddprun: error: ", 0), 0u) << r.err;
@@ -188,7 +187,7 @@ TEST(ChaosDisk, MissingInterpreterOrScriptIsOneLineNamingIt) {
   for (const auto& row : rows) {
     auto args = row.args;
     args.insert(args.begin(), "--nproc_per_node=2");
-    auto r = ddprun(args);
+    auto r = run_ddprun(args);
     EXPECT_EQ(r.status, 1) << r.err;
     EXPECT_EQ(r.out, "");
     // Exactly one line, and it names the value.

@@ -28,29 +28,29 @@ struct Sig {
   int number;
   const char* name;
 };
-constexpr Sig k_signals[] = {{SIGTERM, "TERM"}, {SIGINT, "INT"}, {SIGHUP, "HUP"}, {SIGUSR1, "USR1"}};
+constexpr Sig k_signals[] = {
+    {SIGTERM, "TERM"}, {SIGINT, "INT"}, {SIGHUP, "HUP"}, {SIGUSR1, "USR1"}};
 
 /// A worker that records each signal it gets, then keeps working ("tick" lines) for as long as
 /// it is allowed. `exit_after_ticks` > 0: it finishes its clean-up after that many ticks and
 /// exits 0; 0: it never exits on its own (only SIGKILL stops it). A grandchild shares its group.
 std::string write_worker(const std::string& dir, int exit_after_ticks) {
   auto path = dir + "/worker.sh";
-  std::ofstream(path)
-      << "#!/bin/sh\n"
-         "out=\"$1/rank_$RANK\"\n"
-         "for s in TERM INT HUP USR1; do trap \"echo got_$s >> $out\" $s; done\n"
-         "sleep 300 &\n"
-         "touch \"$1/ready_$RANK\"\n"
-         "ticks=0\n"
-         "while true; do\n"
-         "  sleep 0.1\n"
-         "  if grep -q got_ \"$out\" 2>/dev/null; then\n"
-         "    echo tick >> \"$out\"; ticks=$((ticks+1))\n"
-         "    if [ "
-      << exit_after_ticks << " -gt 0 ] && [ $ticks -ge " << exit_after_ticks
-      << " ]; then echo cleaned >> \"$out\"; kill $!; exit 0; fi\n"
-         "  fi\n"
-         "done\n";
+  std::ofstream(path) << "#!/bin/sh\n"
+                         "out=\"$1/rank_$RANK\"\n"
+                         "for s in TERM INT HUP USR1; do trap \"echo got_$s >> $out\" $s; done\n"
+                         "sleep 300 &\n"
+                         "touch \"$1/ready_$RANK\"\n"
+                         "ticks=0\n"
+                         "while true; do\n"
+                         "  sleep 0.1\n"
+                         "  if grep -q got_ \"$out\" 2>/dev/null; then\n"
+                         "    echo tick >> \"$out\"; ticks=$((ticks+1))\n"
+                         "    if [ "
+                      << exit_after_ticks << " -gt 0 ] && [ $ticks -ge " << exit_after_ticks
+                      << " ]; then echo cleaned >> \"$out\"; kill $!; exit 0; fi\n"
+                         "  fi\n"
+                         "done\n";
   fs::permissions(path, fs::perms::owner_all);
   return path;
 }
@@ -63,14 +63,13 @@ struct Launch {
 
 Launch start_agent(int exit_after_ticks, std::vector<std::string> extra = {}) {
   Launch l{{}, make_temp_dir("ddprun-chaos-sig-"), unique_tag()};
-  std::vector<std::string> argv{"/usr/bin/env", l.tag, ddprun_bin(), "--nproc_per_node=2",
-                                k_grace};
+  std::vector<std::string> argv{"/usr/bin/env", l.tag, ddprun_bin(), "--nproc_per_node=2", k_grace};
   argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), {"--no_python", write_worker(l.dir, exit_after_ticks), l.dir});
   l.bg = start(argv);
-  bool ready = eventually(
-      [&] { return fs::exists(l.dir + "/ready_0") && fs::exists(l.dir + "/ready_1"); },
-      k_ready_timeout);
+  bool ready =
+      eventually([&] { return fs::exists(l.dir + "/ready_0") && fs::exists(l.dir + "/ready_1"); },
+                 k_ready_timeout);
   EXPECT_TRUE(ready) << read_file(l.bg.err_path);
   return l;
 }
@@ -96,8 +95,7 @@ TEST(ChaosSignals, IgnoringWorkersGetTheGraceThenSigkill) {
     kill(l.bg.pid, sig.number);
     EXPECT_EQ(wait_for(l.bg.pid, k_exit_timeout), 1);
     auto err = read_file(l.bg.err_path);
-    EXPECT_NE(err.find(std::string("Received SIG") + sig.name + " death signal"),
-              std::string::npos)
+    EXPECT_NE(err.find(std::string("Received SIG") + sig.name + " death signal"), std::string::npos)
         << err;
     EXPECT_NE(err.find(std::string("closing signal SIG") + sig.name), std::string::npos) << err;
     EXPECT_NE(err.find("forcefully exiting via SIGKILL"), std::string::npos) << err;

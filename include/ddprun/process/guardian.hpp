@@ -55,9 +55,9 @@ class GuardedGroups {
 /// The agent's handle on its guardian. A default-constructed one is inactive: calls are no-ops.
 class Guardian {
  public:
-  /// Forks the guardian (an error names the failed call). It runs in its own process group (so a signal to the agent's group or
-  /// the terminal's Ctrl-C does not take it down first) and ignores the catchable
-  /// termination signals: only the agent's end of the socket decides when it acts.
+  /// Forks the guardian (an error names the failed call). It runs in its own process group (so a
+  /// signal to the agent's group or the terminal's Ctrl-C does not take it down first) and ignores
+  /// the catchable termination signals: only the agent's end of the socket decides when it acts.
   static Result<Guardian> start();
   Guardian() = default;
   Guardian(Guardian&& other) noexcept;

@@ -2,6 +2,7 @@
 // (a shell with two sleeping children), then the test SIGKILLs the agent.
 
 #include "ddprun/process/guardian.hpp"
+
 #include "ddprun/process/posix_launcher.hpp"
 
 #include <gtest/gtest.h>
@@ -37,9 +38,12 @@ struct FakeAgent {
     guardian = std::move(*started);
   }
   PosixLauncher launcher(&guardian);
-  auto pid = launcher.spawn(SpawnRequest{
-      {"/bin/sh", "-c", "sleep 300 & sleep 300 & wait"}, {"PATH=/usr/bin:/bin", tag}, "", -1, -1,
-      {}});
+  auto pid = launcher.spawn(SpawnRequest{{"/bin/sh", "-c", "sleep 300 & sleep 300 & wait"},
+                                         {"PATH=/usr/bin:/bin", tag},
+                                         "",
+                                         -1,
+                                         -1,
+                                         {}});
   if (!pid) {
     _exit(4);
   }
