@@ -226,7 +226,7 @@ void Supervisor::signal_all(int sig) {
 asio::awaitable<void> Supervisor::stop_workers(int first_signal) {
   for (const auto& step : process::make_stop_plan(first_signal, cfg_.shutdown_timeout)) {
     if (all_stopped()) {
-      co_return;
+      break;
     }
     signal_all(step.signal);
     auto deadline = Clock::now() + step.wait;
@@ -246,7 +246,9 @@ asio::awaitable<void> Supervisor::stop_workers(int first_signal) {
     }
   }
   for (const auto& w : workers_) {
-    if (w.running) {
+    if (!w.running && !process::group_alive(w.pid)) {
+      launcher_.forget_group(w.pid);  // the guardian must not kill a reused id later
+    } else if (w.running) {
       spdlog::error("process {} (local_rank {}) did not exit after SIGKILL; abandoning it", w.pid,
                     w.ranks.local_rank);
     }

@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 
 #include "auto_config.hpp"
 #include "fan_out.hpp"
@@ -54,7 +56,7 @@ Result<void> preflight(const config::LaunchConfig& cfg, const util::Env& env) {
   bool script_is_file = !(cfg.no_python && !cfg.run_path) && !cfg.module;
   if (script_is_file && access(cfg.training_script.c_str(), R_OK) != 0) {
     return make_error(ErrorCode::io, "training script " + util::quoted(cfg.training_script) +
-                                         " cannot be read: No such file or permission denied");
+                                         " cannot be read: " + std::strerror(errno));
   }
   return {};
 }
@@ -94,10 +96,21 @@ void apply_omp_threads(const config::LaunchConfig& cfg, const config::HostFacts&
   }
 }
 
+/// The guardian kills the workers' groups (grandchildren included) if this agent is killed.
+process::Guardian start_guardian() {
+  auto guardian = process::Guardian::start();
+  if (!guardian) {
+    spdlog::warn("{}; workers' children may outlive a killed agent", guardian.error().message);
+    return {};
+  }
+  return std::move(*guardian);
+}
+
 int run_agent(const config::LaunchConfig& cfg, util::Env agent_env) {
+  auto guardian = start_guardian();
   asio::io_context ctx(1);
   util::SystemClock clock;
-  process::PosixLauncher launcher;
+  process::PosixLauncher launcher(&guardian);
   auto setup = make_rendezvous(ctx, cfg, clock);
   auto io = make_worker_io(ctx, cfg, agent_env);
   Reporter reporter(cfg, agent_env);

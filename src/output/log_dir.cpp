@@ -49,7 +49,13 @@ std::string temp_root() {
 
 Result<std::string> ensure_base_dir(std::string_view log_dir) {
   if (log_dir.empty()) {
-    return make_temp_dir(temp_root(), k_temp_prefix);
+    auto dir = make_temp_dir(temp_root(), k_temp_prefix);
+    if (!dir) {
+      return make_error(ErrorCode::io, "TMPDIR " + temp_root() +
+                                           ": cannot create the log directory in it (" +
+                                           dir.error().message + ")");
+    }
+    return dir;
   }
   std::string base(log_dir);
   std::error_code ec;
@@ -58,7 +64,8 @@ Result<std::string> ensure_base_dir(std::string_view log_dir) {
   }
   fs::create_directories(base, ec);
   if (ec) {
-    return make_error(ErrorCode::config, "--log-dir " + base + ": " + ec.message());
+    return make_error(ErrorCode::io,
+                      "--log-dir " + base + ": cannot create it (" + ec.message() + ")");
   }
   return base;
 }
@@ -89,7 +96,13 @@ Result<std::string> make_run_dir(std::string_view log_dir, std::string_view run_
   if (!base) {
     return base.error();
   }
-  return make_temp_dir(*base, std::string(run_id) + "_");
+  auto run_dir = make_temp_dir(*base, std::string(run_id) + "_");
+  if (!run_dir) {
+    return make_error(ErrorCode::io, "--log-dir " + *base +
+                                         ": cannot create the run directory in it (" +
+                                         run_dir.error().message + ")");
+  }
+  return run_dir;
 }
 
 Result<void> prepare_attempt_dir(std::string_view run_dir, int attempt, int nproc) {

@@ -14,6 +14,7 @@
 //   7. On failure write errno into the pipe and _exit(127 for ENOENT, else 126), as tini does.
 // Parent:
 //   8. setpgid(pid, pid) as well, so the group exists before we ever signal it.
+//      With a guardian, the group is watched from here on (forgotten again if exec fails).
 //   9. Read the pipe: EOF means exec succeeded; 4 bytes mean exec failed with that errno, and
 //      the child is reaped here so the agent's reaper never sees an unknown pid.
 // The agent is single-threaded and reaps only from its event loop, so the pid is recorded
@@ -187,7 +188,14 @@ Result<pid_t> PosixLauncher::spawn(const SpawnRequest& request) {
   }
   close(fds[1]);
   setpgid(pid, pid);  // EACCES after exec is fine: the child already did it
-  return await_exec(pid, fds[0], *path);
+  if (guardian_ != nullptr) {
+    guardian_->watch(pid);  // before exec completes: the group exists from here on
+  }
+  auto started = await_exec(pid, fds[0], *path);
+  if (!started && guardian_ != nullptr) {
+    guardian_->forget(pid);
+  }
+  return started;
 }
 
 bool PosixLauncher::signal_group(pid_t pgid, int sig) {
@@ -195,6 +203,12 @@ bool PosixLauncher::signal_group(pid_t pgid, int sig) {
     return false;  // never signal init's or our caller's whole world by accident
   }
   return kill(-pgid, sig) == 0;
+}
+
+void PosixLauncher::forget_group(pid_t pgid) {
+  if (guardian_ != nullptr) {
+    guardian_->forget(pgid);
+  }
 }
 
 void become_subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }

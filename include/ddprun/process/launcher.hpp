@@ -30,6 +30,8 @@ class Launcher {
   virtual Result<pid_t> spawn(const SpawnRequest& request) = 0;
   /// Sends `sig` to the whole process group `pgid`. Returns false when the group is gone.
   virtual bool signal_group(pid_t pgid, int sig) = 0;
+  /// The group `pgid` is empty now and its id may be reused: stop guarding it.
+  virtual void forget_group(pid_t /*pgid*/) {}
 };
 
 /// Finds `program` the way execvp would, using `path_var` (a PATH value). Programs with a

@@ -1,14 +1,23 @@
 #pragma once
 // fork/exec implementation of Launcher. See src/process/posix_launcher.cpp for the sequence.
 
+#include "ddprun/process/guardian.hpp"
 #include "ddprun/process/launcher.hpp"
 
 namespace ddprun::process {
 
 class PosixLauncher final : public Launcher {
  public:
+  PosixLauncher() = default;
+  /// Every group it starts is watched by `guardian` (killed if the agent dies) until
+  /// forget_group.
+  explicit PosixLauncher(Guardian* guardian) : guardian_(guardian) {}
   Result<pid_t> spawn(const SpawnRequest& request) override;
   bool signal_group(pid_t pgid, int sig) override;
+  void forget_group(pid_t pgid) override;
+
+ private:
+  Guardian* guardian_ = nullptr;
 };
 
 /// Makes this process a child subreaper, so orphaned grandchildren of workers are
