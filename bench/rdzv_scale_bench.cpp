@@ -10,7 +10,6 @@
 // Nothing but the rendezvous runs: no workers, no heartbeat traffic beyond what the round
 // itself causes. The soft RLIMIT_NOFILE is raised to the hard limit.
 
-#include "../src/app/store_kv.hpp"
 #include "ddprun/rdzv/handler.hpp"
 #include "ddprun/store/command.hpp"
 #include "ddprun/store/server.hpp"
@@ -28,6 +27,8 @@
 #include <optional>
 #include <thread>
 #include <vector>
+
+#include "../src/app/store_kv.hpp"
 
 namespace {
 
@@ -101,7 +102,8 @@ Outcome run(const Args& a, const std::string& host, std::uint16_t port) {
   std::vector<std::shared_ptr<rdzv::DynamicRendezvous>> nodes;
   for (int i = 0; i < a.nodes; ++i) {
     kvs.push_back(std::make_unique<app::StoreKv>(io, options));
-    nodes.push_back(rdzv::DynamicRendezvous::create(io, *kvs.back(), settings_of(a), node(i), clock));
+    nodes.push_back(
+        rdzv::DynamicRendezvous::create(io, *kvs.back(), settings_of(a), node(i), clock));
   }
   Outcome out;
   const auto t0 = Clock::now();
@@ -118,10 +120,11 @@ void report(const Args& a, Outcome& out) {
   const double median = out.done_ms.empty() ? 0 : out.done_ms[out.done_ms.size() / 2];
   const auto completed = out.done_ms.size();
   if (a.json) {
-    std::cout << fmt::format(
-        R"({{"nodes": {}, "completed": {}, "errors": {}, "last_ms": {:.1f}, "median_ms": {:.1f}}})",
-        a.nodes, completed, out.errors, last, median)
-              << "\n";
+    std::cout
+        << fmt::format(
+               R"({{"nodes": {}, "completed": {}, "errors": {}, "last_ms": {:.1f}, "median_ms": {:.1f}}})",
+               a.nodes, completed, out.errors, last, median)
+        << "\n";
   } else {
     std::cout << fmt::format("nodes={} completed={} errors={} last={:.1f} ms median={:.1f} ms\n",
                              a.nodes, completed, out.errors, last, median);

@@ -330,5 +330,16 @@ TEST(RdzvMessages, SignalNamesLostAndWaitingNodes) {
             "together");
 }
 
+TEST(RdzvMessages, LongNodeListsAreCutShort) {
+  std::vector<NodeDesc> many;
+  for (int i = 0; i < 40; ++i) {
+    many.push_back(node("n" + std::to_string(i)));
+  }
+  auto names = render_node_names(many);
+  EXPECT_EQ(names.rfind("n0, n1, ", 0), 0U) << names;
+  EXPECT_NE(names.find(", n31, ... and 8 more"), std::string::npos) << names;
+  EXPECT_EQ(names.find("n32"), std::string::npos) << names;
+}
+
 }  // namespace
 }  // namespace ddprun::rdzv
