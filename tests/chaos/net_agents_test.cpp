@@ -58,16 +58,20 @@ void start_job(Job& job, const std::string& conf) {
   for (int k = 0; k < k_nodes; ++k) {
     job.dirs.push_back(make_temp_dir("ddprun-chaos-net-"));
     job.tags.push_back(unique_tag());
-    auto argv = concat(concat(clean_ddprun(job.tags.back()),
-                              c10d_flags("2:3", job.port, 1, loopback(k), conf)),
-                       rounds(job.dirs.back(), job.release));
+    auto argv = concat(
+        concat(clean_ddprun(job.tags.back()), c10d_flags("2:3", job.port, 1, loopback(k), conf)),
+        rounds(job.dirs.back(), job.release));
     if (k == 0) {
       ASSERT_TRUE(start_host(job.agents, argv)) << job.agents.all_logs();
     } else {
       job.agents.start(argv);
     }
   }
-  ASSERT_TRUE(eventually([&] { return job.all_in_world({0, 1, 2}, k_nodes); }, k_event_timeout))
+  ASSERT_TRUE(eventually(
+      [&] {
+        return job.all_in_world({0, 1, 2}, k_nodes);
+      },
+      k_event_timeout))
       << job.agents.all_logs();
 }
 
@@ -147,14 +151,20 @@ TEST(ChaosNet, StoppedAgentIsDroppedThenRejoinsWhenContinued) {
   }
   const auto t0 = Steady::now();
   job.agents.signal(2, SIGSTOP);
-  ASSERT_TRUE(eventually([&] { return job.all_in_world({0, 1}, 2); }, k_event_timeout))
+  ASSERT_TRUE(eventually(
+      [&] {
+        return job.all_in_world({0, 1}, 2);
+      },
+      k_event_timeout))
       << job.agents.all_logs();
   report("agent stopped -> survivors restarted as 2", seconds_since(t0));
   EXPECT_TRUE(said_lost(job.agents.err(0), loopback(2))) << job.agents.err(0);
   const auto t1 = Steady::now();
   job.agents.signal(2, SIGCONT);
   ASSERT_TRUE(eventually(
-      [&] { return starts(job.dirs[2]).size() >= 2 && job.all_in_world({0, 1, 2}, k_nodes); },
+      [&] {
+        return starts(job.dirs[2]).size() >= 2 && job.all_in_world({0, 1, 2}, k_nodes);
+      },
       k_event_timeout))
       << job.agents.all_logs();
   report("agent continued -> all three restarted as 3", seconds_since(t1));
@@ -187,7 +197,11 @@ TEST(ChaosNet, SignalledAgentLeavesAndThePeersReformAtOnce) {
   EXPECT_TRUE(contains(job.agents.err(2), "left rendezvous 'mnjob'")) << job.agents.err(2);
   EXPECT_TRUE(eventually([&] { return job.workers_gone(2); }, k_event_timeout))
       << "the signalled agent left workers behind";
-  ASSERT_TRUE(eventually([&] { return job.all_in_world({0, 1}, 2); }, k_event_timeout))
+  ASSERT_TRUE(eventually(
+      [&] {
+        return job.all_in_world({0, 1}, 2);
+      },
+      k_event_timeout))
       << job.agents.all_logs();
   report("SIGTERM -> survivors restarted as 2", seconds_since(t0));
   for (std::size_t i = 0; i < 2; ++i) {

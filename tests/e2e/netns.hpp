@@ -17,7 +17,8 @@ namespace ddprun::test::multinode {
 
 inline constexpr const char* k_ip = "/usr/sbin/ip";
 inline constexpr auto k_ip_timeout = std::chrono::seconds(10);
-inline constexpr int k_netns_port = 29400;  ///< the store port; a fresh namespace has nothing listening
+/// The store port; a fresh namespace has nothing listening on it.
+inline constexpr int k_netns_port = 29400;
 
 inline RunResult ip(const std::vector<std::string>& args) {
   return run(concat({k_ip}, args), RunOptions{{}, {}, "", k_ip_timeout});
