@@ -10,6 +10,8 @@ Step next_step(Outcome outcome, int restarts_left) {
       return Step::exit_signaled;
     case Outcome::membership_changed:
       return Step::restart_free;
+    case Outcome::store_lost:
+      return Step::exit_store_lost;
     case Outcome::failed:
     case Outcome::peer_failed:
       return restarts_left > 0 ? Step::restart : Step::fail;
@@ -29,6 +31,8 @@ std::string to_string(Outcome outcome) {
       return "MEMBERSHIP_CHANGED";
     case Outcome::peer_failed:
       return "PEER_FAILED";
+    case Outcome::store_lost:
+      return "STORE_LOST";
   }
   return "UNKNOWN";
 }

@@ -26,7 +26,24 @@ namespace ddprun::agent {
 
 namespace {
 using Clock = std::chrono::steady_clock;
+
+/// How long an agent stopped by a signal tries to leave the rendezvous before it exits anyway.
+constexpr std::chrono::milliseconds k_leave_bound{3000};
+
+Outcome outcome_of(RdzvSignal s) {
+  switch (s) {
+    case RdzvSignal::peer_failed:
+      return Outcome::peer_failed;
+    case RdzvSignal::store_lost:
+      return Outcome::store_lost;
+    case RdzvSignal::none:
+    case RdzvSignal::membership_changed:
+      break;
+  }
+  return Outcome::membership_changed;
 }
+
+}  // namespace
 
 Supervisor::Supervisor(asio::io_context& ctx, const config::LaunchConfig& cfg, util::Env agent_env,
                        process::Launcher& launcher, Rendezvous& rdzv, WorkerIo& io,
@@ -176,8 +193,7 @@ asio::awaitable<Outcome> Supervisor::monitor() {
       co_return Outcome::signaled;
     }
     if (ev.kind == Event::Kind::rdzv) {
-      co_return ev.rdzv == RdzvSignal::peer_failed ? Outcome::peer_failed
-                                                   : Outcome::membership_changed;
+      co_return outcome_of(ev.rdzv);
     }
     handle_child(ev.pid, ev.status);
     if (!failure_order_.empty()) {
@@ -266,10 +282,47 @@ std::vector<WorkerFailure> Supervisor::collect_failures() const {
   return out;
 }
 
+asio::awaitable<void> Supervisor::leave_round() {
+  co_await rdzv_.leave(k_leave_bound);
+  events_.push(Event{Event::Kind::left});
+}
+
+/// After a handled signal: leave the rendezvous so the other nodes re-form now rather than
+/// after the keep-alive bound. Bounded: a store that does not answer, or a second signal,
+/// must not hold up the exit.
+asio::awaitable<void> Supervisor::leave_rendezvous() {
+  asio::co_spawn(ctx_, leave_round(), asio::detached);
+  const auto deadline = Clock::now() + k_leave_bound;
+  while (auto ev = co_await events_.pop_until(deadline)) {
+    if (ev->kind == Event::Kind::left) {
+      co_return;
+    }
+    if (ev->kind == Event::Kind::child_exited) {
+      handle_child(ev->pid, ev->status);
+    } else if (ev->kind == Event::Kind::agent_signal) {
+      spdlog::warn("Received {} again: exiting without leaving the rendezvous",
+                   process::signal_name(ev->signal));
+      co_return;
+    }
+  }
+  spdlog::warn(
+      "could not leave the rendezvous within {} ms; exiting anyway (the other nodes "
+      "drop this one after the keep-alive bound)",
+      k_leave_bound.count());
+}
+
 asio::awaitable<int> Supervisor::finish(Step step) {
   if (step == Step::exit_signaled) {
     co_await stop_workers(received_signal_);
     co_await io_.drain(std::chrono::seconds(2));
+    co_await leave_rendezvous();
+    co_return 1;
+  }
+  if (step == Step::exit_store_lost) {
+    spdlog::error("[{}] stopping the workers and exiting: lost the store of the {}", cfg_.role,
+                  rdzv_.describe());
+    co_await stop_workers(SIGTERM);
+    co_await io_.drain(std::chrono::seconds(5));
     co_return 1;
   }
   co_await stop_workers(SIGTERM);
@@ -295,6 +348,7 @@ asio::awaitable<int> Supervisor::run() {
   while (true) {
     auto joined = co_await next_round(cfg_.max_restarts - remaining);
     if (!joined) {
+      co_await leave_rendezvous();
       co_return 1;
     }
     auto& round = *joined;

@@ -20,6 +20,8 @@ agent::RdzvSignal to_agent_signal(rdzv::RunSignal s) {
     case rdzv::RunSignal::peer_failed:
     case rdzv::RunSignal::closed:
       return agent::RdzvSignal::peer_failed;
+    case rdzv::RunSignal::store_lost:
+      return agent::RdzvSignal::store_lost;
     case rdzv::RunSignal::none:
       break;
   }
@@ -74,6 +76,9 @@ asio::awaitable<Result<agent::Round>> ElasticRendezvous::next_round(int restart_
   if (!r) {
     co_return r.error();
   }
+  // The store answered, so it exists: from now on losing it is a failure to report within
+  // the keep-alive bound, not a reason to keep retrying for the whole join_timeout.
+  kv_->bound_operations(rdzv::keep_alive_bound(dyn_->settings()));
   if (options_.is_static) {
     if (auto ok = check_static_ranks(*r); !ok) {
       if (hosted_ != nullptr) {
@@ -147,6 +152,15 @@ asio::awaitable<void> ElasticRendezvous::shutdown() {
   if (hosted_ != nullptr) {
     co_await linger_while_peers_connected();
   }
+}
+
+asio::awaitable<void> ElasticRendezvous::leave(std::chrono::milliseconds bound) {
+  worker_store_.reset();
+  if (auto ok = co_await dyn_->leave(bound); !ok) {
+    spdlog::warn("could not leave rendezvous '{}': {}", cfg_.rdzv_id, ok.error().message);
+    co_return;
+  }
+  spdlog::info("left rendezvous '{}': the other nodes re-form without this one", cfg_.rdzv_id);
 }
 
 std::string ElasticRendezvous::describe() const {

@@ -33,6 +33,7 @@ class ElasticRendezvous final : public agent::Rendezvous {
   asio::awaitable<void> report_failure() override;
   asio::awaitable<void> exit_barrier(bool success) override;
   asio::awaitable<void> shutdown() override;
+  asio::awaitable<void> leave(std::chrono::milliseconds bound) override;
   std::string describe() const override;
 
  private:

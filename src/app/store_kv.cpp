@@ -1,11 +1,13 @@
 #include "store_kv.hpp"
 
+#include <algorithm>
+
 namespace ddprun::app {
 
 /// An idle Client marked busy for the lifetime of one operation.
 struct StoreKv::Lease {
-  Slot* slot;
-  explicit Lease(Slot* s) : slot(s) { slot->busy = true; }
+  std::shared_ptr<Slot> slot;
+  explicit Lease(std::shared_ptr<Slot> s) : slot(std::move(s)) { slot->busy = true; }
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
   ~Lease() { slot->busy = false; }
@@ -19,12 +21,16 @@ StoreKv::StoreKv(asio::io_context& ctx, store::ClientOptions options)
 StoreKv::Lease StoreKv::lease() {
   for (auto& slot : pool_) {
     if (!slot->busy) {
-      return Lease(slot.get());
+      const auto& o = slot->client->options();
+      if (o.connect_timeout != options_.connect_timeout || o.op_timeout != options_.op_timeout) {
+        slot->client = std::make_unique<store::Client>(ctx_, options_);
+      }
+      return Lease(slot);
     }
   }
-  pool_.push_back(std::make_unique<Slot>());
+  pool_.push_back(std::make_shared<Slot>());
   pool_.back()->client = std::make_unique<store::Client>(ctx_, options_);
-  return Lease(pool_.back().get());
+  return Lease(pool_.back());
 }
 
 asio::awaitable<Result<void>> StoreKv::connect() {
@@ -38,6 +44,11 @@ void StoreKv::close_all() {
       slot->client->close();
     }
   }
+}
+
+void StoreKv::bound_operations(std::chrono::milliseconds bound) {
+  options_.connect_timeout = std::min(options_.connect_timeout, bound);
+  options_.op_timeout = std::min(options_.op_timeout, bound);
 }
 
 asio::awaitable<Result<std::optional<std::string>>> StoreKv::get_now(std::string key) {

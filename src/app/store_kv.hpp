@@ -29,6 +29,11 @@ class StoreKv final : public rdzv::Kv {
   asio::awaitable<Result<void>> connect();
   /// Closes every pooled connection (the store host then sees only its peers).
   void close_all();
+  /// Once the store is known to exist: reconnecting gives up after `bound` and every
+  /// operation times out after at most `bound` (a blocking get keeps its own timeout), so a
+  /// store that died or is cut off is reported in about twice `bound`. Idle clients take the
+  /// new limits at their next lease.
+  void bound_operations(std::chrono::milliseconds bound);
 
  private:
   struct Lease;
@@ -40,7 +45,9 @@ class StoreKv final : public rdzv::Kv {
     std::unique_ptr<store::Client> client;
     bool busy = false;
   };
-  std::vector<std::unique_ptr<Slot>> pool_;
+  /// Shared with the leases: an operation still pending when the agent exits is destroyed with
+  /// the io_context, after this object, and its lease must not touch freed memory then.
+  std::vector<std::shared_ptr<Slot>> pool_;
 };
 
 }  // namespace ddprun::app

@@ -19,8 +19,10 @@
 // take part in), then reports the timeout.
 //
 // ddprun deviations from torch: ranks follow rank_before() (endpoint host first) instead of
-// (addr, pid); failures are broadcast with `failed_round`; and a dead member of a running
-// round is a membership change for the survivors (torch issue #111646).
+// (addr, pid); failures are broadcast with `failed_round`; a dead member of a running round is
+// a membership change for the survivors (torch issue #111646); an agent stopped by a signal
+// leaves (the leave op, recorded in `left` so the survivors can say it left rather than was
+// lost); and a running node that cannot reach the store for the keep-alive bound gives up.
 
 #include "ddprun/rdzv/decide.hpp"
 
@@ -82,6 +84,7 @@ void participant_removed_epilogue(RdzvState& s, const RdzvSettings& settings) {
     s.round += 1;
     s.complete = false;
     s.deadline.reset();
+    s.left.clear();
   } else if (!s.complete && participant_count(s) < settings.min_nodes) {
     s.deadline.reset();
   }
@@ -113,6 +116,20 @@ void add_to_participants(RdzvState& s, const NodeDesc& self, WallMs now,
   }
 }
 
+// The leave op: like the exit op, but a member of a complete round is recorded in `left`, so
+// the survivors' watch() can say it left instead of calling it lost.
+void leave(RdzvState& s, const NodeDesc& self, const RdzvSettings& settings) {
+  s.wait_list.erase(self.id());
+  s.last_heartbeats.erase(self.id());
+  if (s.participants.erase(self.id()) == 0) {
+    return;
+  }
+  if (s.complete) {
+    s.left.insert(self.id());
+  }
+  participant_removed_epilogue(s, settings);
+}
+
 bool member_missing(const RdzvState& s, const std::vector<NodeDesc>& members) {
   return std::any_of(members.begin(), members.end(),
                      [&](const NodeDesc& n) { return s.participants.count(n.id()) == 0; });
@@ -138,6 +155,8 @@ std::string to_string(Action a) {
       return "remove_from_participants";
     case Action::remove_from_wait_list:
       return "remove_from_wait_list";
+    case Action::leave:
+      return "leave";
     case Action::mark_closed:
       return "mark_closed";
     case Action::report_failure:
@@ -160,6 +179,8 @@ std::string to_string(RunSignal s) {
       return "peer_failed";
     case RunSignal::closed:
       return "closed";
+    case RunSignal::store_lost:
+      return "store_lost";
   }
   return "unknown";
 }
@@ -189,6 +210,13 @@ Action decide_exit(const RdzvState& s, const NodeDesc& self, WallMs now, WallMs 
     return Action::done;
   }
   return now > deadline ? Action::error_timeout : Action::remove_from_participants;
+}
+
+Action decide_leave(const RdzvState& s, const NodeDesc& self, WallMs now, WallMs deadline) {
+  if (!is_participant(s, self) && !is_waiting(s, self)) {
+    return Action::done;
+  }
+  return now > deadline ? Action::error_timeout : Action::leave;
 }
 
 Action decide_close(const RdzvState& s, WallMs now, WallMs deadline) {
@@ -232,6 +260,9 @@ RdzvState apply(Action action, const RdzvState& state, const NodeDesc& self, Wal
       s.wait_list.erase(self.id());
       s.last_heartbeats.erase(self.id());
       break;
+    case Action::leave:
+      leave(s, self, settings);
+      break;
     case Action::mark_closed:
       s.closed = true;
       break;
@@ -250,8 +281,7 @@ RdzvState apply(Action action, const RdzvState& state, const NodeDesc& self, Wal
 Sanitized sanitize(const RdzvState& state, WallMs now, const RdzvSettings& settings) {
   Sanitized out{state, {}};
   RdzvState& s = out.state;
-  const WallMs cutoff =
-      now - settings.keep_alive_interval.count() * settings.keep_alive_max_attempt;
+  const WallMs cutoff = now - keep_alive_bound(settings).count();
   bool participant_dropped = false;
   for (const auto& [id, beat] : state.last_heartbeats) {
     if (beat >= cutoff) {
@@ -287,6 +317,14 @@ RunSignal decide_while_running(const RdzvState& s, const NodeDesc& self, int rou
   }
   if (!s.wait_list.empty() && participant_count(s) < settings.max_nodes) {
     return RunSignal::membership_changed;
+  }
+  return RunSignal::none;
+}
+
+RunSignal decide_store_unreachable(std::optional<WallMs> failing_since, WallMs now,
+                                   const RdzvSettings& settings) {
+  if (failing_since && now - *failing_since >= keep_alive_bound(settings).count()) {
+    return RunSignal::store_lost;
   }
   return RunSignal::none;
 }

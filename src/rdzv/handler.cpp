@@ -86,10 +86,25 @@ asio::awaitable<void> DynamicRendezvous::sleep(std::chrono::milliseconds d) {
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
+/// Counts a run_op() loop for as long as it runs.
+struct DynamicRendezvous::OpGuard {
+  int& count;
+  explicit OpGuard(int& c) : count(c) { ++count; }
+  OpGuard(const OpGuard&) = delete;
+  OpGuard& operator=(const OpGuard&) = delete;
+  ~OpGuard() { --count; }
+};
+
 asio::awaitable<Result<DynamicRendezvous::OpEnd>> DynamicRendezvous::run_op(Decide decide,
-                                                                            bool log_progress) {
+                                                                            bool log_progress,
+                                                                            bool is_leave) {
+  OpGuard guard(ops_running_);
   auto cur = co_await load();
   while (true) {
+    if (leaving_ && !is_leave) {
+      co_return make_error(ErrorCode::closed,
+                           "rendezvous " + settings_.run_id + ": this node is leaving");
+    }
     if (!cur) {
       co_return cur.error();
     }

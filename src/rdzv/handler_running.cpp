@@ -13,6 +13,8 @@ constexpr const char* k_master_addr_key = "MASTER_ADDR";
 constexpr const char* k_master_port_key = "MASTER_PORT";
 constexpr const char* k_done_key = "done";
 constexpr int k_max_port = 65535;
+/// How often leave() checks whether the ops it ended have returned.
+constexpr std::chrono::milliseconds k_ops_poll{20};
 
 }  // namespace
 
@@ -80,6 +82,7 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
   if (!last_round_) {
     co_return RunSignal::none;
   }
+  std::optional<WallMs> failing_since;  ///< when the current run of failed syncs began
   while (true) {
     watch_timer_.expires_after(settings_.watch_interval);
     boost::system::error_code ec;
@@ -92,19 +95,62 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
       co_return RunSignal::none;
     }
     if (!cur) {
+      // Since the failure, not since the call: a call that timed out because this agent was
+      // stopped (SIGSTOP) says nothing about the store.
+      const WallMs now = wall_now();
+      failing_since = failing_since.value_or(now);
+      if (decide_store_unreachable(failing_since, now, settings_) == RunSignal::store_lost) {
+        spdlog::error("{}", render_store_lost(settings_, *failing_since, now, cur.error().message));
+        co_return RunSignal::store_lost;
+      }
       spdlog::warn("rendezvous {}: watching round {}: {}", settings_.run_id, last_round_->round,
                    cur.error().message);
       continue;
     }
+    failing_since.reset();
     auto clean = sanitize(cur->state, wall_now(), settings_);
     auto signal = decide_while_running(clean.state, self_, last_round_->round,
                                        last_round_->participants, settings_);
     if (signal != RunSignal::none) {
-      spdlog::info("{}", render_signal(signal, clean.state, last_round_->round,
+      spdlog::info("{}", render_signal(signal, clean.state, self_, last_round_->round,
                                        last_round_->participants, settings_));
       co_return signal;
     }
   }
+}
+
+asio::awaitable<Result<void>> DynamicRendezvous::wait_for_ops(WallMs deadline) {
+  while (ops_running_ > 0) {
+    if (wall_now() > deadline) {
+      co_return make_error(ErrorCode::timeout, "rendezvous " + settings_.run_id +
+                                                   ": an operation in progress did not end");
+    }
+    co_await sleep(k_ops_poll);
+  }
+  co_return Result<void>{};
+}
+
+asio::awaitable<Result<void>> DynamicRendezvous::leave(std::chrono::milliseconds bound) {
+  auto keep = shared_from_this();
+  stop();
+  leaving_ = true;  // a join in progress must not re-add this node after it left
+  op_deadline_ = wall_now() + bound.count();
+  if (auto idle = co_await wait_for_ops(op_deadline_); !idle) {
+    co_return idle.error();
+  }
+  auto end =
+      co_await run_op([](const DynamicRendezvous& r, const RdzvState& s,
+                         WallMs now) { return decide_leave(s, r.self_, now, r.op_deadline_); },
+                      false, true);
+  if (!end) {
+    co_return end.error();
+  }
+  if (end->action == Action::error_timeout) {
+    co_return make_error(ErrorCode::timeout, "rendezvous " + settings_.run_id +
+                                                 ": could not leave within " +
+                                                 std::to_string(bound.count()) + " ms");
+  }
+  co_return Result<void>{};
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::report_failure() {

@@ -55,6 +55,37 @@ std::vector<NodeDesc> lost_nodes(const std::vector<NodeDesc>& arrived,
   return out;
 }
 
+/// "b left; lost c; waiting to join d": the members missing from `state` (those that left on
+/// purpose apart from the rest) and the nodes waiting.
+std::string membership_changes(const RdzvState& state, const std::vector<NodeDesc>& members) {
+  std::vector<NodeDesc> left;
+  std::vector<NodeDesc> lost;
+  for (const auto& n : members) {
+    if (state.participants.count(n.id()) == 0) {
+      (state.left.count(n.id()) != 0 ? left : lost).push_back(n);
+    }
+  }
+  std::vector<NodeDesc> waiting;
+  for (const auto& [id, n] : state.wait_list) {
+    waiting.push_back(n);
+  }
+  std::vector<std::string> parts;
+  if (!left.empty()) {
+    parts.push_back(render_node_names(left) + " left");
+  }
+  if (!lost.empty()) {
+    parts.push_back("lost " + render_node_names(lost));
+  }
+  if (!waiting.empty()) {
+    parts.push_back("waiting to join " + render_node_names(waiting));
+  }
+  std::string out;
+  for (const auto& p : parts) {
+    out += (out.empty() ? "" : "; ") + p;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_node_names(const std::vector<NodeDesc>& nodes) {
@@ -104,7 +135,7 @@ std::string render_timeout(const RdzvState& state, const RdzvSettings& settings,
   return msg;
 }
 
-std::string render_signal(RunSignal signal, const RdzvState& state, int round,
+std::string render_signal(RunSignal signal, const RdzvState& state, const NodeDesc& self, int round,
                           const std::vector<NodeDesc>& members, const RdzvSettings& settings) {
   const std::string head = "rendezvous " + settings.run_id + " round " + std::to_string(round);
   switch (signal) {
@@ -115,24 +146,26 @@ std::string render_signal(RunSignal signal, const RdzvState& state, int round,
     case RunSignal::peer_failed:
       return head + ": node " + (state.failed_round ? state.failed_round->reporter : "?") +
              " reported a failed worker group; restarting together";
+    case RunSignal::store_lost:
+      return head + ": the rendezvous store is unreachable";
     case RunSignal::membership_changed:
       break;
   }
-  std::vector<NodeDesc> lost;
-  for (const auto& n : members) {
-    if (state.participants.count(n.id()) == 0) {
-      lost.push_back(n);
-    }
+  if (state.participants.count(self.id()) == 0) {
+    return head + ": this node (" + self.addr + ") was dropped from the round: no keep-alive " +
+           "of it reached the store for " + render_duration(keep_alive_bound(settings)) +
+           " (was the agent stopped or cut off?); it joins the next round";
   }
-  std::vector<NodeDesc> waiting;
-  for (const auto& [id, n] : state.wait_list) {
-    waiting.push_back(n);
-  }
-  std::string msg = head + ": membership changed (";
-  msg += lost.empty() ? "" : "lost " + render_node_names(lost);
-  msg += !lost.empty() && !waiting.empty() ? "; " : "";
-  msg += waiting.empty() ? "" : "waiting to join " + render_node_names(waiting);
-  return msg + "); the group re-forms";
+  return head + ": membership changed (" + membership_changes(state, members) +
+         "); the group re-forms";
+}
+
+std::string render_store_lost(const RdzvSettings& settings, WallMs failing_since, WallMs now,
+                              const std::string& last_error) {
+  return "rendezvous " + settings.run_id + ": lost the rendezvous store: no answer for " +
+         render_duration(std::chrono::milliseconds(std::max<WallMs>(0, now - failing_since))) +
+         " (the keep-alive bound is " + render_duration(keep_alive_bound(settings)) +
+         "), so no round can form again; last error: " + last_error;
 }
 
 std::string render_closed(const RdzvSettings& settings) {

@@ -71,6 +71,9 @@ RdzvState state_from_json(const json& j) {
   if (!f.is_null()) {
     s.failed_round = FailedRound{f.at("round").get<int>(), f.at("reporter").get<std::string>()};
   }
+  if (j.contains("left")) {  // absent in states written before the leave op existed
+    s.left = j.at("left").get<std::set<std::string>>();
+  }
   return s;
 }
 
@@ -104,7 +107,8 @@ std::string encode_state(const RdzvState& s) {
             {"closed", s.closed},
             {"participants", participants_to_json(s.participants)},
             {"wait_list", wait_list_to_json(s.wait_list)},
-            {"last_heartbeats", s.last_heartbeats}};
+            {"last_heartbeats", s.last_heartbeats},
+            {"left", s.left}};
   j["deadline"] = s.deadline ? json(*s.deadline) : json(nullptr);
   j["failed_round"] = s.failed_round ? json{{"round", s.failed_round->round},
                                             {"reporter", s.failed_round->reporter}}

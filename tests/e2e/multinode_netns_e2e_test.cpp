@@ -1,101 +1,15 @@
-// Multi-node end-to-end tests over a real (virtual) network: two network namespaces joined by a
-// veth pair, one agent in each, and the link of one node taken down mid-run. Root only; the
-// private subnet 10.201.<n>.0/24 exists only inside the namespaces the test creates, and both
-// namespaces are deleted at the end, also when an assertion fails.
+// Multi-node end-to-end tests over a real (virtual) network (e2e/netns.hpp): two network
+// namespaces joined by a veth pair, one agent in each, and the link of one node taken down
+// mid-run. Root only.
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include "multinode_agents.hpp"
+#include "e2e/netns.hpp"
 
 using namespace ddprun::test;
 using namespace ddprun::test::multinode;
 
 namespace {
-
-constexpr const char* k_ip = "/usr/sbin/ip";
-constexpr auto k_ip_timeout = std::chrono::seconds(10);
-constexpr int k_netns_port = 29400;  ///< the store port; a fresh namespace has nothing listening
-
-RunResult ip(const std::vector<std::string>& args) {
-  return run(concat({k_ip}, args), RunOptions{{}, {}, "", k_ip_timeout});
-}
-
-/// Two namespaces `a` and `b` joined by a veth pair, addresses 10.201.<n>.1 and .2 (RAII).
-class NetnsPair {
- public:
-  NetnsPair() {
-    static int counter = 0;
-    const auto id = std::to_string(getpid()) + std::to_string(counter++);
-    const auto subnet = "10.201." + std::to_string(1 + (getpid() + counter) % 250) + ".";
-    ns_ = {"ddprun-a" + id, "ddprun-b" + id};
-    dev_ = {"dpa" + id.substr(0, 10), "dpb" + id.substr(0, 10)};
-    addr_ = {subnet + "1", subnet + "2"};
-    why_not_ = create();
-  }
-  NetnsPair(const NetnsPair&) = delete;
-  NetnsPair& operator=(const NetnsPair&) = delete;
-  ~NetnsPair() {
-    for (const auto& ns : created_) {
-      ip({"netns", "del", ns});
-    }
-  }
-
-  /// Empty when the namespaces are ready, else why they could not be made.
-  const std::string& why_not() const { return why_not_; }
-  const std::string& addr(int i) const { return addr_[static_cast<std::size_t>(i)]; }
-  /// The argv prefix that runs a command inside namespace i.
-  std::vector<std::string> exec_in(int i) const {
-    return {k_ip, "netns", "exec", ns_[static_cast<std::size_t>(i)]};
-  }
-  bool set_link(int i, bool up) const {
-    const auto n = static_cast<std::size_t>(i);
-    return ip({"-n", ns_[n], "link", "set", dev_[n], up ? "up" : "down"}).status == 0;
-  }
-
- private:
-  std::string create() {
-    for (const auto& ns : ns_) {
-      if (auto r = ip({"netns", "add", ns}); r.status != 0) {
-        return "ip netns add failed: " + r.err;
-      }
-      created_.push_back(ns);
-    }
-    auto r = ip({"link", "add", "name", dev_[0], "netns", ns_[0], "type", "veth", "peer", "name",
-                 dev_[1], "netns", ns_[1]});
-    if (r.status != 0) {
-      return "ip link add veth failed: " + r.err;
-    }
-    for (std::size_t i = 0; i < 2; ++i) {
-      for (const auto& cmd : std::vector<std::vector<std::string>>{
-               {"-n", ns_[i], "addr", "add", addr_[i] + "/24", "dev", dev_[i]},
-               {"-n", ns_[i], "link", "set", dev_[i], "up"},
-               {"-n", ns_[i], "link", "set", "lo", "up"}}) {
-        if (auto c = ip(cmd); c.status != 0) {
-          return "ip " + cmd[2] + " in " + ns_[i] + " failed: " + c.err;
-        }
-      }
-    }
-    return "";
-  }
-
-  std::vector<std::string> ns_;
-  std::vector<std::string> dev_;
-  std::vector<std::string> addr_;
-  std::vector<std::string> created_;
-  std::string why_not_;
-};
-
-/// Skips the test unless it can create network namespaces.
-#define DDPRUN_REQUIRE_NETNS(pair)                                        \
-  if (geteuid() != 0) {                                                   \
-    GTEST_SKIP() << "needs root to create network namespaces";            \
-  }                                                                       \
-  NetnsPair pair;                                                         \
-  if (!pair.why_not().empty()) {                                          \
-    GTEST_SKIP() << "network namespaces unavailable: " << pair.why_not(); \
-  }
 
 /// Starts the store host in namespace 0 and a peer in namespace 1, both running rounds.sh, and
 /// waits until both workers run in a round of two.

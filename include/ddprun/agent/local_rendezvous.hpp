@@ -29,6 +29,7 @@ class LocalRendezvous final : public Rendezvous {
   asio::awaitable<void> report_failure() override { co_return; }
   asio::awaitable<void> exit_barrier(bool) override { co_return; }
   asio::awaitable<void> shutdown() override;
+  asio::awaitable<void> leave(std::chrono::milliseconds) override { co_return; }
   std::string describe() const override;
 
  private:

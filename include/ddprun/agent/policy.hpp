@@ -12,14 +12,16 @@ enum class Outcome {
   signaled,            ///< the agent received a handled signal
   membership_changed,  ///< the rendezvous wants a new round (new node, lost node)
   peer_failed,         ///< another node's group failed; restart together
+  store_lost,          ///< the rendezvous store is gone: no round can form again
 };
 
 enum class Step {
-  finish_success,  ///< exit barrier, then exit 0
-  restart,         ///< stop, consume one restart, start the next attempt
-  restart_free,    ///< stop and start again without consuming a restart
-  fail,            ///< stop, report, exit 1
-  exit_signaled,   ///< stop with the received signal, exit 1
+  finish_success,   ///< exit barrier, then exit 0
+  restart,          ///< stop, consume one restart, start the next attempt
+  restart_free,     ///< stop and start again without consuming a restart
+  fail,             ///< stop, report, exit 1
+  exit_signaled,    ///< stop with the received signal, leave the rendezvous, exit 1
+  exit_store_lost,  ///< stop, exit 1 without touching the (unreachable) rendezvous
 };
 
 Step next_step(Outcome outcome, int restarts_left);

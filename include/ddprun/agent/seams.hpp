@@ -19,8 +19,9 @@ struct Round {
   int round_number = 0;
 };
 
-/// Events a rendezvous can raise while workers run.
-enum class RdzvSignal { none, membership_changed, peer_failed };
+/// Events a rendezvous can raise while workers run. store_lost: the rendezvous store stopped
+/// answering for longer than the keep-alive bound (its host died or is cut off).
+enum class RdzvSignal { none, membership_changed, peer_failed, store_lost };
 
 class Rendezvous {
  public:
@@ -35,6 +36,9 @@ class Rendezvous {
   virtual asio::awaitable<void> exit_barrier(bool success) = 0;
   /// Closes the rendezvous for late joiners (not called when stopped by a signal).
   virtual asio::awaitable<void> shutdown() = 0;
+  /// Stopped by a signal: leaves the rendezvous so peers re-form at once, trying for at most
+  /// `bound`. The caller bounds its own wait too (a store call may block longer).
+  virtual asio::awaitable<void> leave(std::chrono::milliseconds bound) = 0;
   virtual std::string describe() const = 0;
 };
 

@@ -56,7 +56,7 @@ class Supervisor {
     std::chrono::system_clock::time_point exit_time;
   };
   struct Event {
-    enum class Kind { child_exited, agent_signal, rdzv, round_ready } kind;
+    enum class Kind { child_exited, agent_signal, rdzv, round_ready, left } kind;
     pid_t pid = 0;
     int status = 0;
     int signal = 0;
@@ -77,6 +77,8 @@ class Supervisor {
   void signal_all(int sig);
   std::vector<WorkerFailure> collect_failures() const;
   asio::awaitable<int> finish(Step step);
+  asio::awaitable<void> leave_round();
+  asio::awaitable<void> leave_rendezvous();
 
   asio::io_context& ctx_;
   const config::LaunchConfig& cfg_;

@@ -6,6 +6,7 @@
 #include "ddprun/rdzv/settings.hpp"
 #include "ddprun/rdzv/state.hpp"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ enum class Action {
   done,                      ///< the operation reached its goal
   remove_from_participants,  ///< exit op, or rollback after a join timeout
   remove_from_wait_list,     ///< rollback after a join timeout
+  leave,                     ///< leave op: a stopping agent quits the round and says it left
   mark_closed,
   report_failure,
   error_closed,
@@ -28,8 +30,9 @@ enum class Action {
 
 std::string to_string(Action a);
 
-/// What the running round must do, as seen by watch().
-enum class RunSignal { none, membership_changed, peer_failed, closed };
+/// What the running round must do, as seen by watch(). store_lost: the store has not answered
+/// for longer than the keep-alive bound, so no round can be formed again.
+enum class RunSignal { none, membership_changed, peer_failed, closed, store_lost };
 
 std::string to_string(RunSignal s);
 
@@ -42,6 +45,10 @@ Action decide_join(const RdzvState& state, const NodeDesc& self, WallMs now, Wal
 /// The exit op run before every join: leave the previous round's participants.
 /// remove_from_participants, done (not a participant) or error_timeout (past `deadline`).
 Action decide_exit(const RdzvState& state, const NodeDesc& self, WallMs now, WallMs deadline);
+
+/// The leave op of an agent stopped by a signal: leave (it is a participant or waiting),
+/// done (it is in neither) or error_timeout (past `deadline`).
+Action decide_leave(const RdzvState& state, const NodeDesc& self, WallMs now, WallMs deadline);
 
 /// The close op: mark_closed, done (already closed) or error_timeout (past `deadline`).
 Action decide_close(const RdzvState& state, WallMs now, WallMs deadline);
@@ -69,6 +76,12 @@ Sanitized sanitize(const RdzvState& state, WallMs now, const RdzvSettings& setti
 RunSignal decide_while_running(const RdzvState& state, const NodeDesc& self, int round,
                                const std::vector<NodeDesc>& members, const RdzvSettings& settings);
 
+/// Whether a running node must give up on the store: `failing_since` is when the current run of
+/// failed syncs began (nullopt: the last sync succeeded). The store is lost once it has failed
+/// for the keep-alive bound, the silence after which the store drops a node as dead.
+RunSignal decide_store_unreachable(std::optional<WallMs> failing_since, WallMs now,
+                                   const RdzvSettings& settings);
+
 /// The participants of a state in rank order (by rank for a complete round, else rank_before).
 std::vector<NodeDesc> ordered_participants(const RdzvState& state);
 
@@ -88,9 +101,16 @@ std::string render_timeout(const RdzvState& state, const RdzvSettings& settings,
                            const std::vector<NodeDesc>& arrived,
                            const std::vector<NodeDesc>& previous);
 
-/// Why watch() ends the running `round` (members: the round's participants), for the log.
-std::string render_signal(RunSignal signal, const RdzvState& state, int round,
+/// Why watch() of `self` ends the running `round` (members: the round's participants), for the
+/// log: who left (the leave op), who was lost (dropped as dead), who waits, or that `self`
+/// itself was dropped.
+std::string render_signal(RunSignal signal, const RdzvState& state, const NodeDesc& self, int round,
                           const std::vector<NodeDesc>& members, const RdzvSettings& settings);
+
+/// The error of a node that gives up on the store after failing to reach it since
+/// `failing_since`; `last_error` is the store client's message (it names the endpoint).
+std::string render_store_lost(const RdzvSettings& settings, WallMs failing_since, WallMs now,
+                              const std::string& last_error);
 
 /// The error a node gets when the run is already closed.
 std::string render_closed(const RdzvSettings& settings);

@@ -50,6 +50,13 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   /// shutdown() does this too and then closes the run.
   void stop();
 
+  /// For an agent stopped by a signal: stops heartbeats and watch(), ends any op in progress
+  /// (a pending next_round() fails), then removes this node from the participants or the wait
+  /// list, recorded as having left, so peers re-rendezvous at once instead of after the
+  /// keep-alive bound. Gives up with ErrorCode::timeout at `bound`; a store call that blocks
+  /// longer is bounded only by the Kv, so the caller should not wait for it beyond `bound`.
+  asio::awaitable<Result<void>> leave(std::chrono::milliseconds bound);
+
   /// Leaves the previous round (if any) and joins the next one; ends a pending watch().
   /// Errors: ErrorCode::closed (the run is closed), timeout (join_timeout, the message names
   /// expected and arrived nodes), or the store's error.
@@ -57,7 +64,8 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
 
   /// While workers run: polls the state every watch_interval and returns the first signal
   /// other than none; returns none when stop_watch(), next_round() or shutdown() ends it.
-  /// A store error is logged and retried (the next poll may succeed).
+  /// A store error is logged and retried (the next poll may succeed) until the store has
+  /// failed for the keep-alive bound: then store_lost, with the error logged.
   asio::awaitable<RunSignal> watch();
   void stop_watch();
 
@@ -93,10 +101,12 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
     Action action = Action::done;
     RdzvState state;
   };
+  struct OpGuard;
 
   asio::awaitable<Result<Synced>> load();
   asio::awaitable<Result<Synced>> write(const Synced& from, const RdzvState& next);
-  asio::awaitable<Result<OpEnd>> run_op(Decide decide, bool log_progress);
+  asio::awaitable<Result<OpEnd>> run_op(Decide decide, bool log_progress, bool is_leave = false);
+  asio::awaitable<Result<void>> wait_for_ops(WallMs deadline);
   asio::awaitable<void> sleep(std::chrono::milliseconds d);
   asio::awaitable<void> jitter();
   asio::awaitable<void> heartbeat_loop(std::shared_ptr<DynamicRendezvous> keep, int generation);
@@ -119,6 +129,8 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   bool heartbeats_on_ = false;
   int heartbeat_generation_ = 0;  ///< a loop runs while its generation is current
   int watch_generation_ = 0;
+  bool leaving_ = false;  ///< leave() began: every other op ends at its next step
+  int ops_running_ = 0;   ///< run_op() loops in progress
   WallMs op_deadline_ = 0;
   bool ever_joined_ = false;
   WallMs join_deadline_ = 0;

@@ -32,6 +32,12 @@ struct RdzvSettings {
   std::chrono::milliseconds progress_interval{5s};      ///< between "waiting for more" log lines
 };
 
+/// keep_alive_interval × keep_alive_max_attempt: how long a node may stay silent before it is
+/// dropped as dead, and how long a running node tolerates an unreachable store.
+inline std::chrono::milliseconds keep_alive_bound(const RdzvSettings& s) {
+  return s.keep_alive_interval * s.keep_alive_max_attempt;
+}
+
 /// conf keys that belong to the store or the static backend and are accepted silently.
 inline constexpr const char* k_passthrough_conf_keys[] = {"is_host", "store_type", "timeout",
                                                           "rank",    "use_libuv",  "token_file"};

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,10 @@ struct RdzvState {
   std::map<std::string, NodeDesc> wait_list;        ///< arrived after completion
   std::map<std::string, WallMs> last_heartbeats;
   std::optional<FailedRound> failed_round;
+  /// Members of the current complete round that left it on purpose (the leave op of an agent
+  /// stopped by a signal), so the survivors can tell "left" from "lost"; cleared when the
+  /// round ends.
+  std::set<std::string> left;
   bool operator==(const RdzvState&) const = default;
 };
 

@@ -311,6 +311,84 @@ TEST(RdzvHandler, ShutdownClosesForPeersAndLateAgents) {
   EXPECT_THAT(late[0]->value().error().message, HasSubstr("rendezvous job is closed"));
 }
 
+TEST(RdzvHandler, LeavingNodeMakesPeersReformWithoutWaitingForTheKeepAliveBound) {
+  Cluster c;
+  auto settings = fast_settings(2, 3);
+  settings.keep_alive_max_attempt = 1000;  // a silent node is dropped only after 100 s
+  for (const char* addr : {"node-a", "node-b", "node-c"}) {
+    c.add(make_node(addr), settings);
+  }
+  ASSERT_EQ(c.form({0, 1, 2}).size(), 3U);
+  auto watch_a = c.watch(0);
+  auto watch_b = c.watch(1);
+  auto left = start(c.ctx_, c.agents_[2]->leave(2s));
+  ASSERT_TRUE(c.wait_for(left));
+  ASSERT_TRUE(left->value()) << left->value().error().message;
+  ASSERT_TRUE(c.wait_for(watch_a));
+  ASSERT_TRUE(c.wait_for(watch_b));
+  EXPECT_EQ(**watch_a, RunSignal::membership_changed);
+  EXPECT_EQ(**watch_b, RunSignal::membership_changed);
+  auto state = decode_state(c.kv_.peek(state_key("job")).value());
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->left, (std::set<std::string>{make_node("node-c").id()}));
+  auto rounds = c.form({0, 1});
+  ASSERT_EQ(rounds.size(), 2U);
+  EXPECT_EQ(addrs(rounds[0]), (std::vector<std::string>{"node-a", "node-b"}));
+}
+
+TEST(RdzvHandler, LeavingWhileJoiningEndsTheJoinWithoutAnEntryLeft) {
+  Cluster c;
+  c.add(make_node("node-a"), fast_settings(3, 3));
+  c.add(make_node("node-b"), fast_settings(3, 3));
+  auto joins = c.next_rounds({0, 1});
+  ASSERT_TRUE(run_until(c.ctx_, [&] {
+    auto raw = c.kv_.peek(state_key("job"));
+    auto state = raw ? decode_state(*raw) : Result<RdzvState>(RdzvState{});
+    return state && state->participants.size() == 2;
+  }));
+  auto left = start(c.ctx_, c.agents_[1]->leave(2s));
+  ASSERT_TRUE(c.wait_for(left));
+  ASSERT_TRUE(left->value()) << left->value().error().message;
+  ASSERT_TRUE(c.wait_for(joins[1]));
+  ASSERT_FALSE(joins[1]->value());
+  EXPECT_THAT(joins[1]->value().error().message, HasSubstr("leaving"));
+  auto state = decode_state(c.kv_.peek(state_key("job")).value());
+  ASSERT_TRUE(state);
+  EXPECT_EQ(state->participants.count(make_node("node-b").id()), 0U);
+  EXPECT_EQ(state->participants.count(make_node("node-a").id()), 1U);
+  EXPECT_FALSE(joins[0]->has_value()) << "node-a still waits for a third node";
+}
+
+TEST(RdzvHandler, LeavingGivesUpWithinItsBoundWhenTheStoreFails) {
+  Cluster c;
+  c.add(make_node("node-a"), fast_settings(1, 1));
+  ASSERT_EQ(c.form({0}).size(), 1U);
+  c.kv_.fail_all(true);
+  auto left = start(c.ctx_, c.agents_[0]->leave(2s));
+  ASSERT_TRUE(c.wait_for(left));
+  ASSERT_FALSE(left->value());
+  EXPECT_EQ(left->value().error().code, ErrorCode::io);
+}
+
+TEST(RdzvHandler, WatchReportsTheStoreLostOnlyAfterTheKeepAliveBound) {
+  Cluster c;
+  auto settings = fast_settings(1, 1);
+  settings.keep_alive_max_attempt = 30;  // the store may fail for 3 s before it is lost
+  c.add(make_node("node-a"), settings);
+  ASSERT_EQ(c.form({0}).size(), 1U);
+  auto watch_a = c.watch(0);
+  c.kv_.fail_all(true);
+  EXPECT_FALSE(run_until(
+      c.ctx_, [&] { return watch_a->has_value(); }, 200ms))
+      << "a short outage is tolerated";
+  c.kv_.fail_all(false);
+  EXPECT_FALSE(run_until(
+      c.ctx_, [&] { return watch_a->has_value(); }, 200ms));
+  c.kv_.fail_all(true);
+  ASSERT_TRUE(c.wait_for(watch_a));
+  EXPECT_EQ(**watch_a, RunSignal::store_lost);
+}
+
 TEST(RdzvHandler, StoreFailureIsReported) {
   Cluster c;
   c.add(make_node("node-a"), fast_settings(1, 1));

@@ -130,6 +130,7 @@ TEST(NextStep, PolicyTable) {
   EXPECT_EQ(next_step(Outcome::peer_failed, 0), Step::fail);
   EXPECT_EQ(next_step(Outcome::membership_changed, 0), Step::restart_free);
   EXPECT_EQ(next_step(Outcome::signaled, 5), Step::exit_signaled);
+  EXPECT_EQ(next_step(Outcome::store_lost, 5), Step::exit_store_lost);
 }
 
 TEST(OmpThreads, TorchrunModeSetsOneWithTheBannerOnlyForSeveralWorkers) {

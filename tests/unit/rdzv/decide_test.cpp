@@ -197,6 +197,56 @@ TEST(RdzvDecideExit, Table) {
   EXPECT_EQ(decide_exit(s, a, k_join_deadline + 1, k_join_deadline), Action::error_timeout);
 }
 
+TEST(RdzvDecideLeave, Table) {
+  auto s = with_waiting(running({a, b}, k_now), c, k_now);
+  EXPECT_EQ(decide_leave(s, a, k_now, k_now + 1), Action::leave);
+  EXPECT_EQ(decide_leave(s, c, k_now, k_now + 1), Action::leave) << "waiting nodes leave too";
+  EXPECT_EQ(decide_leave(s, d, k_now, k_now + 1), Action::done);
+  EXPECT_EQ(decide_leave(s, a, k_now + 2, k_now + 1), Action::error_timeout);
+  EXPECT_EQ(decide_leave(s, d, k_now + 2, k_now + 1), Action::done);
+}
+
+TEST(RdzvApply, LeavingARunningRoundIsRecordedForTheSurvivors) {
+  auto s = apply(Action::leave, running({a, b, c}, k_now, 4), c, k_now, settings(2, 3));
+  EXPECT_EQ(s.participants.count(c.id()), 0U);
+  EXPECT_EQ(s.last_heartbeats.count(c.id()), 0U);
+  EXPECT_EQ(s.left, (std::set<std::string>{c.id()}));
+  EXPECT_EQ(s.round, 4);
+  EXPECT_EQ(decide_while_running(s, a, 4, {a, b, c}, settings(2, 3)),
+            RunSignal::membership_changed);
+}
+
+TEST(RdzvApply, LeavingTheWaitListOrAJoiningRoundIsNotRecorded) {
+  auto waiting = apply(Action::leave, with_waiting(running({a, b}, k_now), c, k_now), c, k_now,
+                       settings(1, 3));
+  EXPECT_EQ(waiting.wait_list.count(c.id()), 0U);
+  EXPECT_EQ(waiting.last_heartbeats.count(c.id()), 0U);
+  EXPECT_TRUE(waiting.left.empty());
+  auto joining_round = apply(Action::leave, with_deadline(joining({a, b}, k_now), k_now + 1'000), b,
+                             k_now, settings(2, 3));
+  EXPECT_EQ(joining_round.participants.count(b.id()), 0U);
+  EXPECT_TRUE(joining_round.left.empty());
+  EXPECT_FALSE(joining_round.deadline.has_value()) << "below min: the last call stops";
+}
+
+TEST(RdzvApply, RoundEndClearsWhoLeft) {
+  auto s = apply(Action::leave, running({a, b}, k_now, 2), b, k_now, settings(1, 2));
+  ASSERT_EQ(s.left.size(), 1U);
+  auto next = apply(Action::remove_from_participants, s, a, k_now, settings(1, 2));
+  EXPECT_EQ(next.round, 3);
+  EXPECT_TRUE(next.left.empty());
+  auto all_left = apply(Action::leave, running({a}, k_now, 2), a, k_now, settings(1, 2));
+  EXPECT_EQ(all_left.round, 3);
+  EXPECT_TRUE(all_left.left.empty());
+}
+
+TEST(RdzvDecideStoreUnreachable, LostOnlyAfterFailingForTheKeepAliveBound) {
+  // keep-alive 5 s x 3: lost once the store has failed for 15 s.
+  EXPECT_EQ(decide_store_unreachable(std::nullopt, k_now, settings(1, 2)), RunSignal::none);
+  EXPECT_EQ(decide_store_unreachable(k_now - 14'999, k_now, settings(1, 2)), RunSignal::none);
+  EXPECT_EQ(decide_store_unreachable(k_now - 15'000, k_now, settings(1, 2)), RunSignal::store_lost);
+}
+
 TEST(RdzvDecideClose, Table) {
   EXPECT_EQ(decide_close(RdzvState{}, k_now, k_now + 1), Action::mark_closed);
   EXPECT_EQ(decide_close(closed(RdzvState{}), k_now, k_now + 1), Action::done);
@@ -320,12 +370,35 @@ TEST(RdzvMessages, TimeoutWithRangeAndFractionalSeconds) {
             "nodes, 1 arrived (n1)");
 }
 
+TEST(RdzvMessages, SignalTellsLeftFromLost) {
+  auto s = apply(Action::leave, running({a, b, c}, k_now, 3), c, k_now, settings(1, 4));
+  s.participants.erase(b.id());  // b was dropped as dead
+  EXPECT_EQ(render_signal(RunSignal::membership_changed, s, a, 3, {a, b, c}, settings(1, 4)),
+            "rendezvous job round 3: membership changed (c left; lost b); the group re-forms");
+}
+
+TEST(RdzvMessages, SignalSaysWhenThisNodeWasDropped) {
+  auto s = running({a, b}, k_now, 4);
+  EXPECT_EQ(render_signal(RunSignal::membership_changed, s, c, 3, {a, b, c}, settings(1, 4)),
+            "rendezvous job round 3: this node (c) was dropped from the round: no keep-alive of "
+            "it reached the store for 15s (was the agent stopped or cut off?); it joins the next "
+            "round");
+}
+
+TEST(RdzvMessages, StoreLostNamesTheSilenceTheBoundAndTheError) {
+  EXPECT_EQ(render_store_lost(settings(1, 2), k_now - 16'250, k_now,
+                              "store: check on 10.0.0.1:29400: Connection refused"),
+            "rendezvous job: lost the rendezvous store: no answer for 16.25s (the keep-alive "
+            "bound is 15s), so no round can form again; last error: store: check on "
+            "10.0.0.1:29400: Connection refused");
+}
+
 TEST(RdzvMessages, SignalNamesLostAndWaitingNodes) {
   auto s = with_waiting(running({a}, k_now, 3), d, k_now);
-  EXPECT_EQ(render_signal(RunSignal::membership_changed, s, 3, {a, b}, settings(1, 4)),
+  EXPECT_EQ(render_signal(RunSignal::membership_changed, s, a, 3, {a, b}, settings(1, 4)),
             "rendezvous job round 3: membership changed (lost b; waiting to join d); the group "
             "re-forms");
-  EXPECT_EQ(render_signal(RunSignal::peer_failed, failed_by(s, 3, b), 3, {a, b}, settings(1, 4)),
+  EXPECT_EQ(render_signal(RunSignal::peer_failed, failed_by(s, 3, b), a, 3, {a, b}, settings(1, 4)),
             "rendezvous job round 3: node b_100_0 reported a failed worker group; restarting "
             "together");
 }

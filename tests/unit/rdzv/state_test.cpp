@@ -20,6 +20,7 @@ RdzvState rich_state() {
   s.wait_list[test::node("10.0.0.3").id()] = test::node("10.0.0.3");
   s.last_heartbeats[test::node("10.0.0.3").id()] = 1'700'000'000'001;
   s.failed_round = FailedRound{5, b.id()};
+  s.left.insert(test::node("10.0.0.4", 44).id());
   return s;
 }
 
@@ -34,6 +35,15 @@ TEST(RdzvState, EmptyStateRoundTrip) {
   auto decoded = decode_state(encode_state(RdzvState{}));
   ASSERT_TRUE(decoded) << decoded.error().message;
   EXPECT_EQ(*decoded, RdzvState{});
+}
+
+TEST(RdzvState, StateWithoutLeftDecodesWithNoneLeft) {
+  auto decoded =
+      decode_state(R"({"version":1,"round":2,"complete":true,"closed":false,"deadline":null,)"
+                   R"("participants":{},"wait_list":{},"last_heartbeats":{},"failed_round":null})");
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_TRUE(decoded->left.empty());
+  EXPECT_EQ(decoded->round, 2);
 }
 
 TEST(RdzvState, EncodingIsDeterministic) {
