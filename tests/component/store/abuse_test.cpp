@@ -159,8 +159,10 @@ TEST(StoreAbuse, ConnectionFloodBeyondTheCapIsRefusedExistingClientsKeepWorking)
   }
   // The good connection plus k_flood_cap - 1 of the flood are admitted, the rest refused.
   EXPECT_TRUE(st.eventually([](Server& s) {
-    return s.stats().refused_connections == k_flood_extra + 1 && s.connection_count() == k_flood_cap;
-  })) << "refused " << st.on_io([&st] { return st.server().stats().refused_connections; });
+    return s.stats().refused_connections == k_flood_extra + 1 &&
+           s.connection_count() == k_flood_cap;
+  })) << "refused "
+      << st.on_io([&st] { return st.server().stats().refused_connections; });
   EXPECT_TRUE(conns.back()->closed_by_peer());
   EXPECT_TRUE(good_client_works(good));
   conns.clear();
@@ -206,8 +208,8 @@ TEST(StoreAbuse, MemoryCapRefusesTheConnectionThatWouldPassIt) {
   {
     RawConn hog(port);  // 256 KiB values under new keys until the cap refuses one
     const std::string value(k_small_memory_cap / 4, 'x');
-    for (int i = 0; i < 8 && hog.send(*encode_request(Dialect::d0,
-                                                      {Op::set, "/hog" + std::to_string(i), value}));
+    for (int i = 0; i < 8 && hog.send(*encode_request(
+                                 Dialect::d0, {Op::set, "/hog" + std::to_string(i), value}));
          ++i) {
     }
     EXPECT_TRUE(hog.closed_by_peer());
