@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -37,6 +38,7 @@ using Clock = std::chrono::steady_clock;
 constexpr double k_p50 = 0.50;
 constexpr double k_p99 = 0.99;
 constexpr std::size_t k_mix_parts = 4;
+constexpr std::size_t k_key_buffer = 64;
 constexpr std::int64_t k_max_weight = 1000;
 /// Bound on the preload, and on how long the timed phase may overrun --seconds (a stalled
 /// server must not hang the bench); also every Client operation's timeout.
@@ -101,18 +103,24 @@ store::Op pick_op(std::uint32_t r, const std::vector<std::uint32_t>& mix) {
   return Op::check;
 }
 
-Request make_request(Op op, std::size_t k) {
-  if (op == Op::add) {
-    Request r{op, fmt::format("/bench/n{}", k)};
-    r.number = 1;
-    return r;
-  }
+/// Appends one raw D0 request for `op` on key number `k` (no Request, no temporaries: the
+/// generator must cost far less per op than the server under test).
+void append_request(std::string& out, Op op, std::size_t k) {
+  constexpr std::uint64_t k_add_delta = 1;
+  std::array<char, k_key_buffer> key{};
+  const auto end = op == Op::add ? fmt::format_to_n(key.data(), key.size(), "/bench/n{}", k)
+                                 : fmt::format_to_n(key.data(), key.size(), "/bench/{}", k);
+  const std::string_view key_view(key.data(), end.size);
+  put_u8(out, *byte_from_op(Dialect::d0, op));
   if (op == Op::check) {
-    Request r{op};
-    r.keys.push_back(fmt::format("/bench/{}", k));
-    return r;
+    put_u64(out, 1);
   }
-  return Request{op, fmt::format("/bench/{}", k), op == Op::set ? "value" : ""};
+  put_bytes(out, key_view);
+  if (op == Op::set) {
+    put_bytes(out, "value");
+  } else if (op == Op::add) {
+    put_u64(out, k_add_delta);
+  }
 }
 
 /// Pipelined mode (D0 only): batches of a.pipeline raw requests per write.
@@ -129,21 +137,21 @@ asio::awaitable<void> pipelined_worker(const ClientOptions& o, const BenchArgs& 
                               asio::redirect_error(asio::use_awaitable, ec));
   sock.set_option(asio::ip::tcp::no_delay(true), ec);
   bench::PipelineStats ps;
-  std::string buf;
-  std::vector<char> chunk(bench::k_read_chunk);
+  bench::ReplyBuffer buf;
   std::vector<Op> ops;
+  std::string bytes;
   bool failed = static_cast<bool>(ec);
   while (!failed && Clock::now() < end) {
-    std::string bytes;
+    bytes.clear();
     ops.clear();
     for (std::size_t i = 0; i < a.pipeline; ++i) {
       ops.push_back(pick_op(pick(rng), mix));
-      bytes += *encode_request(Dialect::d0, make_request(ops.back(), key_pick(rng)));
+      append_request(bytes, ops.back(), key_pick(rng));
     }
     const auto sent = Clock::now();
     co_await asio::async_write(sock, asio::buffer(bytes),
                                asio::redirect_error(asio::use_awaitable, ec));
-    failed = ec || !co_await bench::read_replies(sock, buf, chunk, ops, sent, ps);
+    failed = ec || !co_await bench::read_replies(sock, buf, ops, sent, ps);
   }
   if (failed) ++stats.errors;
   stats.latencies_us = std::move(ps.latencies_us);

@@ -7,6 +7,7 @@
 #include "ddprun/net/asio.hpp"
 #include "ddprun/store/protocol.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <random>
@@ -43,10 +44,25 @@ struct PipelineStats {
 
 using PipeClock = std::chrono::steady_clock;
 
+/// Received bytes not yet matched to a reply: consumed from `pos`, refilled at the end.
+struct ReplyBuffer {
+  std::vector<char> data = std::vector<char>(k_read_chunk);
+  std::size_t pos = 0;
+  std::size_t len = 0;
+  std::string_view view() const { return {data.data() + pos, len - pos}; }
+  /// Moves the unread tail to the front so that a read always has room.
+  void compact() {
+    std::copy(data.begin() + static_cast<std::ptrdiff_t>(pos),
+              data.begin() + static_cast<std::ptrdiff_t>(len), data.begin());
+    len -= pos;
+    pos = 0;
+    if (len == data.size()) data.resize(data.size() * 2);
+  }
+};
+
 /// Reads and times the replies of `ops` (in order) from `sock`; false on an I/O error.
-/// `buf` carries bytes over between batches, `chunk` is the (reused) read buffer.
-inline asio::awaitable<bool> read_replies(asio::ip::tcp::socket& sock, std::string& buf,
-                                          std::vector<char>& chunk,
+/// Replies are read in bulk: one read usually returns the whole batch.
+inline asio::awaitable<bool> read_replies(asio::ip::tcp::socket& sock, ReplyBuffer& buf,
                                           const std::vector<store::Op>& ops,
                                           PipeClock::time_point sent, PipelineStats& stats) {
   std::size_t unreplied_sets = 0;
@@ -60,14 +76,16 @@ inline asio::awaitable<bool> read_replies(asio::ip::tcp::socket& sock, std::stri
       continue;
     }
     std::size_t size = 0;
-    while ((size = d0_reply_size(op, buf)) == 0) {
+    while ((size = d0_reply_size(op, buf.view())) == 0) {
+      buf.compact();
       boost::system::error_code ec;
-      const auto n = co_await sock.async_read_some(asio::buffer(chunk),
-                                                   asio::redirect_error(asio::use_awaitable, ec));
+      const auto n = co_await sock.async_read_some(
+          asio::buffer(buf.data.data() + buf.len, buf.data.size() - buf.len),
+          asio::redirect_error(asio::use_awaitable, ec));
       if (ec) co_return false;
-      buf.append(chunk.data(), n);
+      buf.len += n;
     }
-    buf.erase(0, size);
+    buf.pos += size;
     record(unreplied_sets + 1);
     unreplied_sets = 0;
   }

@@ -18,7 +18,9 @@ struct StoreVerb {
 };
 
 inline constexpr std::array<StoreVerb, 6> k_store_verbs{{
-    {"serve", "[--host HOST] [--port PORT] [--max-connections N] [--legacy-dialect DIALECT]",
+    {"serve",
+     "[--host HOST] [--port PORT] [--max-connections N] [--max-memory-bytes N] "
+     "[--max-parked-waits N] [--frame-timeout SECONDS] [--legacy-dialect DIALECT]",
      "Run a standalone TCPStore-compatible server until SIGINT or SIGTERM."},
     {"get", "KEY [--endpoint HOST:PORT] [--timeout SECONDS]", "Print a key's value."},
     {"set", "KEY VALUE [--endpoint HOST:PORT] [--timeout SECONDS]", "Set a key."},
@@ -30,8 +32,15 @@ inline constexpr std::array<StoreVerb, 6> k_store_verbs{{
 }};
 
 /// Options of `ddprun store` verbs, for completion.
-inline constexpr std::array<std::string_view, 6> k_store_options{
-    "--endpoint", "--timeout", "--host", "--port", "--max-connections", "--legacy-dialect"};
+inline constexpr std::array<std::string_view, 9> k_store_options{"--endpoint",
+                                                                 "--timeout",
+                                                                 "--host",
+                                                                 "--port",
+                                                                 "--max-connections",
+                                                                 "--max-memory-bytes",
+                                                                 "--max-parked-waits",
+                                                                 "--frame-timeout",
+                                                                 "--legacy-dialect"};
 
 /// The words that may replace the training script as the first argument.
 inline constexpr std::array<std::string_view, 2> k_subcommands{"store", "status"};

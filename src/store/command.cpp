@@ -22,11 +22,17 @@ constexpr int k_exit_failure = 1;
 constexpr int k_exit_usage = 2;
 constexpr double k_default_timeout_s = 10.0;
 constexpr std::uint16_t k_max_port = 65535;
+constexpr double k_ms_per_s = 1000.0;
+/// --frame-timeout above a day is surely a mistake (0 disables the timeout).
+constexpr double k_max_frame_timeout_s = 86400.0;
 
 struct Args {
   std::string host;
   std::uint16_t port = k_default_store_port;
   std::size_t max_connections = k_max_connections;
+  std::size_t max_memory_bytes = k_max_memory_bytes;
+  std::size_t max_parked_waits = k_max_parked_waits;
+  double frame_timeout_s = std::chrono::duration<double>(k_frame_timeout).count();
   std::string legacy_dialect = "auto";
   std::string endpoint = k_default_endpoint;
   double timeout_s = k_default_timeout_s;
@@ -58,6 +64,10 @@ int serve(const Args& a) {
   asio::io_context io(1);
   ServerOptions opts;
   opts.max_connections = a.max_connections;
+  opts.max_memory_bytes = a.max_memory_bytes;
+  opts.max_parked_waits = a.max_parked_waits;
+  opts.frame_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(a.frame_timeout_s * k_ms_per_s));
   opts.legacy_dialect = *dialect;
   Server server(io, opts);
   // Handlers go in before listen(): a client can connect (and a supervisor signal) at once.
@@ -73,8 +83,10 @@ int serve(const Args& a) {
     std::cerr << "ddprun store: " << r.error().message << "\n";
     return k_exit_failure;
   }
-  spdlog::info("store: serving on {}:{} (connection limit {})", a.host.empty() ? "[::]" : a.host,
-               server.port(), server.connection_limit());
+  spdlog::info(
+      "store: serving on {}:{} (connection limit {}, memory cap {} bytes, frame timeout {} s)",
+      a.host.empty() ? "[::]" : a.host, server.port(), server.connection_limit(),
+      opts.max_memory_bytes, a.frame_timeout_s);
   io.run();
   return k_exit_ok;
 }
@@ -93,7 +105,8 @@ Result<ClientOptions> client_options(const Args& a, Dialect dialect) {
   o.host = ep->first;
   o.port = ep->second;
   o.dialect = dialect;
-  o.connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(a.timeout_s * 1000));
+  o.connect_timeout =
+      std::chrono::milliseconds(static_cast<std::int64_t>(a.timeout_s * k_ms_per_s));
   o.op_timeout = o.connect_timeout;
   return o;
 }
@@ -163,6 +176,22 @@ void build(CLI::App& app, Args& a) {
   serve_cmd->add_option("--host", a.host, "bind address (empty = all, dual-stack)");
   serve_cmd->add_option("--port", a.port, "port (0 = any)")->capture_default_str();
   serve_cmd->add_option("--max-connections", a.max_connections)->capture_default_str();
+  serve_cmd
+      ->add_option("--max-memory-bytes", a.max_memory_bytes,
+                   "cap on stored keys and values plus buffered requests and replies; a "
+                   "connection that would pass it is closed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-parked-waits", a.max_parked_waits,
+                   "blocked WAIT/BARRIER requests over all connections")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--frame-timeout", a.frame_timeout_s,
+                   "seconds a connection may hold part of a request (0 = no limit)")
+      ->check(CLI::Range(0.0, k_max_frame_timeout_s))
+      ->capture_default_str();
   serve_cmd->add_option("--legacy-dialect", a.legacy_dialect, "auto, 1.x-2.0 or 2.1")
       ->capture_default_str();
   auto* get = app.add_subcommand("get", "print a key's value");

@@ -79,15 +79,33 @@ bool KvState::exists(const std::string& key) const {
   return q != queues_.end() && !q->second.empty();
 }
 
-void KvState::store(const std::string& key, std::string value, Effects& fx) {
+/// Inserts or replaces, keeping bytes_ (keys + values) current.
+void KvState::put(const std::string& key, std::string value) {
   auto it = map_.find(key);
   if (it == map_.end()) {
-    notify_watchers(key, reply::k_key_created, {}, value, fx);
+    bytes_ += key.size() + value.size();
     map_.emplace(key, std::move(value));
-  } else {
-    notify_watchers(key, reply::k_key_updated, it->second, value, fx);
-    it->second = std::move(value);
+    return;
   }
+  bytes_ = bytes_ - it->second.size() + value.size();
+  it->second = std::move(value);
+}
+
+void KvState::erase_key(std::unordered_map<std::string, std::string>::iterator it) {
+  bytes_ -= it->first.size() + it->second.size();
+  map_.erase(it);
+}
+
+void KvState::store(const std::string& key, std::string value, Effects& fx) {
+  if (!watchers_.empty()) {
+    const auto it = map_.find(key);
+    if (it == map_.end()) {
+      notify_watchers(key, reply::k_key_created, {}, value, fx);
+    } else {
+      notify_watchers(key, reply::k_key_updated, it->second, value, fx);
+    }
+  }
+  put(key, std::move(value));
   wake_all(key, fx);
 }
 
@@ -174,6 +192,11 @@ void KvState::cancel_waits(ConnId conn) {
 }
 
 bool KvState::park(ConnId conn, std::vector<std::string> missing, Effects& fx) {
+  if (waits_.size() >= limits_.max_parked_waits) {
+    fx.close_reason =
+        fmt::format("parked waits at the server's cap of {}", limits_.max_parked_waits);
+    return false;
+  }
   auto& ids = conn_waits_[conn];
   if (ids.size() >= limits_.max_parked_waits_per_connection) {
     fx.close_reason = fmt::format("more than {} parked waits on one connection",
@@ -226,9 +249,11 @@ Effects KvState::apply(ConnId conn, const Request& req) {
     case Op::compare_set:
       do_compare_set(req, fx);
       break;
-    case Op::get:
-      put_bytes(fx.reply, value(req.key).value_or(std::string()));
+    case Op::get: {
+      const auto it = map_.find(req.key);
+      put_bytes(fx.reply, it == map_.end() ? std::string_view() : std::string_view(it->second));
       break;
+    }
     case Op::add:
       do_add(req, fx);
       break;
@@ -264,6 +289,7 @@ Effects KvState::apply(ConnId conn, const Request& req) {
       break;
     case Op::queue_push:
       queues_[req.key].push_back(req.value);
+      bytes_ += req.value.size();
       wake_one(req.key, fx);
       break;
     case Op::queue_pop:
@@ -347,7 +373,7 @@ void KvState::do_delete(const Request& req, Effects& fx) {
     return;
   }
   notify_watchers(req.key, reply::k_key_deleted, it->second, {}, fx);
-  map_.erase(it);
+  erase_key(it);
   put_i64(fx.reply, 1);
 }
 
@@ -389,6 +415,7 @@ void KvState::do_queue_pop(const Request& req, Effects& fx) {
   }
   put_i64(fx.reply, static_cast<std::int64_t>(it->second.size()));
   put_bytes(fx.reply, it->second.front());
+  bytes_ -= it->second.front().size();
   it->second.pop_front();
   if (it->second.empty()) {
     queues_.erase(it);
@@ -419,7 +446,7 @@ void KvState::do_barrier(ConnId conn, const Request& req, Effects& fx) {
   ++count;
   const std::string text = std::to_string(count);
   if (count < req.number) {
-    map_[req.key] = text;  // below the target: record progress without waking anyone
+    put(req.key, text);  // below the target: record progress without waking anyone
     park(conn, {req.key}, fx);
     return;
   }
@@ -431,6 +458,7 @@ std::size_t KvState::erase_prefix(std::string_view prefix) {
   std::size_t erased = 0;
   for (auto it = map_.begin(); it != map_.end();) {
     if (std::string_view(it->first).substr(0, prefix.size()) == prefix) {
+      bytes_ -= it->first.size() + it->second.size();
       it = map_.erase(it);
       ++erased;
     } else {

@@ -272,6 +272,19 @@ void Decoder::feed(std::string_view bytes) {
 
 void Decoder::resolve_silence() { silence_ = true; }
 
+void Decoder::consumed(std::size_t n) {
+  start_ += n;
+  need_total_ = 0;
+  ++decoded_;
+  if (start_ == buf_.size()) {
+    buf_.clear();  // everything consumed: reuse the buffer from its start
+    start_ = 0;
+    if (buf_.capacity() > k_idle_buffer_keep_bytes) {
+      std::string().swap(buf_);  // an idle connection does not keep a large request's buffer
+    }
+  }
+}
+
 DecodeResult Decoder::fail(std::string message) {
   failed_ = true;
   return DecodeResult{DecodeStatus::error, {}, std::move(message)};
@@ -355,8 +368,7 @@ DecodeResult Decoder::next() {
     dialect_ = r.remaining() == 0 ? Dialect::d0 : Dialect::d1;
     silence_ = false;
     if (dialect_ == Dialect::d0) {
-      start_ += r.pos();
-      ++decoded_;
+      consumed(r.pos());
       return result;
     }
     // D1 APPEND: re-parse from the opcode with the table now fixed.
@@ -373,9 +385,7 @@ DecodeResult Decoder::next() {
     need_total_ = r.need();
     return {};
   }
-  start_ += r.pos();
-  need_total_ = 0;
-  ++decoded_;
+  consumed(r.pos());
   return result;
 }
 

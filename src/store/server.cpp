@@ -1,6 +1,7 @@
 // Server: binding (dual-stack, SO_REUSEADDR, large backlog), the accept loop with a
-// connection cap, the open-file limit, and shutdown through the session registry (Asio's
-// http server do_await_stop + connection_manager::stop_all).
+// connection cap, the open-file limit, the sweep that drops connections stalled inside a
+// request (slowloris), and shutdown through the session registry (Asio's http server
+// do_await_stop + connection_manager::stop_all).
 
 #include "ddprun/store/server.hpp"
 
@@ -8,6 +9,9 @@
 #include <spdlog/spdlog.h>
 
 #include <sys/resource.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "session.hpp"
 
@@ -89,20 +93,58 @@ boost::system::error_code bind_host(tcp::acceptor& acceptor, const std::string& 
 
 struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   Impl(asio::io_context& io, const ServerOptions& opts)
-      : acceptor(io), backoff(io), registry(opts), limit(opts.max_connections) {}
+      : acceptor(io), backoff(io), sweep(io), registry(opts), limit(opts.max_connections) {}
 
   asio::awaitable<void> accept_loop();
   void admit(tcp::socket socket);
   void apply_fd_limit();
+  void arm_sweep();
+  void drop_stalled();
   void stop();
 
   tcp::acceptor acceptor;
   asio::steady_timer backoff;
+  asio::steady_timer sweep;
   Registry registry;
   std::size_t limit;
-  std::uint64_t rejected = 0;
   bool stopped = false;
 };
+
+/// frame_timeout / 4, clamped: a stalled connection goes within 1.25 x the timeout.
+std::chrono::milliseconds sweep_interval(std::chrono::milliseconds timeout) {
+  return std::clamp(timeout / 4, k_min_sweep_interval, k_max_sweep_interval);
+}
+
+void Server::Impl::arm_sweep() {
+  const auto timeout = registry.options.frame_timeout;
+  if (timeout.count() <= 0 || stopped) {
+    return;
+  }
+  sweep.expires_after(sweep_interval(timeout));
+  sweep.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (ec || self->stopped) {
+      return;
+    }
+    self->drop_stalled();
+    self->arm_sweep();
+  });
+}
+
+void Server::Impl::drop_stalled() {
+  const auto now = SessionClock::now();
+  const auto timeout = registry.options.frame_timeout;
+  std::vector<std::shared_ptr<Session>> stalled;
+  for (const auto& [id, session] : registry.sessions) {
+    if (session->stalled(now, timeout)) {
+      stalled.push_back(session);
+    }
+  }
+  for (const auto& session : stalled) {
+    ++registry.counters.dropped_stalled;
+    session->close(fmt::format("incomplete request of {} bytes stalled for more than {} ms",
+                               session->buffered_input(), timeout.count()));
+  }
+}
 
 void Server::Impl::apply_fd_limit() {
   const std::size_t soft = raise_open_file_limit();
@@ -141,9 +183,10 @@ asio::awaitable<void> Server::Impl::accept_loop() {
 
 void Server::Impl::admit(tcp::socket socket) {
   if (registry.sessions.size() >= limit) {
-    if (rejected++ % k_reject_log_every == 0) {
+    auto& refused = registry.counters.refused_connections;
+    if (refused++ % k_reject_log_every == 0) {
       spdlog::warn("store: refusing connection: {} connections open (limit {}; {} refused)",
-                   registry.sessions.size(), limit, rejected);
+                   registry.sessions.size(), limit, refused);
     }
     boost::system::error_code ec;
     socket.close(ec);
@@ -160,6 +203,7 @@ void Server::Impl::stop() {
   boost::system::error_code ec;
   acceptor.close(ec);
   backoff.cancel();
+  sweep.cancel();
   auto sessions = registry.sessions;  // close() erases from the registry
   for (auto& [id, session] : sessions) {
     session->close("");
@@ -177,6 +221,7 @@ Result<void> Server::listen(const std::string& host, std::uint16_t port) {
     return make_error(ErrorCode::io, fmt::format("bind {}:{}: {}", host, port, ec.message()));
   }
   impl_->apply_fd_limit();
+  impl_->arm_sweep();
   auto impl = impl_;
   asio::co_spawn(
       impl_->acceptor.get_executor(), [impl] { return impl->accept_loop(); }, asio::detached);
@@ -193,6 +238,17 @@ void Server::stop() { impl_->stop(); }
 std::size_t Server::connection_count() const { return impl_->registry.sessions.size(); }
 std::size_t Server::connection_limit() const { return impl_->limit; }
 const KvState& Server::state() const { return impl_->registry.kv; }
+
+ServerStats Server::stats() const {
+  const Registry& r = impl_->registry;
+  ServerStats s = r.counters;
+  s.connections = r.sessions.size();
+  s.stored_bytes = r.kv.bytes();
+  s.input_bytes = r.input_bytes;
+  s.output_bytes = r.output_bytes;
+  s.parked_waits = r.kv.parked_waits();
+  return s;
+}
 
 std::size_t Server::erase_prefix(std::string_view prefix) {
   return impl_->registry.kv.erase_prefix(prefix);

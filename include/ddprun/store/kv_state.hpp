@@ -35,6 +35,8 @@ struct KvLimits {
   std::size_t max_parked_waits_per_connection = k_max_parked_waits_per_connection;
   /// MULTI_GET / LIST_KEYS replies larger than this close the connection instead.
   std::size_t max_reply_bytes = k_output_hard_limit_bytes;
+  /// Parked waits over all connections.
+  std::size_t max_parked_waits = k_max_parked_waits;
 };
 
 /// The state shared by all connections and all dialects (one flat byte-string map).
@@ -48,6 +50,8 @@ class KvState {
   void disconnect(ConnId conn);
 
   std::size_t num_keys() const { return map_.size(); }
+  /// Bytes of stored keys, values and queue items (the memory cap's share of the data).
+  std::size_t bytes() const { return bytes_; }
   /// Deletes every key starting with `prefix` (the agent clears its workers' keys between
   /// rounds); returns how many went. Parked waits are unaffected: they wait for new sets.
   std::size_t erase_prefix(std::string_view prefix);
@@ -65,6 +69,8 @@ class KvState {
   using WaitId = std::uint64_t;
 
   bool exists(const std::string& key) const;
+  void put(const std::string& key, std::string value);
+  void erase_key(std::unordered_map<std::string, std::string>::iterator it);
   void store(const std::string& key, std::string value, Effects& fx);
   void notify_watchers(const std::string& key, std::uint8_t kind, std::string_view old_value,
                        std::string_view new_value, Effects& fx);
@@ -88,6 +94,7 @@ class KvState {
   void do_multi_get(const Request& req, Effects& fx) const;
 
   KvLimits limits_;
+  std::size_t bytes_ = 0;
   std::unordered_map<std::string, std::string> map_;
   std::unordered_map<std::string, std::deque<std::string>> queues_;
   WaitId next_wait_id_ = 1;

@@ -115,9 +115,12 @@ class Decoder {
   void resolve_silence();
   Dialect dialect() const { return dialect_; }
   std::size_t buffered() const { return buf_.size() - start_; }
+  /// Requests returned so far (a change means progress).
+  std::uint64_t decoded() const { return decoded_; }
 
  private:
   DecodeResult fail(std::string message);
+  void consumed(std::size_t n);
   bool detect_hello();
   std::optional<Op> resolve_op(std::uint8_t byte, std::string& error);
 

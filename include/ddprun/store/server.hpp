@@ -24,9 +24,27 @@ struct ServerOptions {
   std::uint64_t max_request_bytes = k_max_request_bytes;
   std::size_t max_connections = k_max_connections;
   std::size_t max_parked_waits_per_connection = k_max_parked_waits_per_connection;
+  std::size_t max_parked_waits = k_max_parked_waits;
+  std::size_t max_memory_bytes = k_max_memory_bytes;
+  /// 0 disables the stalled-request (slowloris) timeout.
+  std::chrono::milliseconds frame_timeout = k_frame_timeout;
   /// Forces D0 or D1 for connections without the VALIDATE hello; legacy_auto detects.
   Dialect legacy_dialect = Dialect::legacy_auto;
   std::chrono::milliseconds opcode8_grace = k_opcode8_grace;
+};
+
+/// The server's own counters: what it holds now and whom it dropped (for tests and logs).
+struct ServerStats {
+  std::size_t connections = 0;
+  std::size_t stored_bytes = 0;  ///< keys + values + queue items
+  std::size_t input_bytes = 0;   ///< buffered, not yet complete requests
+  std::size_t output_bytes = 0;  ///< unsent replies and deliveries
+  std::size_t parked_waits = 0;
+  std::uint64_t refused_connections = 0;  ///< over the connection cap
+  std::uint64_t dropped_stalled = 0;      ///< partial request past frame_timeout
+  std::uint64_t dropped_memory = 0;       ///< refused by the global memory cap
+  std::uint64_t dropped_malformed = 0;    ///< malformed request or over a protocol limit
+  std::size_t memory_in_use() const { return stored_bytes + input_bytes + output_bytes; }
 };
 
 /// Owns the listening socket, the KvState and every session. All methods run on the
@@ -49,6 +67,7 @@ class Server {
   /// Connection cap in force (max_connections, lowered by the open-file limit).
   std::size_t connection_limit() const;
   const KvState& state() const;
+  ServerStats stats() const;
   /// KvState::erase_prefix on the served state.
   std::size_t erase_prefix(std::string_view prefix);
 

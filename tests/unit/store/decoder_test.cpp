@@ -127,6 +127,19 @@ TEST(StoreDecoder, Opcode8ThenSilenceIsDeleteKey) {
   EXPECT_EQ(d.next().request, (Request{Op::delete_key, "k"}));  // D0 now fixed
 }
 
+TEST(StoreDecoder, Opcode8KeyInTwoPiecesThenSilenceLeavesNoStaleNeed) {
+  Decoder d;
+  d.feed(from_hex("08 03 00 00 00 00 00 00 00 2f"));  // key incomplete: the decoder waits
+  EXPECT_EQ(d.next().status, DecodeStatus::need_more);
+  d.feed(from_hex("6b 31"));
+  EXPECT_EQ(d.next().status, DecodeStatus::ambiguous);
+  d.resolve_silence();
+  EXPECT_EQ(d.next().request, (Request{Op::delete_key, "/k1"}));
+  d.feed(from_hex("06"));  // a 1-byte GETNUMKEYS must decode at once
+  EXPECT_EQ(d.next().request.op, Op::get_num_keys);
+  EXPECT_EQ(d.buffered(), 0U);
+}
+
 TEST(StoreDecoder, Opcode8AmbiguousThenMoreBytesIsAppend) {
   Decoder d;
   d.feed(from_hex("08 01 00 00 00 00 00 00 00 6b"));

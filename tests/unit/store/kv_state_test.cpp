@@ -199,6 +199,34 @@ TEST(StoreKvState, ParkedWaitLimitClosesConnection) {
   EXPECT_EQ(*fx.close_reason, "more than 2 parked waits on one connection");
 }
 
+TEST(StoreKvState, ParkedWaitsOverAllConnectionsAreCapped) {
+  KvState kv(KvLimits{k_max_parked_waits_per_connection, k_output_hard_limit_bytes, 2});
+  kv.apply(k_a, wait_for({"/1"}));
+  kv.apply(k_b, wait_for({"/2"}));
+  const auto fx = kv.apply(3, wait_for({"/3"}));
+  ASSERT_TRUE(fx.close_reason);
+  EXPECT_EQ(*fx.close_reason, "parked waits at the server's cap of 2");
+  EXPECT_EQ(kv.parked_waits(), 2U);
+}
+
+TEST(StoreKvState, BytesCountStoredKeysValuesAndQueueItems) {
+  KvState kv;
+  kv.apply(k_a, {Op::set, "/k", "abc"});
+  EXPECT_EQ(kv.bytes(), 5U);
+  kv.apply(k_a, {Op::set, "/k", "a"});
+  EXPECT_EQ(kv.bytes(), 3U);
+  kv.apply(k_a, {Op::append, "/k", "bc"});
+  EXPECT_EQ(kv.bytes(), 5U);
+  kv.apply(k_a, {Op::queue_push, "q", "12345"});
+  EXPECT_EQ(kv.bytes(), 10U);
+  kv.apply(k_a, {Op::queue_pop, "q"});
+  kv.apply(k_a, {Op::delete_key, "/k"});
+  EXPECT_EQ(kv.bytes(), 0U);
+  kv.apply(k_a, add("/n/1", 7));
+  kv.erase_prefix("/n/");
+  EXPECT_EQ(kv.bytes(), 0U);
+}
+
 TEST(StoreKvState, WatchKeyFollowsCapturedEvents) {
   KvState kv;
   EXPECT_EQ(kv.apply(k_b, {Op::watch_key, "/wk"}).reply, from_hex("03"));
