@@ -1,5 +1,7 @@
 #include "host_facts.hpp"
 
+#include <algorithm>
+
 #include "ddprun/net/asio.hpp"
 #include "ddprun/sched/gpus.hpp"
 #include "ddprun/util/strings.hpp"
@@ -114,6 +116,13 @@ std::string bindable_address(const std::string& host) {
     }
   }
   return "";
+}
+
+std::string exact_bind_address(const std::string& host) {
+  auto addrs = resolve_addresses(host);
+  std::sort(addrs.begin(), addrs.end());
+  addrs.erase(std::unique(addrs.begin(), addrs.end()), addrs.end());
+  return addrs.size() == 1 && binds_locally(addrs.front()) ? addrs.front().to_string() : "";
 }
 
 std::string route_source_address(const std::string& host, int port) {

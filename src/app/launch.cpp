@@ -98,7 +98,7 @@ int run_agent(const config::LaunchConfig& cfg, util::Env agent_env) {
   asio::io_context ctx(1);
   util::SystemClock clock;
   process::PosixLauncher launcher;
-  auto setup = make_rendezvous(ctx, cfg, clock);
+  auto setup = make_rendezvous(ctx, cfg, agent_env, clock);
   auto io = make_worker_io(ctx, cfg, agent_env);
   Reporter reporter(cfg, agent_env);
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, *setup.rdzv, *io,

@@ -1,6 +1,7 @@
 #include "rendezvous_setup.hpp"
 
 #include "ddprun/agent/local_rendezvous.hpp"
+#include "ddprun/store/token.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -32,14 +33,15 @@ RendezvousSetup single_node(asio::io_context& ctx, const config::LaunchConfig& c
     return setup;
   }
   setup.server = std::make_unique<store::Server>(ctx);
-  std::string bind = is_static ? bindable_address(cfg.master_addr) : "";
+  std::string addr =
+      is_static ? cfg.master_addr : (cfg.local_addr.empty() ? agent::host_fqdn() : cfg.local_addr);
+  // Only this node's workers connect, as MASTER_ADDR: listen where that name leads.
+  std::string bind = is_static ? bindable_address(addr) : exact_bind_address(addr);
   auto port = static_cast<std::uint16_t>(is_static ? cfg.master_port : 0);
   if (auto ok = setup.server->listen(bind, port); !ok) {
     throw Fatal(
         hosting_error("workers' store (--master-port " + std::to_string(port) + ")", ok.error()));
   }
-  std::string addr =
-      is_static ? cfg.master_addr : (cfg.local_addr.empty() ? agent::host_fqdn() : cfg.local_addr);
   agent::MasterEndpoint master{addr, setup.server->port(), true};
   auto* server = setup.server.get();
   setup.rdzv = std::make_unique<agent::LocalRendezvous>(ctx, cfg, master,
@@ -81,13 +83,31 @@ std::string store_bind_address(const config::LaunchConfig& cfg, const config::En
   return loopback && remote_peers ? "" : addr;
 }
 
+/// The rendezvous token (store/auth.hpp), or nullopt; throws Fatal for a bad token file.
+std::optional<std::string> rdzv_token(const config::LaunchConfig& cfg, const util::Env& env) {
+  const auto source = store::decide_token_source(cfg.rdzv_conf, env);
+  auto token = value_or_throw(store::load_token(source));
+  if (token) {
+    spdlog::info("rendezvous authenticated with the token from {}", source.origin);
+  } else {
+    spdlog::info(
+        "the rendezvous is unauthenticated (no --rdzv_conf token_file, {} or job token file; "
+        "see docs/reliability-security.md)",
+        store::k_token_env);
+  }
+  return token;
+}
+
 std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                                          const config::Endpoint& ep) {
+                                          const config::Endpoint& ep,
+                                          const std::optional<std::string>& token) {
   auto [host, explicit_host] = should_host(cfg, ep);
   if (!host) {
     return nullptr;
   }
-  auto server = std::make_unique<store::Server>(ctx);
+  store::ServerOptions options;
+  options.token = token.value_or(std::string());
+  auto server = std::make_unique<store::Server>(ctx, options);
   auto ok = server->listen(store_bind_address(cfg, ep), static_cast<std::uint16_t>(ep.port));
   if (ok) {
     spdlog::info("hosting the rendezvous store on {}:{}", ep.host, server->port());
@@ -152,12 +172,14 @@ rdzv::RdzvSettings settings_for(const config::LaunchConfig& cfg) {
 }
 
 RendezvousSetup multi_node(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                           const util::Clock& clock) {
+                           const util::Env& env, const util::Clock& clock) {
   RendezvousSetup setup;
   auto ep = store_endpoint(cfg);
   auto settings = settings_for(cfg);
-  setup.server = host_store(ctx, cfg, ep);
+  const auto token = rdzv_token(cfg, env);
+  setup.server = host_store(ctx, cfg, ep, token);
   store::ClientOptions options;
+  store::use_rdzv_auth(options, token);
   options.host = ep.host;
   options.port = static_cast<std::uint16_t>(ep.port);
   options.connect_timeout = settings.join_timeout;
@@ -181,8 +203,8 @@ bool is_single_node(const config::LaunchConfig& cfg) {
 }
 
 RendezvousSetup make_rendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                                const util::Clock& clock) {
-  return is_single_node(cfg) ? single_node(ctx, cfg) : multi_node(ctx, cfg, clock);
+                                const util::Env& env, const util::Clock& clock) {
+  return is_single_node(cfg) ? single_node(ctx, cfg) : multi_node(ctx, cfg, env, clock);
 }
 
 }  // namespace ddprun::app

@@ -26,8 +26,9 @@ struct RendezvousSetup {
 };
 
 /// Throws Fatal when a store cannot be hosted or the settings are invalid.
+/// `env` supplies the rendezvous token (DDPRUN_RDZV_TOKEN, the job's token file).
 RendezvousSetup make_rendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                                const util::Clock& clock);
+                                const util::Env& env, const util::Clock& clock);
 
 /// True when the job is this one agent alone.
 bool is_single_node(const config::LaunchConfig& cfg);

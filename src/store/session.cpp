@@ -7,6 +7,8 @@
 
 #include "session.hpp"
 
+#include "nonce.hpp"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -192,8 +194,37 @@ void Session::process() {
   }
 }
 
+bool Session::guard(const Request& request) {
+  const std::string& token = registry_.options.token;
+  if (token.empty()) {
+    return false;
+  }
+  if (is_auth_request(request)) {
+    const auto step = server_auth_step(token, auth_, request, random_nonce_hex());
+    if (step.warning) {
+      spdlog::warn("store: rendezvous authentication from {} failed: {}", peer_, *step.warning);
+    }
+    std::string reply;
+    put_bytes(reply, step.reply);
+    enqueue(std::move(reply));
+    return true;
+  }
+  if (auth_.authenticated) {
+    return false;
+  }
+  if (auto denial = access_denial(request)) {
+    close(*denial);
+    return true;
+  }
+  return false;
+}
+
 void Session::apply(const Request& request) {
-  Effects fx = registry_.kv.apply(id_, request);
+  if (guard(request)) {
+    return;
+  }
+  const bool hide = !registry_.options.token.empty() && !auth_.authenticated;
+  Effects fx = registry_.kv.apply(id_, request, hide ? k_protected_prefix : std::string_view());
   for (const auto& d : fx.deliveries) {
     registry_.deliver(d);
   }

@@ -3,6 +3,7 @@
 // deliveries (STOP_WAITING, watch events) between them.
 
 #include "ddprun/net/asio.hpp"
+#include "ddprun/store/auth.hpp"
 #include "ddprun/store/kv_state.hpp"
 #include "ddprun/store/protocol.hpp"
 #include "ddprun/store/server.hpp"
@@ -49,6 +50,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void process();
   void arm_grace();
   void apply(const Request& request);
+  /// With a token: answers the handshake and refuses protected keys before authentication.
+  /// True when the request was handled here.
+  bool guard(const Request& request);
 
   asio::ip::tcp::socket socket_;
   ConnId id_;
@@ -62,6 +66,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::deque<std::string> outbox_;
   std::size_t outbox_bytes_ = 0;
   bool closed_ = false;
+  ServerAuthState auth_;
 };
 
 }  // namespace ddprun::store

@@ -27,6 +27,8 @@ struct ServerOptions {
   /// Forces D0 or D1 for connections without the VALIDATE hello; legacy_auto detects.
   Dialect legacy_dialect = Dialect::legacy_auto;
   std::chrono::milliseconds opcode8_grace = k_opcode8_grace;
+  /// Non-empty: keys under "ddprun/" need the rendezvous handshake (store/auth.hpp).
+  std::string token;
 };
 
 /// Owns the listening socket, the KvState and every session. All methods run on the
