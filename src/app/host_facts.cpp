@@ -1,13 +1,12 @@
 #include "host_facts.hpp"
 
-#include <algorithm>
-
 #include "ddprun/net/asio.hpp"
 #include "ddprun/sched/gpus.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 

@@ -10,12 +10,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <unistd.h>  // environ
+
 #include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <optional>
-
-#include <unistd.h>  // environ
 
 namespace ddprun::status {
 namespace {

@@ -137,9 +137,8 @@ Result<std::string> check_hello_reply(std::string_view token, std::string_view c
         where));
   }
   const std::string_view server_nonce = reply.substr(0, k_hex_nonce_chars);
-  const std::string_view proof = reply.size() > k_hex_nonce_chars
-                                     ? reply.substr(k_hex_nonce_chars)
-                                     : std::string_view();
+  const std::string_view proof =
+      reply.size() > k_hex_nonce_chars ? reply.substr(k_hex_nonce_chars) : std::string_view();
   if (!is_hex(server_nonce, k_hex_nonce_chars) || !is_hex(proof, k_hex_proof_chars) ||
       !util::constant_time_equal(proof, server_proof(token, client_nonce, server_nonce))) {
     return auth_error(fmt::format(
@@ -161,10 +160,10 @@ Result<void> check_probe_reply(std::string_view reply, std::string_view where) {
   if (reply != k_auth_required_reply) {
     return {};
   }
-  return auth_error(fmt::format(
-      "rendezvous at {} requires a token; pass --rdzv_conf token_file=PATH or set "
-      "DDPRUN_RDZV_TOKEN (the same token as the other nodes)",
-      where));
+  return auth_error(
+      fmt::format("rendezvous at {} requires a token; pass --rdzv_conf token_file=PATH or set "
+                  "DDPRUN_RDZV_TOKEN (the same token as the other nodes)",
+                  where));
 }
 
 TokenSource decide_token_source(const std::map<std::string, std::string>& rdzv_conf,
@@ -176,7 +175,10 @@ TokenSource decide_token_source(const std::map<std::string, std::string>& rdzv_c
     return {TokenKind::env, {}, *v, {}, std::string(k_token_env)};
   }
   const auto job_file = [](const std::string& dir, const std::string& job, const char* var) {
-    return TokenSource{TokenKind::job_file, dir + "/" + std::string(k_job_token_path), {}, job,
+    return TokenSource{TokenKind::job_file,
+                       dir + "/" + std::string(k_job_token_path),
+                       {},
+                       job,
                        fmt::format("${}/{}", var, k_job_token_path)};
   };
   auto slurm_dir = env.get_nonempty("SLURM_SUBMIT_DIR");
@@ -214,8 +216,7 @@ Result<std::string> normalize_token(std::string_view text, std::string_view orig
     text.remove_suffix(1);
   }
   if (text.empty()) {
-    return make_error(ErrorCode::config,
-                      fmt::format("rendezvous token from {} is empty", origin));
+    return make_error(ErrorCode::config, fmt::format("rendezvous token from {} is empty", origin));
   }
   return std::string(text);
 }

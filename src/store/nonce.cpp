@@ -3,10 +3,10 @@
 #include "ddprun/store/auth.hpp"
 #include "ddprun/util/sha256.hpp"
 
+#include <sys/random.h>
+
 #include <random>
 #include <string>
-
-#include <sys/random.h>
 
 namespace ddprun::store {
 

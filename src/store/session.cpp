@@ -7,10 +7,10 @@
 
 #include "session.hpp"
 
-#include "nonce.hpp"
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include "nonce.hpp"
 
 namespace ddprun::store {
 namespace {

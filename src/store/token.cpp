@@ -4,12 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <sys/stat.h>
 
 namespace ddprun::store {
 namespace {

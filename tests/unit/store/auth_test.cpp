@@ -20,8 +20,8 @@ Request cas(std::string_view key, std::string expected) {
 /// Runs the whole exchange; returns the client's verdict and leaves the server state in `st`.
 Result<void> handshake(const std::string& client_token, const std::string& server_token,
                        ServerAuthState& st) {
-  auto hello = server_auth_step(server_token, st, cas(k_auth_hello_key, k_client_nonce),
-                                k_server_nonce);
+  auto hello =
+      server_auth_step(server_token, st, cas(k_auth_hello_key, k_client_nonce), k_server_nonce);
   auto proof = check_hello_reply(client_token, k_client_nonce, hello.reply, "h:1");
   if (!proof) {
     return proof.error();
@@ -143,8 +143,8 @@ TEST(StoreAuthToken, PrecedenceFileThenEnvThenJobFile) {
   auto from_env = decide_token_source({}, env);
   EXPECT_EQ(from_env.kind, TokenKind::env);
   EXPECT_EQ(from_env.value, "from-env");
-  auto job = decide_token_source({}, util::Env{{"SLURM_SUBMIT_DIR", "/home/u/run"},
-                                               {"SLURM_JOB_ID", "42"}});
+  auto job = decide_token_source(
+      {}, util::Env{{"SLURM_SUBMIT_DIR", "/home/u/run"}, {"SLURM_JOB_ID", "42"}});
   EXPECT_EQ(job.kind, TokenKind::job_file);
   EXPECT_EQ(job.path, "/home/u/run/.ddprun/token");
   EXPECT_EQ(job.job_id, "42");
