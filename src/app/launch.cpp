@@ -94,11 +94,11 @@ void apply_omp_threads(const config::LaunchConfig& cfg, const config::HostFacts&
   }
 }
 
-int run_agent(const config::LaunchConfig& cfg, util::Env agent_env) {
+int run_agent(config::LaunchConfig cfg, util::Env agent_env, const std::vector<int>& ports) {
   asio::io_context ctx(1);
   util::SystemClock clock;
   process::PosixLauncher launcher;
-  auto setup = make_rendezvous(ctx, cfg, agent_env, clock);
+  auto setup = make_rendezvous(ctx, cfg, agent_env, ports, clock);
   auto io = make_worker_io(ctx, cfg, agent_env);
   Reporter reporter(cfg, agent_env);
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, *setup.rdzv, *io,
@@ -162,7 +162,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   plan_placements(cfg, env, nvml.value_or(NvmlInfo{}));
   util::Env agent_env = env;
   apply_omp_threads(cfg, host, agent_env);
-  return run_agent(cfg, std::move(agent_env));
+  return run_agent(std::move(cfg), std::move(agent_env), derived_ports(parsed, detected));
 }
 
 }  // namespace ddprun::app

@@ -13,6 +13,7 @@
 #include "ddprun/util/clock.hpp"
 
 #include <memory>
+#include <vector>
 
 #include "store_kv.hpp"
 
@@ -27,8 +28,11 @@ struct RendezvousSetup {
 
 /// Throws Fatal when a store cannot be hosted or the settings are invalid.
 /// `env` supplies the rendezvous token (DDPRUN_RDZV_TOKEN, the job's token file).
-RendezvousSetup make_rendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                                const util::Env& env, const util::Clock& clock);
+/// `port_candidates` (non-empty when the store port was derived from the job id): the host
+/// binds the first free one, the others find it; cfg's port is then set to the one in use.
+RendezvousSetup make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
+                                const util::Env& env, const std::vector<int>& port_candidates,
+                                const util::Clock& clock);
 
 /// True when the job is this one agent alone.
 bool is_single_node(const config::LaunchConfig& cfg);

@@ -51,6 +51,8 @@ class Server {
   /// Connection cap in force (max_connections, lowered by the open-file limit).
   std::size_t connection_limit() const;
   const KvState& state() const;
+  /// Stores a key as a client's SET would (waiters wake, watchers hear of it).
+  void set_local(const std::string& key, std::string value);
   /// KvState::erase_prefix on the served state.
   std::size_t erase_prefix(std::string_view prefix);
 
