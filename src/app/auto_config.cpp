@@ -76,4 +76,12 @@ void apply_scheduler(cli::ParsedArgs& args, const sched::Detected& d) {
   fill(args, "node_rank", d.node_rank);
 }
 
+std::vector<int> derived_ports(const cli::ParsedArgs& args, const sched::Detected& detected) {
+  const char* dest = args.at("rdzv_backend").value == "c10d" ? "rdzv_endpoint" : "master_port";
+  if (args.at(dest).origin != cli::Origin::scheduler) {
+    return {};
+  }
+  return detected.port_candidates;
+}
+
 }  // namespace ddprun::app

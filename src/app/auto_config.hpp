@@ -5,6 +5,8 @@
 #include "ddprun/cli/args.hpp"
 #include "ddprun/sched/detect.hpp"
 
+#include <vector>
+
 namespace ddprun::app {
 
 /// Reads what detection needs from the machine (hostname, PBS nodefile) and runs it. Throws
@@ -15,5 +17,9 @@ sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& ar
 /// a static rendezvous on the head host (node ranks are the scheduler's node indices) unless
 /// the user chose c10d, which then gets the head host as its endpoint.
 void apply_scheduler(cli::ParsedArgs& args, const sched::Detected& detected);
+
+/// The job's candidate rendezvous ports when apply_scheduler chose the port (static
+/// --master-port or the c10d endpoint's port); empty when the user gave it.
+std::vector<int> derived_ports(const cli::ParsedArgs& args, const sched::Detected& detected);
 
 }  // namespace ddprun::app

@@ -6,6 +6,8 @@
 
 #include <map>
 
+#include "host_facts.hpp"
+
 namespace ddprun::app {
 
 namespace {
@@ -64,7 +66,8 @@ Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::Roun
     return rdzv::MasterEndpoint{cfg_.master_addr, cfg_.master_port};
   }
   worker_store_ = std::make_unique<store::Server>(ctx_);
-  if (auto ok = worker_store_->listen("", 0); !ok) {
+  // Workers reach this store at advertise_addr only: listen there, not on every interface.
+  if (auto ok = worker_store_->listen(exact_bind_address(options_.advertise_addr), 0); !ok) {
     return ok.error();
   }
   return rdzv::MasterEndpoint{options_.advertise_addr, worker_store_->port()};

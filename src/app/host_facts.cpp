@@ -6,6 +6,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -114,6 +115,13 @@ std::string bindable_address(const std::string& host) {
     }
   }
   return "";
+}
+
+std::string exact_bind_address(const std::string& host) {
+  auto addrs = resolve_addresses(host);
+  std::sort(addrs.begin(), addrs.end());
+  addrs.erase(std::unique(addrs.begin(), addrs.end()), addrs.end());
+  return addrs.size() == 1 && binds_locally(addrs.front()) ? addrs.front().to_string() : "";
 }
 
 std::string route_source_address(const std::string& host, int port) {

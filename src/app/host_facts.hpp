@@ -30,4 +30,9 @@ bool is_loopback_name(const std::string& host);
 /// The first address of `host` this machine can bind, or "" (then bind every interface).
 std::string bindable_address(const std::string& host);
 
+/// Where a store that clients reach as `host` must listen: the one address `host` names when
+/// it names exactly one and this machine has it (clients resolving `host` find nothing else),
+/// otherwise "" (every interface).
+std::string exact_bind_address(const std::string& host);
+
 }  // namespace ddprun::app

@@ -106,12 +106,12 @@ process::Guardian start_guardian() {
   return std::move(*guardian);
 }
 
-int run_agent(const config::LaunchConfig& cfg, util::Env agent_env) {
+int run_agent(config::LaunchConfig cfg, util::Env agent_env, const std::vector<int>& ports) {
   auto guardian = start_guardian();
   asio::io_context ctx(1);
   util::SystemClock clock;
   process::PosixLauncher launcher(&guardian);
-  auto setup = make_rendezvous(ctx, cfg, clock);
+  auto setup = make_rendezvous(ctx, cfg, agent_env, ports, clock);
   auto io = make_worker_io(ctx, cfg, agent_env);
   Reporter reporter(cfg, agent_env);
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, *setup.rdzv, *io,
@@ -175,7 +175,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   plan_placements(cfg, env, nvml.value_or(NvmlInfo{}));
   util::Env agent_env = env;
   apply_omp_threads(cfg, host, agent_env);
-  return run_agent(cfg, std::move(agent_env));
+  return run_agent(std::move(cfg), std::move(agent_env), derived_ports(parsed, detected));
 }
 
 }  // namespace ddprun::app

@@ -1,6 +1,8 @@
 #include "rendezvous_setup.hpp"
 
 #include "ddprun/agent/local_rendezvous.hpp"
+#include "ddprun/rdzv/state.hpp"
+#include "ddprun/store/token.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -10,6 +12,7 @@
 
 #include "elastic_rendezvous.hpp"
 #include "host_facts.hpp"
+#include "store_port.hpp"
 
 namespace ddprun::app {
 
@@ -32,14 +35,15 @@ RendezvousSetup single_node(asio::io_context& ctx, const config::LaunchConfig& c
     return setup;
   }
   setup.server = std::make_unique<store::Server>(ctx);
-  std::string bind = is_static ? bindable_address(cfg.master_addr) : "";
+  std::string addr =
+      is_static ? cfg.master_addr : (cfg.local_addr.empty() ? agent::host_fqdn() : cfg.local_addr);
+  // Only this node's workers connect, as MASTER_ADDR: listen where that name leads.
+  std::string bind = is_static ? bindable_address(addr) : exact_bind_address(addr);
   auto port = static_cast<std::uint16_t>(is_static ? cfg.master_port : 0);
   if (auto ok = setup.server->listen(bind, port); !ok) {
     throw Fatal(
         hosting_error("workers' store (--master-port " + std::to_string(port) + ")", ok.error()));
   }
-  std::string addr =
-      is_static ? cfg.master_addr : (cfg.local_addr.empty() ? agent::host_fqdn() : cfg.local_addr);
   agent::MasterEndpoint master{addr, setup.server->port(), true};
   auto* server = setup.server.get();
   setup.rdzv = std::make_unique<agent::LocalRendezvous>(ctx, cfg, master,
@@ -81,16 +85,55 @@ std::string store_bind_address(const config::LaunchConfig& cfg, const config::En
   return loopback && remote_peers ? "" : addr;
 }
 
+struct StoreChoices {
+  std::optional<std::string> token;
+  std::vector<int> port_candidates;  ///< derived from the job id; empty: the port is given
+};
+
+/// The rendezvous token (store/auth.hpp), or nullopt; throws Fatal for a bad token file.
+std::optional<std::string> rdzv_token(const config::LaunchConfig& cfg, const util::Env& env) {
+  const auto source = store::decide_token_source(cfg.rdzv_conf, env);
+  auto token = value_or_throw(store::load_token(source));
+  if (token) {
+    spdlog::info("rendezvous authenticated with the token from {}", source.origin);
+  } else {
+    spdlog::info(
+        "the rendezvous is unauthenticated (no --rdzv_conf token_file, {} or job token file; "
+        "see docs/reliability-security.md)",
+        store::k_token_env);
+  }
+  return token;
+}
+
+/// Listens on ep.port, or on the first free derived port (then ep.port becomes it).
+Result<void> listen_for_rendezvous(store::Server& server, const config::LaunchConfig& cfg,
+                                   config::Endpoint& ep, const std::vector<int>& candidates) {
+  const auto bind = store_bind_address(cfg, ep);
+  if (candidates.empty()) {
+    return server.listen(bind, static_cast<std::uint16_t>(ep.port));
+  }
+  auto port = listen_on_first_free(server, bind, ep.host, candidates);
+  if (!port) {
+    return port.error();
+  }
+  ep.port = *port;
+  return {};
+}
+
 std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                                          const config::Endpoint& ep) {
+                                          config::Endpoint& ep, const StoreChoices& choices) {
   auto [host, explicit_host] = should_host(cfg, ep);
   if (!host) {
     return nullptr;
   }
-  auto server = std::make_unique<store::Server>(ctx);
-  auto ok = server->listen(store_bind_address(cfg, ep), static_cast<std::uint16_t>(ep.port));
+  store::ServerOptions options;
+  options.token = choices.token.value_or(std::string());
+  auto server = std::make_unique<store::Server>(ctx, options);
+  auto ok = listen_for_rendezvous(*server, cfg, ep, choices.port_candidates);
   if (ok) {
     spdlog::info("hosting the rendezvous store on {}:{}", ep.host, server->port());
+    server->set_local(rdzv::host_marker_key(cfg.rdzv_id),
+                      ep.host + " pid " + std::to_string(getpid()));
     return server;
   }
   if (explicit_host && cfg.rdzv_backend == "static") {
@@ -105,6 +148,30 @@ std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::L
   spdlog::info("another agent hosts {}:{} ({}); joining as a client", ep.host, ep.port,
                ok.error().message);
   return nullptr;
+}
+
+/// A client of a derived-port store finds the candidate its host bound.
+void find_derived_port(const config::LaunchConfig& cfg, config::Endpoint& ep,
+                       const std::vector<int>& candidates, const store::ClientOptions& options) {
+  if (candidates.empty()) {
+    return;
+  }
+  auto port = find_store_port(ep.host, candidates, rdzv::host_marker_key(cfg.rdzv_id), options,
+                              options.connect_timeout);
+  if (!port) {
+    throw Fatal(make_error(port.error().code, "rendezvous store: " + port.error().message));
+  }
+  spdlog::info("the rendezvous store answers on derived port {}", *port);
+  ep.port = *port;
+}
+
+/// Workers and messages use the port actually chosen.
+void record_port(config::LaunchConfig& cfg, int port) {
+  if (cfg.rdzv_backend == "static") {
+    cfg.master_port = port;
+  } else {
+    cfg.rdzv_endpoint.port = port;
+  }
 }
 
 rdzv::NodeDesc self_desc(const config::LaunchConfig& cfg, const config::Endpoint& ep,
@@ -151,17 +218,23 @@ rdzv::RdzvSettings settings_for(const config::LaunchConfig& cfg) {
   return *settings;
 }
 
-RendezvousSetup multi_node(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                           const util::Clock& clock) {
+RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, const util::Env& env,
+                           const std::vector<int>& port_candidates, const util::Clock& clock) {
   RendezvousSetup setup;
   auto ep = store_endpoint(cfg);
   auto settings = settings_for(cfg);
-  setup.server = host_store(ctx, cfg, ep);
+  const StoreChoices choices{rdzv_token(cfg, env), port_candidates};
+  setup.server = host_store(ctx, cfg, ep, choices);
   store::ClientOptions options;
+  store::use_rdzv_auth(options, choices.token);
   options.host = ep.host;
-  options.port = static_cast<std::uint16_t>(ep.port);
   options.connect_timeout = settings.join_timeout;
   options.op_timeout = settings.read_timeout;
+  if (!setup.server) {
+    find_derived_port(cfg, ep, port_candidates, options);
+  }
+  options.port = static_cast<std::uint16_t>(ep.port);
+  record_port(cfg, ep.port);
   setup.kv = std::make_unique<StoreKv>(ctx, options);
   auto self = self_desc(cfg, ep, setup.server != nullptr);
   setup.dyn = rdzv::DynamicRendezvous::create(ctx, *setup.kv, settings, self, clock);
@@ -180,9 +253,11 @@ bool is_single_node(const config::LaunchConfig& cfg) {
          (cfg.nnodes.max == 1 && (cfg.rdzv_backend == "static" || cfg.rdzv_endpoint.host.empty()));
 }
 
-RendezvousSetup make_rendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
+RendezvousSetup make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
+                                const util::Env& env, const std::vector<int>& port_candidates,
                                 const util::Clock& clock) {
-  return is_single_node(cfg) ? single_node(ctx, cfg) : multi_node(ctx, cfg, clock);
+  return is_single_node(cfg) ? single_node(ctx, cfg)
+                             : multi_node(ctx, cfg, env, port_candidates, clock);
 }
 
 }  // namespace ddprun::app

@@ -13,6 +13,7 @@
 #include "ddprun/util/clock.hpp"
 
 #include <memory>
+#include <vector>
 
 #include "store_kv.hpp"
 
@@ -26,7 +27,11 @@ struct RendezvousSetup {
 };
 
 /// Throws Fatal when a store cannot be hosted or the settings are invalid.
-RendezvousSetup make_rendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
+/// `env` supplies the rendezvous token (DDPRUN_RDZV_TOKEN, the job's token file).
+/// `port_candidates` (non-empty when the store port was derived from the job id): the host
+/// binds the first free one, the others find it; cfg's port is then set to the one in use.
+RendezvousSetup make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
+                                const util::Env& env, const std::vector<int>& port_candidates,
                                 const util::Clock& clock);
 
 /// True when the job is this one agent alone.

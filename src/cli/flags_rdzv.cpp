@@ -35,7 +35,9 @@ std::vector<FlagSpec> rdzv_flags() {
        .env_var = "PET_RDZV_CONF",
        .metavar = "K=V,...",
        .group = g,
-       .help = "Additional rendezvous configuration, e.g. join_timeout=600,read_timeout=60."},
+       .help = "Additional rendezvous configuration, e.g. join_timeout=600,read_timeout=60. "
+               "token_file=PATH authenticates the agents to each other with the secret in PATH "
+               "(mode 600; see also DDPRUN_RDZV_TOKEN)."},
       {.dest = "standalone",
        .spellings = {"--standalone"},
        .kind = FlagKind::boolean,

@@ -44,6 +44,10 @@ constexpr std::string_view k_other_variables[][2] = {
     {"OMP_NUM_THREADS",
      "Set to 1 for the workers when unset and more than one worker runs per node."},
     {"TMPDIR", "Where the default log directory is created."},
+    {"DDPRUN_RDZV_TOKEN",
+     "Secret that authenticates the agents of a multi-node job to each other (after --rdzv-conf "
+     "token_file=PATH; before the job's $SLURM_SUBMIT_DIR/.ddprun/token or "
+     "$PBS_O_WORKDIR/.ddprun/token). See docs/reliability-security.md."},
 };
 
 constexpr std::string_view k_worker_variables =

@@ -96,6 +96,10 @@ std::string state_key(const std::string& run_id) {
   return std::string(k_key_prefix) + run_id + "/state";
 }
 
+std::string host_marker_key(const std::string& run_id) {
+  return std::string(k_key_prefix) + run_id + "/host";
+}
+
 std::string round_prefix(const std::string& run_id, int round) {
   return std::string(k_key_prefix) + run_id + "/" + std::to_string(round) + "/";
 }

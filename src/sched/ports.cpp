@@ -38,6 +38,21 @@ Result<std::vector<int>> parse_port_range(std::string_view text) {
   return ports;
 }
 
+std::string describe_ports(const std::vector<int>& ports) {
+  bool consecutive = !ports.empty();
+  for (std::size_t i = 1; i < ports.size(); ++i) {
+    consecutive = consecutive && ports[i] == ports[i - 1] + 1;
+  }
+  if (consecutive && ports.size() > 1) {
+    return std::to_string(ports.front()) + "-" + std::to_string(ports.back());
+  }
+  std::string out;
+  for (int p : ports) {
+    out += (out.empty() ? "" : ", ") + std::to_string(p);
+  }
+  return out;
+}
+
 std::uint64_t port_key_of(std::string_view job_id) {
   std::uint64_t h = k_fnv_offset;
   for (char c : job_id) {

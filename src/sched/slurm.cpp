@@ -24,6 +24,8 @@ using detail::make_value;
 constexpr std::string_view k_slurm = "slurm";
 constexpr int k_max_nodes = static_cast<int>(k_max_hostlist_names);
 constexpr int k_max_restarts = 1'000'000;
+/// rdzv id of a requeued job: "<job>.<step>.r<SLURM_RESTART_COUNT>".
+constexpr const char* k_epoch_separator = ".r";
 
 Result<std::vector<std::string>> expand_var(const detail::Found& list) {
   auto hosts = expand_hostlist(list.value);
@@ -151,7 +153,8 @@ Result<void> set_slurm_ports(Detected& d, const util::Env& env, std::uint64_t ke
   return {};
 }
 
-Result<void> set_restart_and_gpus(Detected& d, const util::Env& env) {
+/// SLURM_RESTART_COUNT (requeues of a batch job); 0 when unset.
+Result<std::int64_t> set_restart_epoch(Detected& d, const util::Env& env) {
   auto restarts = detail::int_var(env, k_slurm, n::k_slurm_restart_count, 0, k_max_restarts);
   if (!restarts) {
     return restarts.error();
@@ -159,6 +162,10 @@ Result<void> set_restart_and_gpus(Detected& d, const util::Env& env) {
   if (*restarts) {
     d.restart_epoch = make_value(k_slurm, n::k_slurm_restart_count, std::to_string(**restarts));
   }
+  return restarts->value_or(0);
+}
+
+Result<void> set_gpus(Detected& d, const util::Env& env) {
   detail::set_gpu_hint(d, env);
   if (d.nproc_hint) {
     return {};
@@ -193,16 +200,27 @@ Result<Detected> detect_slurm(const util::Env& env) {
   if (!r) {
     return r.error();
   }
+  auto epoch = set_restart_epoch(d, env);
+  if (!epoch) {
+    return epoch.error();
+  }
   const std::string step_text = step ? step->value : (in_step ? "step" : "batch");
-  const std::string id_origin = step ? job->name + " + " + step->name : job->name;
-  d.rdzv_id = make_value(k_slurm, id_origin, job->value + "." + step_text);
+  std::string id_origin = step ? job->name + " + " + step->name : job->name;
+  std::string id_text = job->value + "." + step_text;
+  if (*epoch > 0) {
+    // A requeued job must not meet its previous incarnation's rendezvous state or store.
+    id_origin += " + " + std::string(n::k_slurm_restart_count);
+    id_text += k_epoch_separator + std::to_string(*epoch);
+  }
+  d.rdzv_id = make_value(k_slurm, id_origin, id_text);
   auto step_number = util::parse_int_in(step_text, 0, INT32_MAX);
-  r = set_slurm_ports(d, env, *job_id + static_cast<std::uint64_t>(step_number ? *step_number : 0),
-                      id_origin);
+  const auto key = *job_id + static_cast<std::uint64_t>(step_number ? *step_number : 0) +
+                   static_cast<std::uint64_t>(*epoch) * k_port_candidates;
+  r = set_slurm_ports(d, env, key, id_origin);
   if (!r) {
     return r.error();
   }
-  r = set_restart_and_gpus(d, env);
+  r = set_gpus(d, env);
   if (!r) {
     return r.error();
   }

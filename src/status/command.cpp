@@ -5,9 +5,12 @@
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/status/render.hpp"
 #include "ddprun/store/client.hpp"
+#include "ddprun/store/token.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <unistd.h>  // environ
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +28,7 @@ constexpr double k_ms_per_s = 1000.0;
 struct Args {
   std::string endpoint;
   std::string run_id = k_default_run_id;
+  std::string rdzv_conf;
   double timeout_s = k_default_timeout_s;
   bool json = false;
 };
@@ -37,6 +41,10 @@ void build(CLI::App& app, Args& a) {
   app.add_option("--rdzv-id,--rdzv_id", a.run_id, "rendezvous run id")
       ->capture_default_str()
       ->envname("PET_RDZV_ID");
+  app.add_option("--rdzv-conf,--rdzv_conf", a.rdzv_conf,
+                 "the agents' rendezvous settings; only token_file=PATH is used (the token, like "
+                 "DDPRUN_RDZV_TOKEN, authenticates to a store that requires one)")
+      ->envname("PET_RDZV_CONF");
   app.add_option("--timeout", a.timeout_s, "seconds for connecting and each read")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -70,8 +78,9 @@ Result<std::optional<std::string>> read_state(store::SyncClient& client, const s
   return std::optional<std::string>(std::move(*value));
 }
 
-int show(const Args& a, const config::Endpoint& ep) {
+int show(const Args& a, const config::Endpoint& ep, const std::optional<std::string>& token) {
   store::ClientOptions opts;
+  store::use_rdzv_auth(opts, token);
   opts.host = ep.host;
   opts.port = static_cast<std::uint16_t>(ep.port);
   opts.connect_timeout =
@@ -130,7 +139,18 @@ int status_command(const std::vector<std::string>& args) {
     std::cerr << "ddprun status: --rdzv-endpoint: " << ep.error().message << "\n";
     return k_exit_usage;
   }
-  return show(a, *ep);
+  auto conf = config::parse_rdzv_conf(a.rdzv_conf);
+  if (!conf) {
+    std::cerr << "ddprun status: --rdzv-conf: " << conf.error().message << "\n";
+    return k_exit_usage;
+  }
+  const auto env = util::Env::from_environ(environ);
+  auto token = store::load_token(store::decide_token_source(*conf, env));
+  if (!token) {
+    std::cerr << "ddprun status: " << token.error().message << "\n";
+    return k_exit_usage;
+  }
+  return show(a, *ep, *token);
 }
 
 }  // namespace ddprun::status

@@ -4,9 +4,13 @@
 
 #include "ddprun/store/client.hpp"
 
+#include "ddprun/store/auth.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+
+#include "nonce.hpp"
 
 namespace ddprun::store {
 
@@ -67,6 +71,7 @@ Error Client::io_error(const boost::system::error_code& ec) const {
 
 asio::awaitable<Result<void>> Client::connect_once(std::chrono::milliseconds budget) {
   close();
+  op_name_ = "connect";
   arm(budget);
   boost::system::error_code ec;
   tcp::resolver resolver(io_);
@@ -86,13 +91,56 @@ asio::awaitable<Result<void>> Client::connect_once(std::chrono::milliseconds bud
     co_await asio::async_write(socket_, asio::buffer(hello),
                                asio::redirect_error(asio::use_awaitable, ec));
   }
-  disarm();
   if (ec) {
+    disarm();
     close();
     co_return io_error(ec);
   }
+  if (options_.auth != AuthMode::off) {
+    auto auth = co_await authenticate();
+    if (!auth) {
+      disarm();
+      close();
+      co_return auth;
+    }
+  }
+  disarm();
   connected_ = true;
   co_return Result<void>{};
+}
+
+asio::awaitable<Result<std::string>> Client::exchange(std::string key, std::string expected) {
+  auto sent = co_await send(Request{Op::compare_set, std::move(key), std::move(expected)});
+  if (!sent) {
+    co_return sent.error();
+  }
+  co_return co_await read_bytes();
+}
+
+asio::awaitable<Result<void>> Client::authenticate() {
+  op_name_ = "authenticate";
+  const std::string where = fmt::format("{}:{}", options_.host, options_.port);
+  if (options_.auth == AuthMode::probe) {
+    auto reply = co_await exchange(std::string(k_auth_probe_key), std::string(k_auth_probe_value));
+    if (!reply) {
+      co_return reply.error();
+    }
+    co_return check_probe_reply(*reply, where);
+  }
+  const std::string nonce = random_nonce_hex();
+  auto hello = co_await exchange(std::string(k_auth_hello_key), nonce);
+  if (!hello) {
+    co_return hello.error();
+  }
+  auto proof = check_hello_reply(options_.token, nonce, *hello, where);
+  if (!proof) {
+    co_return proof.error();
+  }
+  auto final_reply = co_await exchange(std::string(k_auth_proof_key), std::move(*proof));
+  if (!final_reply) {
+    co_return final_reply.error();
+  }
+  co_return check_final_reply(*final_reply, where);
 }
 
 asio::awaitable<Result<void>> Client::connect() {
@@ -108,6 +156,10 @@ asio::awaitable<Result<void>> Client::connect() {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
     auto result = co_await connect_once(std::max(left, std::chrono::milliseconds(1)));
+    if (!result && result.error().code == ErrorCode::config) {
+      in_flight_ = false;  // a wrong or missing token does not get better by retrying
+      co_return result;
+    }
     if (result || steady::now() + backoff >= deadline) {
       in_flight_ = false;
       if (!result) {

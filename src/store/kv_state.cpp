@@ -235,7 +235,7 @@ void KvState::disconnect(ConnId conn) {
   conn_watches_.erase(it);
 }
 
-Effects KvState::apply(ConnId conn, const Request& req) {
+Effects KvState::apply(ConnId conn, const Request& req, std::string_view hidden_prefix) {
   Effects fx;
   switch (req.op) {
     case Op::validate:
@@ -264,7 +264,7 @@ Effects KvState::apply(ConnId conn, const Request& req) {
       do_wait(conn, req, fx);
       break;
     case Op::get_num_keys:
-      put_i64(fx.reply, static_cast<std::int64_t>(map_.size()));
+      put_i64(fx.reply, count_keys(hidden_prefix));
       break;
     case Op::watch_key:
       do_watch(conn, req, fx);
@@ -301,7 +301,7 @@ Effects KvState::apply(ConnId conn, const Request& req) {
       break;
     }
     case Op::list_keys:
-      do_list_keys(fx);
+      do_list_keys(fx, hidden_prefix);
       break;
     case Op::barrier:
       do_barrier(conn, req, fx);
@@ -422,19 +422,35 @@ void KvState::do_queue_pop(const Request& req, Effects& fx) {
   }
 }
 
-void KvState::do_list_keys(Effects& fx) const {
+namespace {
+bool is_hidden(std::string_view key, std::string_view hidden_prefix) {
+  return !hidden_prefix.empty() && key.substr(0, hidden_prefix.size()) == hidden_prefix;
+}
+}  // namespace
+
+std::int64_t KvState::count_keys(std::string_view hidden_prefix) const {
+  std::int64_t n = 0;
+  for (const auto& [key, v] : map_) {
+    n += is_hidden(key, hidden_prefix) ? 0 : 1;
+  }
+  return n;
+}
+
+void KvState::do_list_keys(Effects& fx, std::string_view hidden_prefix) const {
   std::size_t total = sizeof(std::uint64_t);
   for (const auto& [key, v] : map_) {
-    total += sizeof(std::uint64_t) + key.size();
+    total += is_hidden(key, hidden_prefix) ? 0 : sizeof(std::uint64_t) + key.size();
   }
   if (total > limits_.max_reply_bytes) {
     fx.close_reason =
         fmt::format("LIST_KEYS reply of {} bytes exceeds {}", total, limits_.max_reply_bytes);
     return;
   }
-  put_i64(fx.reply, static_cast<std::int64_t>(map_.size()));
+  put_i64(fx.reply, count_keys(hidden_prefix));
   for (const auto& [key, v] : map_) {
-    put_bytes(fx.reply, key);
+    if (!is_hidden(key, hidden_prefix)) {
+      put_bytes(fx.reply, key);
+    }
   }
 }
 

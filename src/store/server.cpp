@@ -250,6 +250,16 @@ ServerStats Server::stats() const {
   return s;
 }
 
+void Server::set_local(const std::string& key, std::string value) {
+  constexpr ConnId k_no_connection = 0;  // session ids start at 1
+  const Effects fx =
+      impl_->registry.kv.apply(k_no_connection, Request{Op::set, key, std::move(value)});
+  for (const auto& d : fx.deliveries) {
+    impl_->registry.deliver(d);
+  }
+  impl_->registry.flush_dirty();
+}
+
 std::size_t Server::erase_prefix(std::string_view prefix) {
   return impl_->registry.kv.erase_prefix(prefix);
 }

@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "nonce.hpp"
+
 namespace ddprun::store {
 namespace {
 
@@ -234,11 +236,38 @@ bool Session::refuse_for_memory(const Request& request) {
   return true;
 }
 
+bool Session::guard(const Request& request) {
+  const std::string& token = registry_.options.token;
+  if (token.empty()) {
+    return false;
+  }
+  if (is_auth_request(request)) {
+    const auto step = server_auth_step(token, auth_, request, random_nonce_hex());
+    if (step.warning) {
+      spdlog::warn("store: rendezvous authentication from {} failed: {}",
+                   describe_peer(socket_), *step.warning);
+    }
+    std::string reply;
+    put_bytes(reply, step.reply);
+    append(reply);
+    return true;
+  }
+  if (auth_.authenticated) {
+    return false;
+  }
+  if (auto denial = access_denial(request)) {
+    close(*denial);
+    return true;
+  }
+  return false;
+}
+
 void Session::apply(const Request& request) {
-  if (refuse_for_memory(request)) {
+  if (guard(request) || refuse_for_memory(request)) {
     return;
   }
-  Effects fx = registry_.kv.apply(id_, request);
+  const bool hide = !registry_.options.token.empty() && !auth_.authenticated;
+  Effects fx = registry_.kv.apply(id_, request, hide ? k_protected_prefix : std::string_view());
   for (const auto& d : fx.deliveries) {
     registry_.deliver(d);
   }

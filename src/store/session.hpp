@@ -3,6 +3,7 @@
 // deliveries (STOP_WAITING, watch events) between them and accounts for their memory.
 
 #include "ddprun/net/asio.hpp"
+#include "ddprun/store/auth.hpp"
 #include "ddprun/store/kv_state.hpp"
 #include "ddprun/store/protocol.hpp"
 #include "ddprun/store/server.hpp"
@@ -76,6 +77,9 @@ class Session : public std::enable_shared_from_this<Session> {
   void account_input();
   void arm_grace();
   std::size_t pending_output() const { return out_.size() - out_sent_; }
+  /// With a token: answers the handshake and refuses protected keys before authentication.
+  /// True when the request was handled here.
+  bool guard(const Request& request);
 
   asio::ip::tcp::socket socket_;
   ConnId id_;
@@ -91,6 +95,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool writing_ = false;  ///< a write wait is pending
   bool paused_ = false;   ///< output above the high-water mark: not reading
   bool closed_ = false;
+  ServerAuthState auth_;
 };
 
 }  // namespace ddprun::store

@@ -68,6 +68,9 @@ struct RdzvState {
 
 /// Store key of the state: deliberately not torch's "torch.rendezvous.<id>".
 std::string state_key(const std::string& run_id);
+/// "ddprun/rdzv/<id>/host": set by the agent hosting the store as soon as it listens, so an
+/// agent trying a job's derived ports knows it found this run's store, not a foreign service.
+std::string host_marker_key(const std::string& run_id);
 /// Prefix of per-round keys: "ddprun/rdzv/<id>/<round>/".
 std::string round_prefix(const std::string& run_id, int round);
 

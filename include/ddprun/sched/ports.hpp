@@ -5,6 +5,7 @@
 #include "ddprun/util/result.hpp"
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,6 +22,9 @@ inline constexpr int k_port_candidates = 8;
 /// k_port_candidates ports starting at k_port_base + key % k_port_span, consecutive, wrapping
 /// inside the span. The head node binds the first free one; the other nodes try them in order.
 std::vector<int> candidate_ports(std::uint64_t key);
+
+/// Ports for messages: "30645-30652" when consecutive, else "12000, 12005".
+std::string describe_ports(const std::vector<int>& ports);
 
 /// Slurm's SLURM_STEP_RESV_PORTS ("12000-12010" or "12000") as a list of ports.
 Result<std::vector<int>> parse_port_range(std::string_view text);

@@ -18,6 +18,11 @@
 
 namespace ddprun::store {
 
+/// Rendezvous authentication on every connect (store/auth.hpp): off = a plain TCPStore client
+/// (what workers are); probe = no token, but fail with ErrorCode::config when the store needs
+/// one; token = the mutual handshake with ClientOptions::token.
+enum class AuthMode : std::uint8_t { off, probe, token };
+
 struct ClientOptions {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;
@@ -28,6 +33,8 @@ struct ClientOptions {
   /// d0 works against ours and torch <= 2.0 servers; d1 = torch 2.1; d2 = VALIDATE era.
   Dialect dialect = Dialect::d0;
   std::uint64_t max_reply_bytes = k_client_max_reply_bytes;
+  AuthMode auth = AuthMode::off;
+  std::string token;
 };
 
 using KeyValues = std::vector<std::pair<std::string, std::string>>;
@@ -73,6 +80,9 @@ class Client {
 
  private:
   asio::awaitable<Result<void>> connect_once(std::chrono::milliseconds budget);
+  asio::awaitable<Result<void>> authenticate();
+  /// One COMPARE_SET on the open connection, outside begin()/finish() (used while connecting).
+  asio::awaitable<Result<std::string>> exchange(std::string key, std::string expected);
   asio::awaitable<Result<void>> begin(const char* op, std::chrono::milliseconds timeout);
   template <typename T>
   Result<T> finish(Result<T> result);

@@ -46,7 +46,9 @@ struct KvLimits {
 class KvState {
  public:
   explicit KvState(KvLimits limits = {}) : limits_(limits) {}
-  Effects apply(ConnId conn, const Request& request);
+  /// Keys starting with a non-empty `hidden_prefix` are left out of LIST_KEYS and
+  /// GET_NUM_KEYS (an unauthenticated connection's view of a store with a token).
+  Effects apply(ConnId conn, const Request& request, std::string_view hidden_prefix = {});
   void disconnect(ConnId conn);
 
   std::size_t num_keys() const { return map_.size(); }
@@ -88,7 +90,8 @@ class KvState {
   void do_append(const Request& req, Effects& fx);
   void do_watch(ConnId conn, const Request& req, Effects& fx);
   void do_queue_pop(const Request& req, Effects& fx);
-  void do_list_keys(Effects& fx) const;
+  void do_list_keys(Effects& fx, std::string_view hidden_prefix) const;
+  std::int64_t count_keys(std::string_view hidden_prefix) const;
   void do_barrier(ConnId conn, const Request& req, Effects& fx);
   void do_check(const Request& req, Effects& fx) const;
   void do_multi_get(const Request& req, Effects& fx) const;

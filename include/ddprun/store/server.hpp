@@ -31,6 +31,8 @@ struct ServerOptions {
   /// Forces D0 or D1 for connections without the VALIDATE hello; legacy_auto detects.
   Dialect legacy_dialect = Dialect::legacy_auto;
   std::chrono::milliseconds opcode8_grace = k_opcode8_grace;
+  /// Non-empty: keys under "ddprun/" need the rendezvous handshake (store/auth.hpp).
+  std::string token;
 };
 
 /// The server's own counters: what it holds now and whom it dropped (for tests and logs).
@@ -68,6 +70,8 @@ class Server {
   std::size_t connection_limit() const;
   const KvState& state() const;
   ServerStats stats() const;
+  /// Stores a key as a client's SET would (waiters wake, watchers hear of it).
+  void set_local(const std::string& key, std::string value);
   /// KvState::erase_prefix on the served state.
   std::size_t erase_prefix(std::string_view prefix);
 

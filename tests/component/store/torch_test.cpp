@@ -70,6 +70,33 @@ TEST(StoreTorch, Torch113ClientAgainstOurServer) {
   EXPECT_TRUE(st.eventually([](Server& s) { return s.connection_count() == 0; }));
 }
 
+// Workers cannot authenticate: against a store with a rendezvous token, torch 1.13 sees exactly
+// the store it saw before (the protected rendezvous keys are not even counted).
+TEST(StoreTorch, Torch113ClientAgainstServerWithToken) {
+  if (!torch_available()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch.distributed";
+  ServerOptions opts;
+  opts.token = "job-secret";
+  test::ServerThread st(opts);
+  const auto port = st.start();
+  ClientOptions agent;
+  agent.port = port;
+  agent.auth = AuthMode::token;
+  agent.token = "job-secret";
+  SyncClient owner(agent);
+  ASSERT_TRUE(owner.set("ddprun/rdzv/job/state", "s"));
+  auto py = Subprocess::spawn({k_python, script("torch_client.py"), std::to_string(port)});
+  ASSERT_TRUE(py);
+  const std::string output = py->read_all(k_script_timeout);
+  auto r = parse_results(output);
+  ASSERT_EQ(r["done"], "1") << output;
+  EXPECT_EQ(r["get"], "v1");
+  EXPECT_EQ(r["cs_match"], "newer");
+  EXPECT_EQ(r["num_keys"], "3");
+  EXPECT_EQ(r["blocking_get"], "x");
+  EXPECT_EQ(r["num_keys_end"], "4");
+  EXPECT_EQ(*owner.get("ddprun/rdzv/job/state"), "s");
+}
+
 class TorchServer {
  public:
   bool start() {

@@ -1,5 +1,6 @@
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/sched/detect.hpp"
 
 #include <gtest/gtest.h>
 
@@ -170,4 +171,33 @@ TEST(Resolve, NumaBindingAndPinGpusAreAccepted) {
   EXPECT_TRUE(cfg->placements.empty());  // filled by the app, not by resolve
   EXPECT_EQ(resolve_args({"t.py"})->numa_binding, "");
   EXPECT_FALSE(resolve_args({"t.py"})->pin_gpus);
+}
+
+TEST(Resolve, RequeuedSlurmJobShowsItsRestartEpochInPrintConfig) {
+  const util::Env env{{"SLURM_JOB_ID", "4242"},
+                      {"SLURM_STEP_ID", "0"},
+                      {"SLURM_STEP_NODELIST", "n[1-2]"},
+                      {"SLURM_STEP_NUM_NODES", "2"},
+                      {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"},
+                      {"SLURM_NODEID", "0"},
+                      {"SLURM_RESTART_COUNT", "2"}};
+  auto detected = sched::detect_slurm(env);
+  ASSERT_TRUE(detected) << detected.error().message;
+  auto parsed = cli::parse_args({"--nnodes=2", "t.py"}, env);
+  ASSERT_TRUE(parsed);
+  // What app::apply_scheduler does with a detected value the user left at its default.
+  parsed->settings["rdzv_id"] =
+      cli::Setting{detected->rdzv_id->text, cli::Origin::scheduler, detected->rdzv_id->origin};
+  HostFacts host{8, 2, "11111111-2222-4333-8444-555555555555", "CUDA_VISIBLE_DEVICES"};
+  auto cfg = resolve(*parsed, env, host);
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->rdzv_id, "4242.0.r2");
+  const auto text = render_config(*cfg);
+  const auto line_start = text.find("rdzv_id");
+  ASSERT_NE(line_start, std::string::npos) << text;
+  const auto line = text.substr(line_start, text.find('\n', line_start) - line_start);
+  EXPECT_NE(line.find("4242.0.r2"), std::string::npos) << line;
+  EXPECT_NE(line.find("slurm: SLURM_JOB_ID + SLURM_STEP_ID + SLURM_RESTART_COUNT"),
+            std::string::npos)
+      << line;
 }

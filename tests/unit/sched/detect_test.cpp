@@ -113,8 +113,8 @@ TEST(DetectOrigins, RenderedSlurmStepNamesEachVariable) {
             "nnodes = 2 (slurm: SLURM_STEP_NUM_NODES)\n"
             "node_rank = 0 (slurm: SLURM_NODEID)\n"
             "rdzv_endpoint_host = n1 (slurm: SLURM_STEP_NODELIST (first host))\n"
-            "rdzv_port = 29500 (slurm: SLURM_JOB_ID + SLURM_STEP_ID)\n"
-            "rdzv_id = 100.0 (slurm: SLURM_JOB_ID + SLURM_STEP_ID)\n"
+            "rdzv_port = 29516 (slurm: SLURM_JOB_ID + SLURM_STEP_ID + SLURM_RESTART_COUNT)\n"
+            "rdzv_id = 100.0.r2 (slurm: SLURM_JOB_ID + SLURM_STEP_ID + SLURM_RESTART_COUNT)\n"
             "nproc_hint = 2 (env: CUDA_VISIBLE_DEVICES)\n"
             "restart_epoch = 2 (slurm: SLURM_RESTART_COUNT)\n"
             "tasks_on_node = 1 (slurm: SLURM_STEP_TASKS_PER_NODE)\n");

@@ -89,6 +89,13 @@ TEST(Ports, CandidatesAreDeterministicConsecutiveAndWrap) {
   }
 }
 
+TEST(Ports, DescribesRunsAndLists) {
+  EXPECT_EQ(describe_ports(candidate_ports(0)), "29400-29407");
+  EXPECT_EQ(describe_ports({12000, 12005}), "12000, 12005");
+  EXPECT_EQ(describe_ports({29500}), "29500");
+  EXPECT_EQ(describe_ports({}), "");
+}
+
 TEST(Ports, ParsesReservedRanges) {
   EXPECT_EQ(*parse_port_range("12000-12002"), (std::vector<int>{12000, 12001, 12002}));
   EXPECT_EQ(*parse_port_range("12000"), std::vector<int>{12000});

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace ddprun::sched {
 namespace {
 
@@ -69,7 +71,7 @@ TEST(SlurmDetect, BatchScriptOfMultiNodeJobWarnsAndLeavesNodesAlone) {
   EXPECT_EQ(d.hosts, (Hosts{"gpu-01", "gpu-02"}));
   ASSERT_EQ(d.warnings.size(), 1u);
   EXPECT_TRUE(contains(d.warnings[0], "starts itself on every node through srun")) << d.warnings[0];
-  EXPECT_EQ(d.rdzv_id, (Value{"4242.batch", "slurm: SLURM_JOB_ID"}));
+  EXPECT_EQ(d.rdzv_id, (Value{"4242.batch.r1", "slurm: SLURM_JOB_ID + SLURM_RESTART_COUNT"}));
   EXPECT_EQ(d.restart_epoch, (Value{"1", "slurm: SLURM_RESTART_COUNT"}));
   EXPECT_EQ(d.nproc_hint, (Value{"4", "slurm: SLURM_GPUS_ON_NODE"}));
 }
@@ -131,6 +133,27 @@ TEST(SlurmDetect, PortIsDerivedFromJobAndStep) {
   auto d4 = detect_ok(other_step);
   EXPECT_NE(d4.rdzv_port->text, d.rdzv_port->text);
   EXPECT_NE(d4.rdzv_id->text, d.rdzv_id->text);
+}
+
+TEST(SlurmDetect, RequeuedJobGetsAFreshRunIdAndPortWindow) {
+  auto first = detect_ok(step_one_task_per_node());
+  EXPECT_FALSE(first.restart_epoch.has_value());
+  auto env = step_one_task_per_node();
+  env.set("SLURM_RESTART_COUNT", "0");
+  EXPECT_EQ(detect_ok(env).rdzv_id, first.rdzv_id);  // 0 = the first incarnation
+  env.set("SLURM_RESTART_COUNT", "2");
+  auto requeued = detect_ok(env);
+  EXPECT_EQ(requeued.restart_epoch, (Value{"2", "slurm: SLURM_RESTART_COUNT"}));
+  EXPECT_EQ(requeued.rdzv_id,
+            (Value{"4242.3.r2", "slurm: SLURM_JOB_ID + SLURM_STEP_ID + SLURM_RESTART_COUNT"}));
+  EXPECT_EQ(requeued.port_candidates, candidate_ports(4242 + 3 + 2 * k_port_candidates));
+  for (int p : first.port_candidates) {  // the windows of two incarnations do not overlap
+    EXPECT_EQ(std::count(requeued.port_candidates.begin(), requeued.port_candidates.end(), p), 0);
+  }
+  EXPECT_EQ(requeued.rdzv_port->origin,
+            "slurm: SLURM_JOB_ID + SLURM_STEP_ID + SLURM_RESTART_COUNT");
+  env.set("SLURM_RESTART_COUNT", "x");
+  EXPECT_FALSE(detect_slurm(env).has_value());
 }
 
 TEST(SlurmDetect, ReservedStepPortsWin) {

@@ -1,0 +1,97 @@
+#include "store_port.hpp"
+
+#include "ddprun/sched/ports.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+namespace ddprun::app {
+namespace {
+
+/// A closed port answers at once; this only bounds the client's own retries.
+constexpr std::chrono::milliseconds k_probe_connect_timeout{300};
+/// A foreign service that accepts and never answers costs at most this per candidate.
+constexpr std::chrono::milliseconds k_probe_op_timeout{2000};
+constexpr std::chrono::milliseconds k_probe_pause{500};
+/// Passes in a row in which a store refused our token and none answered as ours before the
+/// refusal is reported (the host may still be starting while another job's store answers).
+constexpr int k_refusal_passes = 6;
+
+enum class Probe { ours, other, refused_token };
+
+Probe probe(const store::ClientOptions& base, int port, const std::string& marker,
+            std::string& why) {
+  auto options = base;
+  options.port = static_cast<std::uint16_t>(port);
+  options.connect_timeout = k_probe_connect_timeout;
+  options.op_timeout = k_probe_op_timeout;
+  store::SyncClient client(options);
+  auto present = client.check({marker});
+  if (present && *present) {
+    return Probe::ours;
+  }
+  if (present) {
+    why = fmt::format("{}:{} is not this run's rendezvous store", options.host, port);
+    return Probe::other;
+  }
+  why = present.error().message;
+  return present.error().code == ErrorCode::config ? Probe::refused_token : Probe::other;
+}
+
+}  // namespace
+
+Result<int> listen_on_first_free(store::Server& server, const std::string& bind_addr,
+                                 const std::string& host, const std::vector<int>& candidates) {
+  std::string last;
+  for (int port : candidates) {
+    auto ok = server.listen(bind_addr, static_cast<std::uint16_t>(port));
+    if (ok) {
+      return port;
+    }
+    spdlog::info("derived rendezvous port {} is taken ({}); trying the next", port,
+                 ok.error().message);
+    last = ok.error().message;
+  }
+  return make_error(ErrorCode::io,
+                    fmt::format("none of the job's derived rendezvous ports {} is free on {} "
+                                "(last: {}); pass --rdzv-endpoint HOST:PORT or --master-port",
+                                sched::describe_ports(candidates), host, last));
+}
+
+Result<int> find_store_port(const std::string& host, const std::vector<int>& candidates,
+                            const std::string& marker, const store::ClientOptions& base,
+                            std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string why;
+  int refusals = 0;
+  for (;;) {
+    std::optional<std::string> token_refusal;
+    for (int port : candidates) {
+      const Probe p = probe(base, port, marker, why);
+      if (p == Probe::ours) {
+        return port;
+      }
+      if (p == Probe::refused_token) {
+        token_refusal = why;
+      }
+    }
+    refusals = token_refusal ? refusals + 1 : 0;
+    if (token_refusal && refusals >= k_refusal_passes) {
+      return make_error(ErrorCode::config, *token_refusal);
+    }
+    if (std::chrono::steady_clock::now() + k_probe_pause >= deadline) {
+      break;
+    }
+    std::this_thread::sleep_for(k_probe_pause);
+  }
+  return make_error(
+      ErrorCode::timeout,
+      fmt::format("no rendezvous store of this run answered on {} ports {} within "
+                  "{} s (last: {})",
+                  host, sched::describe_ports(candidates),
+                  std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), why));
+}
+
+}  // namespace ddprun::app
