@@ -139,7 +139,8 @@ std::unique_ptr<agent::WorkerIo> make_worker_io(asio::io_context& ctx,
   auto routing = parse_routing(cfg);
   auto run_dir = output::make_run_dir(cfg.log_dir, cfg.rdzv_id);
   if (!run_dir) {
-    throw Fatal(make_error(ErrorCode::config, run_dir.error().message));
+    throw Fatal(make_error(ErrorCode::config,
+                           config::source_of(cfg, "log_dir") + " " + run_dir.error().message));
   }
   if (!run_dir->empty()) {
     spdlog::info("log directory set to: {}", *run_dir);

@@ -1,5 +1,7 @@
 #include "ddprun/output/log_dir.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -54,11 +56,13 @@ Result<std::string> ensure_base_dir(std::string_view log_dir) {
   std::string base(log_dir);
   std::error_code ec;
   if (fs::exists(base, ec) && !fs::is_directory(base, ec)) {
-    return make_error(ErrorCode::config, "--log-dir " + base + " is a file, expected a directory");
+    return make_error(ErrorCode::config, util::quoted(base) + ": expected a directory, not a file");
   }
   fs::create_directories(base, ec);
   if (ec) {
-    return make_error(ErrorCode::config, "--log-dir " + base + ": " + ec.message());
+    return make_error(
+        ErrorCode::config,
+        util::quoted(base) + ": expected a directory that can be created (" + ec.message() + ")");
   }
   return base;
 }
