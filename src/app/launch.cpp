@@ -47,6 +47,10 @@ Result<void> preflight(const config::LaunchConfig& cfg, const util::Env& env) {
   const std::string& program = cfg.no_python && !cfg.run_path ? cfg.training_script : cfg.python;
   auto resolved = process::resolve_executable(program, path);
   if (!resolved) {
+    if (&program == &cfg.python) {
+      return make_error(resolved.error().code,
+                        config::source_of(cfg, "python") + ": " + resolved.error().message);
+    }
     return resolved.error();
   }
   if (access(resolved->c_str(), X_OK) != 0) {
@@ -159,6 +163,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
       cfg.node_index = static_cast<int>(*index);
     }
   }
+  check_rendezvous_settings(cfg);
   if (cfg.print_config) {
     std::fputs(config::render_config(cfg).c_str(), stdout);
     return 0;

@@ -201,7 +201,8 @@ rdzv::RdzvSettings settings_for(const config::LaunchConfig& cfg) {
   int min = is_static ? cfg.nnodes.max : cfg.nnodes.min;
   auto settings = rdzv::parse_rdzv_settings(cfg.rdzv_conf, cfg.rdzv_id, min, cfg.nnodes.max);
   if (!settings) {
-    throw Fatal(make_error(ErrorCode::usage, "--rdzv-conf: " + settings.error().message));
+    throw Fatal(make_error(ErrorCode::usage,
+                           config::source_of(cfg, "rdzv_conf") + ": " + settings.error().message));
   }
   if (is_static) {
     settings->join_timeout = k_static_join_timeout;
@@ -209,7 +210,8 @@ rdzv::RdzvSettings settings_for(const config::LaunchConfig& cfg) {
       auto secs = util::parse_int_in(it->second, 1, 1 << 30);
       if (!secs) {
         throw Fatal(
-            make_error(ErrorCode::usage, "--rdzv-conf timeout " + util::quoted(it->second) +
+            make_error(ErrorCode::usage, config::source_of(cfg, "rdzv_conf") + " timeout " +
+                                             util::quoted(it->second) +
                                              ": expected a positive whole number of seconds"));
       }
       settings->join_timeout = std::chrono::seconds(*secs);
@@ -247,6 +249,8 @@ RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, con
 }
 
 }  // namespace
+
+void check_rendezvous_settings(const config::LaunchConfig& cfg) { (void)settings_for(cfg); }
 
 bool is_single_node(const config::LaunchConfig& cfg) {
   return cfg.standalone ||

@@ -34,6 +34,10 @@ RendezvousSetup make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg
                                 const util::Env& env, const std::vector<int>& port_candidates,
                                 const util::Clock& clock);
 
+/// Throws Fatal when --rdzv-conf holds a bad key or value, for single-node jobs too (which
+/// use no rendezvous settings), so that launch() stops before anything is started.
+void check_rendezvous_settings(const config::LaunchConfig& cfg);
+
 /// True when the job is this one agent alone.
 bool is_single_node(const config::LaunchConfig& cfg);
 

@@ -41,7 +41,7 @@ Reporter::Reporter(const config::LaunchConfig& cfg, const util::Env& env)
   if (!cfg.events_file.empty()) {
     auto log = errors::EventLog::open(cfg.events_file, clock_);
     if (!log) {
-      throw Fatal(make_error(ErrorCode::io, log.error().message));
+      throw Fatal(make_error(ErrorCode::config, "--events-file " + log.error().message));
     }
     events_.emplace(std::move(*log));
   }

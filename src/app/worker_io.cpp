@@ -138,8 +138,12 @@ std::unique_ptr<agent::WorkerIo> make_worker_io(asio::io_context& ctx,
                                                 const util::Env& env) {
   auto routing = parse_routing(cfg);
   auto run_dir = output::make_run_dir(cfg.log_dir, cfg.rdzv_id);
+  if (!run_dir && cfg.log_dir.empty()) {
+    throw Fatal(run_dir.error());  // the temporary directory under TMPDIR
+  }
   if (!run_dir) {
-    throw Fatal(run_dir.error());
+    throw Fatal(make_error(run_dir.error().code,
+                           config::source_of(cfg, "log_dir") + " " + run_dir.error().message));
   }
   if (!run_dir->empty()) {
     spdlog::info("log directory set to: {}", *run_dir);

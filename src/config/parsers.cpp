@@ -8,21 +8,31 @@ namespace ddprun::config {
 
 using util::quoted;
 
+namespace {
+constexpr std::string_view k_nnodes_expected = "expected N or MIN:MAX (positive integers)";
+constexpr std::string_view k_endpoint_expected = "expected host[:port] with a port 0-65535";
+}  // namespace
+
+bool is_host_text(std::string_view text) {
+  auto host_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == ':' ||
+           c == '-';
+  };
+  return !text.empty() && std::all_of(text.begin(), text.end(), host_char);
+}
+
 Result<NodeRange> parse_nnodes(std::string_view text) {
   auto parts = util::split(text, ':');
   if (parts.size() > 2) {
-    return make_error(ErrorCode::usage,
-                      "--nnodes " + quoted(text) + " is not in \"N\" or \"MIN:MAX\" format");
+    return make_error(ErrorCode::usage, quoted(text) + ": " + std::string(k_nnodes_expected));
   }
   auto lo = util::parse_int_in(parts[0], 1, 1 << 20);
   auto hi = util::parse_int_in(parts.back(), 1, 1 << 20);
   if (!lo || !hi) {
-    return make_error(ErrorCode::usage,
-                      "--nnodes " + quoted(text) + " must be a positive integer N or MIN:MAX");
+    return make_error(ErrorCode::usage, quoted(text) + ": " + std::string(k_nnodes_expected));
   }
   if (*lo > *hi) {
-    return make_error(ErrorCode::usage,
-                      "--nnodes " + quoted(text) + ": MIN must not be greater than MAX");
+    return make_error(ErrorCode::usage, quoted(text) + ": MIN must not be greater than MAX");
   }
   return NodeRange{static_cast<int>(*lo), static_cast<int>(*hi)};
 }
@@ -38,8 +48,8 @@ Result<std::map<std::string, std::string>> parse_rdzv_conf(std::string_view text
     auto value = eq == std::string::npos ? std::string_view{}
                                          : util::trim(std::string_view(item).substr(eq + 1));
     if (key.empty() || value.empty()) {
-      return make_error(ErrorCode::usage, "--rdzv-conf item " + quoted(item) +
-                                              " is not in key=value form (expected k1=v1,k2=v2)");
+      return make_error(ErrorCode::usage,
+                        "item " + quoted(item) + ": expected key=value items (k1=v1,k2=v2)");
     }
     out[std::string(key)] = std::string(value);
   }
@@ -62,21 +72,17 @@ Result<Endpoint> parse_endpoint(std::string_view text, int default_port) {
       host = host.substr(1, host.size() - 2);
     }
   }
-  auto host_char = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.' || c == ':' ||
-           c == '-';
-  };
-  if (host.empty() || !std::all_of(host.begin(), host.end(), host_char)) {
-    return make_error(ErrorCode::usage, "endpoint " + quoted(text) + " has an invalid host " +
-                                            quoted(host) + " (expected host[:port])");
+  if (!is_host_text(host)) {
+    return make_error(ErrorCode::usage, quoted(text) + ": invalid host " + quoted(host) + ", " +
+                                            std::string(k_endpoint_expected));
   }
   int port = default_port;
   if (!port_text.empty() || t.back() == ':') {
     auto p = port_text.size() <= 5 ? util::parse_int_in(port_text, 0, 65535)
                                    : Result<std::int64_t>(Error{});
     if (!p || port_text.find_first_not_of("0123456789") != std::string::npos) {
-      return make_error(ErrorCode::usage, "endpoint " + quoted(text) + " has an invalid port " +
-                                              quoted(port_text) + " (expected 0-65535)");
+      return make_error(ErrorCode::usage, quoted(text) + ": invalid port " + quoted(port_text) +
+                                              ", " + std::string(k_endpoint_expected));
     }
     port = static_cast<int>(*p);
   }

@@ -2,9 +2,11 @@
 // Each resolve_* step converts one concern and records the origin of every value it sets.
 
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/output/std_spec.hpp"
 #include "ddprun/process/exit_info.hpp"
 #include "ddprun/util/strings.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <set>
 
@@ -48,10 +50,20 @@ class Resolver {
   void note(const std::string& dest, const std::string& value) {
     note(dest, value, origin_of(dest));
   }
-  Error bad(const std::string& dest, const std::string& expected) const {
+  /// The flag or variable a setting's text came from: "--nnodes", "PET_NNODES", "slurm: ...".
+  std::string who(const std::string& dest) const {
     const auto& s = at(dest);
-    std::string who = s.origin == cli::Origin::env ? s.source : "--" + dest_dash(dest);
-    return make_error(ErrorCode::usage, who + " " + quoted(s.value) + ": expected " + expected);
+    return s.origin == cli::Origin::env || s.origin == cli::Origin::scheduler
+               ? s.source
+               : "--" + dest_dash(dest);
+  }
+  Error bad(const std::string& dest, const std::string& expected) const {
+    return make_error(ErrorCode::usage,
+                      who(dest) + " " + quoted(text(dest)) + ": expected " + expected);
+  }
+  /// A parser's error (which quotes the text) prefixed with where the text came from.
+  Error named(const std::string& dest, const Error& e) const {
+    return make_error(ErrorCode::usage, who(dest) + " " + e.message);
   }
   static std::string dest_dash(std::string dest) {
     for (auto& c : dest) {
@@ -73,6 +85,7 @@ class Resolver {
   Result<void> worker_command();
   Result<void> supervision();
   Result<void> logging();
+  Result<void> worker_output();
   Result<void> static_node();
 
   const cli::ParsedArgs& args_;
@@ -84,7 +97,7 @@ class Resolver {
 Result<void> Resolver::nodes_and_workers() {
   auto nodes = parse_nnodes(text("nnodes"));
   if (!nodes) {
-    return nodes.error();
+    return named("nnodes", nodes.error());
   }
   cfg_.nnodes = *nodes;
   note("nnodes", std::to_string(nodes->min) + ":" + std::to_string(nodes->max));
@@ -97,8 +110,12 @@ Result<void> Resolver::nodes_and_workers() {
         n == "cpu" ? "cpu: affinity mask" : "auto: no GPU (" + gpu_from + "), cpu: affinity mask";
   } else if (n == "gpu" || n == "auto") {
     if (gpus == 0) {
+      auto cvd = env_.get("CUDA_VISIBLE_DEVICES");
+      const auto why = host_.gpu_source == "CUDA_VISIBLE_DEVICES" && cvd
+                           ? "CUDA_VISIBLE_DEVICES=" + quoted(*cvd)
+                           : gpu_from;
       return bad("nproc_per_node",
-                 "a count, or 'gpu' only where a CUDA GPU is visible (none is: " + gpu_from + ")");
+                 "a count, or 'gpu' only where a CUDA GPU is visible (none is: " + why + ")");
     }
     cfg_.nproc_per_node = gpus;
     cfg_.nproc_source = n + ": " + gpu_from;
@@ -158,7 +175,7 @@ Result<void> Resolver::rendezvous() {
   note("rdzv_backend", cfg_.rdzv_backend, cfg_.standalone ? forced : origin_of("rdzv_backend"));
   auto ep = parse_endpoint(endpoint_text, k_default_c10d_port);
   if (!ep) {
-    return ep.error();
+    return named("rdzv_endpoint", ep.error());
   }
   cfg_.rdzv_endpoint = *ep;
   if (endpoint_text.empty()) {
@@ -168,7 +185,7 @@ Result<void> Resolver::rendezvous() {
   note("rdzv_id", cfg_.rdzv_id, cfg_.standalone ? forced : origin_of("rdzv_id"));
   auto conf = parse_rdzv_conf(text("rdzv_conf"));
   if (!conf) {
-    return conf.error();
+    return named("rdzv_conf", conf.error());
   }
   cfg_.rdzv_conf = *conf;
   note("rdzv_conf", text("rdzv_conf"));
@@ -186,7 +203,7 @@ Result<void> Resolver::static_node() {
   cfg_.node_rank = *rank;
   note("node_rank", std::to_string(cfg_.node_rank));
   cfg_.master_addr = text("master_addr");
-  if (cfg_.master_addr.empty()) {
+  if (!is_host_text(cfg_.master_addr)) {
     return bad("master_addr", "a host name or address");
   }
   note("master_addr", cfg_.master_addr);
@@ -197,6 +214,9 @@ Result<void> Resolver::static_node() {
   cfg_.master_port = *port;
   note("master_port", std::to_string(cfg_.master_port));
   cfg_.local_addr = text("local_addr");
+  if (!cfg_.local_addr.empty() && !is_host_text(cfg_.local_addr)) {
+    return bad("local_addr", "a host name or address");
+  }
   note("local_addr", cfg_.local_addr);
   return {};
 }
@@ -288,16 +308,33 @@ Result<void> Resolver::supervision() {
   return {};
 }
 
-Result<void> Resolver::logging() {
-  cfg_.log_dir = text("log_dir");
-  note("log_dir", cfg_.log_dir.empty() ? "(a new torchelastic_* directory)" : cfg_.log_dir,
-       origin_of("log_dir"));
+// -r, -t and --local-ranks-filter, checked here so that a bad value stops the launch before
+// anything (a fan-out included) is started.
+Result<void> Resolver::worker_output() {
+  for (const char* dest : {"redirects", "tee"}) {
+    if (!output::parse_std_spec(text(dest), dest)) {
+      return bad(dest, "0-3 or a per-rank map such as 0:1,1:2 (local ranks 0-9)");
+    }
+  }
   cfg_.redirects = text("redirects");
   note("redirects", cfg_.redirects);
   cfg_.tee = text("tee");
   note("tee", cfg_.tee);
+  if (!output::parse_local_ranks_filter(text("local_ranks_filter"))) {
+    return bad("local_ranks_filter", "a comma-separated list of local ranks such as 0,1");
+  }
   cfg_.local_ranks_filter = text("local_ranks_filter");
   note("local_ranks_filter", cfg_.local_ranks_filter);
+  return {};
+}
+
+Result<void> Resolver::logging() {
+  cfg_.log_dir = text("log_dir");
+  note("log_dir", cfg_.log_dir.empty() ? "(a new torchelastic_* directory)" : cfg_.log_dir,
+       origin_of("log_dir"));
+  if (auto r = worker_output(); !r) {
+    return r;
+  }
   cfg_.events_file = text("events_file");
   note("events_file", cfg_.events_file);
   cfg_.log_level = text("log_level").empty() ? "info" : util::to_lower(text("log_level"));
@@ -311,6 +348,10 @@ Result<void> Resolver::logging() {
     return bad("logs_specs", "nothing: custom Python log specs cannot be loaded by ddprun");
   }
   cfg_.event_log_handler = text("event_log_handler");
+  static const std::set<std::string> handlers{"null", "console", "dynamic_rendezvous"};
+  if (handlers.count(cfg_.event_log_handler) == 0) {
+    return bad("event_log_handler", "null, console or dynamic_rendezvous");
+  }
   note("event_log_handler", cfg_.event_log_handler);
   return {};
 }
@@ -334,6 +375,18 @@ Result<LaunchConfig> Resolver::run() {
 Result<LaunchConfig> resolve(const cli::ParsedArgs& args, const util::Env& env,
                              const HostFacts& host) {
   return Resolver(args, env, host).run();
+}
+
+std::string source_of(const LaunchConfig& config, std::string_view name) {
+  const std::string env_prefix = "env ";
+  for (const auto& item : config.items) {
+    if (item.name == name && util::starts_with(item.origin, env_prefix)) {
+      return item.origin.substr(env_prefix.size());
+    }
+  }
+  std::string flag = "--" + std::string(name);
+  std::replace(flag.begin() + 2, flag.end(), '_', '-');
+  return flag;
 }
 
 std::string render_config(const LaunchConfig& config) {

@@ -12,6 +12,11 @@ namespace {
 
 using OrderedJson = nlohmann::ordered_json;
 
+// Worker output is not always UTF-8: invalid bytes become U+FFFD instead of an exception.
+std::string dump(const OrderedJson& doc) {
+  return doc.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& line : lines) {
@@ -30,7 +35,7 @@ std::optional<std::string> copy_with_error_code(const std::string& raw, int exit
   if (exit_code != 0 && message != doc.end() && message->is_object()) {
     (*message)["errorCode"] = exit_code;
   }
-  return doc.dump();
+  return dump(doc);
 }
 
 }  // namespace
@@ -46,7 +51,7 @@ std::string render_error_record(std::string_view message, std::string_view calls
   }
   OrderedJson doc;
   doc["message"] = std::move(inner);
-  return doc.dump();
+  return dump(doc);
 }
 
 std::string render_parent_error_file(const ProcessFailure& root) {

@@ -3,7 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <string>
 
 namespace ddprun::errors {
@@ -15,14 +17,27 @@ Error bad_file(const std::string& why) {
   return make_error(ErrorCode::protocol, "error file " + why);
 }
 
-// Python int() on the timestamp: a number or a decimal string. Anything else is dropped
-// rather than crashing the agent the way torchrun does.
+// 2^63: doubles in [-2^63, 2^63) convert to int64 without overflow.
+constexpr double k_int64_span = 9223372036854775808.0;
+// Deeper JSON would only come from a broken worker, and printing it recurses once per level.
+constexpr std::size_t k_max_nesting = 64;
+
+// Python int() on the timestamp: a number or a decimal string. Anything else, and a number
+// past int64, is dropped rather than crashing the agent the way torchrun does.
 std::optional<std::int64_t> to_timestamp(const Json& value) {
+  if (value.is_number_unsigned()) {
+    auto u = value.get<std::uint64_t>();
+    return u <= static_cast<std::uint64_t>(INT64_MAX) ? std::optional<std::int64_t>(u)
+                                                      : std::nullopt;
+  }
   if (value.is_number_integer()) {
     return value.get<std::int64_t>();
   }
   if (value.is_number_float()) {
-    return static_cast<std::int64_t>(value.get<double>());
+    const double d = value.get<double>();
+    return d >= -k_int64_span && d < k_int64_span
+               ? std::optional<std::int64_t>(static_cast<std::int64_t>(d))
+               : std::nullopt;
   }
   if (value.is_string()) {
     auto parsed = util::parse_int(value.get<std::string>());
@@ -59,11 +74,36 @@ std::optional<std::int64_t> dict_timestamp(const Json& message) {
   return ts != extra->end() ? to_timestamp(*ts) : std::nullopt;
 }
 
+// The deepest nesting of arrays and objects in `json` (brackets inside strings do not count).
+std::size_t nesting_depth(std::string_view json) {
+  std::size_t depth = 0;
+  std::size_t deepest = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (char c : json) {
+    if (in_string) {
+      in_string = escaped || c != '"';
+      escaped = !escaped && c == '\\';
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 }  // namespace
 
 Result<ErrorRecord> parse_error_file(std::string_view json) {
   if (util::trim(json).empty()) {
     return bad_file("is empty (the worker may have died while writing it)");
+  }
+  if (nesting_depth(json) > k_max_nesting) {
+    return bad_file("nests arrays or objects deeper than " + std::to_string(k_max_nesting) +
+                    " levels");
   }
   Json doc = Json::parse(json.begin(), json.end(), nullptr, false);
   if (doc.is_discarded()) {

@@ -1,6 +1,7 @@
 #include "ddprun/errors/event_log.hpp"
 
 #include "ddprun/errors/failure.hpp"
+#include "ddprun/util/strings.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -27,8 +28,9 @@ std::string render_event(double ts, std::string_view name, const EventFields& fi
 Result<EventLog> EventLog::open(const std::string& path, const util::Clock& clock) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return make_error(ErrorCode::config,
-                      "--events-file " + path + ": cannot open (" + std::strerror(errno) + ")");
+    return make_error(ErrorCode::config, util::quoted(path) +
+                                             ": expected a file that can be appended to (" +
+                                             std::strerror(errno) + ")");
   }
   return EventLog(fd, clock);
 }

@@ -1,5 +1,7 @@
 #include "ddprun/output/log_dir.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -60,12 +62,13 @@ Result<std::string> ensure_base_dir(std::string_view log_dir) {
   std::string base(log_dir);
   std::error_code ec;
   if (fs::exists(base, ec) && !fs::is_directory(base, ec)) {
-    return make_error(ErrorCode::config, "--log-dir " + base + " is a file, expected a directory");
+    return make_error(ErrorCode::config, util::quoted(base) + ": expected a directory, not a file");
   }
   fs::create_directories(base, ec);
   if (ec) {
-    return make_error(ErrorCode::io,
-                      "--log-dir " + base + ": cannot create it (" + ec.message() + ")");
+    return make_error(
+        ErrorCode::config,
+        util::quoted(base) + ": expected a directory that can be created (" + ec.message() + ")");
   }
   return base;
 }
@@ -98,8 +101,9 @@ Result<std::string> make_run_dir(std::string_view log_dir, std::string_view run_
   }
   auto run_dir = make_temp_dir(*base, std::string(run_id) + "_");
   if (!run_dir) {
-    return make_error(ErrorCode::io, "--log-dir " + *base +
-                                         ": cannot create the run directory in it (" +
+    return make_error(ErrorCode::io, util::quoted(*base) +
+                                         ": expected a directory where the run directory can be "
+                                         "created (" +
                                          run_dir.error().message + ")");
   }
   return run_dir;

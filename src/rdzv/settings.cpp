@@ -31,7 +31,7 @@ Result<std::int64_t> parse_positive(const std::string& key, const std::string& w
                                     const std::string& text) {
   auto n = util::parse_int(text);
   if (!n) {
-    return make_error(ErrorCode::config, "rdzv_conf " + key + "=" + util::quoted(text) +
+    return make_error(ErrorCode::config, "rdzv_conf " + util::quoted(key + "=" + text) +
                                              ": expected a whole number of seconds");
   }
   if (*n <= 0) {
@@ -39,9 +39,23 @@ Result<std::int64_t> parse_positive(const std::string& key, const std::string& w
                       "The " + words + " (" + std::to_string(*n) + ") must be positive.");
   }
   if (*n > k_max_conf_int) {
-    return make_error(ErrorCode::config, "rdzv_conf " + key + "=" + text + " is too large");
+    return make_error(ErrorCode::config, "rdzv_conf " + util::quoted(key + "=" + text) +
+                                             ": expected at most " +
+                                             std::to_string(k_max_conf_int) + " seconds");
   }
   return *n;
+}
+
+std::string known_keys() {
+  std::string out;
+  for (const auto& d : k_duration_keys) {
+    out += std::string(d.key) + ", ";
+  }
+  out += "keep_alive_max_attempt";
+  for (const char* key : k_passthrough_conf_keys) {
+    out += std::string(", ") + key;
+  }
+  return out;
 }
 
 bool is_passthrough(const std::string& key) {
@@ -71,8 +85,9 @@ Result<void> apply_key(RdzvSettings& s, const std::string& key, const std::strin
   if (is_passthrough(key)) {
     return {};
   }
-  return make_error(ErrorCode::config,
-                    "rdzv_conf: unknown key " + util::quoted(key) + " for the c10d rendezvous");
+  return make_error(ErrorCode::config, "rdzv_conf " + util::quoted(key + "=" + value) +
+                                           ": unknown key, expected a c10d rendezvous key (" +
+                                           known_keys() + ")");
 }
 
 }  // namespace

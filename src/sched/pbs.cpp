@@ -63,14 +63,18 @@ Result<void> set_node_rank(Detected& d, const util::Env& env, const std::string&
                                  ") and PBS_NODENUM is not set; pass --node-rank");
 }
 
-void set_gpu_hint(Detected& d, const util::Env& env) {
+Result<void> set_gpu_hint(Detected& d, const util::Env& env) {
   detail::set_gpu_hint(d, env);
   auto ngpus = detail::int_var(env, k_pbs, n::k_pbs_ngpus, 1, k_max_gpus);
+  if (!ngpus) {
+    return ngpus.error();
+  }
   const auto nodes = static_cast<int>(d.hosts.size());
-  if (d.nproc_hint || !ngpus || !*ngpus || **ngpus % nodes != 0) {
-    return;
+  if (d.nproc_hint || !*ngpus || **ngpus % nodes != 0) {
+    return {};
   }
   d.nproc_hint = make_value(k_pbs, "PBS_NGPUS / nodes", std::to_string(**ngpus / nodes));
+  return {};
 }
 
 }  // namespace
@@ -98,7 +102,10 @@ Result<Detected> detect_pbs(const util::Env& env, const std::string& nodefile_co
   if (!r) {
     return r.error();
   }
-  set_gpu_hint(d, env);
+  r = set_gpu_hint(d, env);
+  if (!r) {
+    return r.error();
+  }
   return d;
 }
 

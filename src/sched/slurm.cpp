@@ -30,7 +30,8 @@ constexpr const char* k_epoch_separator = ".r";
 Result<std::vector<std::string>> expand_var(const detail::Found& list) {
   auto hosts = expand_hostlist(list.value);
   if (!hosts) {
-    return config_error(k_slurm, list.name + ": " + hosts.error().message);
+    return config_error(k_slurm, list.name + ": " + hosts.error().message +
+                                     " (expected a hostlist such as node[01-04],gpu7)");
   }
   return hosts;
 }
@@ -72,9 +73,10 @@ Result<void> read_step(Detected& d, const util::Env& env, const detail::Found& n
   auto count = detail::first_of(env, {n::k_slurm_step_num_nodes, n::k_slurm_nnodes});
   auto counted = count ? util::parse_int(count->value) : Result<std::int64_t>(std::int64_t{0});
   if (count && (!counted || *counted != static_cast<std::int64_t>(hosts->size()))) {
-    return config_error(k_slurm, nodelist.name + "=" + util::quoted(nodelist.value) + " has " +
-                                     std::to_string(hosts->size()) + " hosts but " + count->name +
-                                     "=" + count->value);
+    return config_error(k_slurm, count->name + "=" + util::quoted(count->value) +
+                                     ": expected the number of hosts in " + nodelist.name + "=" +
+                                     util::quoted(nodelist.value) + " (" +
+                                     std::to_string(hosts->size()) + ")");
   }
   const int nnodes = static_cast<int>(hosts->size());
   detail::set_hosts(d, std::move(*hosts), nodelist.name);

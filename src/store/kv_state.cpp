@@ -459,7 +459,10 @@ void KvState::do_barrier(ConnId conn, const Request& req, Effects& fx) {
   if (const auto it = map_.find(req.key); it != map_.end()) {
     count = parse_stoll_prefix(it->second).value_or(0);
   }
-  ++count;
+  if (__builtin_add_overflow(count, 1, &count)) {
+    fx.close_reason = fmt::format("BARRIER overflows key '{}'", loggable_key(req.key));
+    return;
+  }
   const std::string text = std::to_string(count);
   if (count < req.number) {
     put(req.key, text);  // below the target: record progress without waking anyone

@@ -43,7 +43,29 @@ std::string to_lower(std::string_view s) {
   return out;
 }
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// Control characters are escaped as Python's repr does, so that a message naming a value
+// stays on one line whatever the value holds.
+std::string quoted(std::string_view s) {
+  static constexpr char k_hex[] = "0123456789abcdef";
+  constexpr unsigned char k_first_printable = 0x20;
+  constexpr unsigned char k_delete = 0x7f;
+  std::string out = "'";
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < k_first_printable || u == k_delete) {
+      out += {'\\', 'x', k_hex[u >> 4U], k_hex[u & 0xfU]};
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
 
 Result<std::int64_t> parse_int(std::string_view text) {
   auto t = trim(text);

@@ -129,7 +129,8 @@ TEST(ChaosDisk, NoInodeLeftForTheRunDirectoryIsOneLine) {
       {"--nproc_per_node=1", "--log_dir=" + tmp.path() + "/logs", "--no_python", "/bin/true"});
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(last_line(r.err).find("--log-dir " + tmp.path() + "/logs"), std::string::npos) << r.err;
+  EXPECT_NE(last_line(r.err).find("--log-dir '" + tmp.path() + "/logs'"), std::string::npos)
+      << r.err;
   EXPECT_NE(last_line(r.err).find("No space left on device"), std::string::npos) << r.err;
 }
 
@@ -138,20 +139,23 @@ TEST(ChaosDisk, UnwritableDirectoriesAreOneLineNamingThePath) {
   if (ro.path.empty()) {
     GTEST_SKIP() << (ro.fs ? ro.fs->reason() : "no unwritable directory");
   }
+  // A directory that cannot be made is a bad value (2); an existing one that refuses the run
+  // directory is an I/O failure (1).
   struct Row {
     std::vector<std::string> args;
     std::string names;
+    int status;
   } rows[] = {
-      {{"--log_dir=" + ro.path}, "--log-dir " + ro.path},
-      {{"--log_dir=" + ro.path + "/sub"}, "--log-dir " + ro.path + "/sub"},
-      {{"--events_file=" + ro.path + "/events.jsonl"}, "--events-file " + ro.path},
+      {{"--log_dir=" + ro.path}, "--log-dir '" + ro.path + "'", 1},
+      {{"--log_dir=" + ro.path + "/sub"}, "--log-dir '" + ro.path + "/sub'", 2},
+      {{"--events_file=" + ro.path + "/events.jsonl"}, "--events-file '" + ro.path, 2},
   };
   for (const auto& row : rows) {
     auto args = row.args;
     args.insert(args.end(), {"--nproc_per_node=1", "--no_python", "/bin/true"});
     auto r = run_ddprun(args);
     EXPECT_FALSE(r.timed_out) << row.names;
-    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(r.status, row.status) << r.err;
     EXPECT_EQ(last_line(r.err).rfind("ddprun: error: ", 0), 0u) << r.err;
     EXPECT_NE(last_line(r.err).find(row.names), std::string::npos) << r.err;
   }

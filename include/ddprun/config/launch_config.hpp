@@ -95,17 +95,26 @@ struct LaunchConfig {
   std::vector<ConfigItem> items;  ///< every setting with its origin, for --print-config
 };
 
-/// Converts and validates parsed arguments. Errors are ErrorCode::usage with one line naming
-/// the flag (or environment variable), the value and what was expected.
+/// Converts and validates parsed arguments (the -r/-t/--local-ranks-filter values included). Errors
+/// are ErrorCode::usage with one line naming the flag (or environment variable), the value and what
+/// was expected.
 Result<LaunchConfig> resolve(const cli::ParsedArgs& args, const util::Env& env,
                              const HostFacts& host);
 
+/// The parsers' errors quote the text but do not name the option: resolve() prefixes the flag
+/// or environment variable the text came from.
 /// `--nnodes` text: "N" or "MIN:MAX" with 0 < MIN <= MAX.
 Result<NodeRange> parse_nnodes(std::string_view text);
 /// `--rdzv-conf` text: "k1=v1,k2=v2" (keys and values stripped, neither may be empty).
 Result<std::map<std::string, std::string>> parse_rdzv_conf(std::string_view text);
+/// A host name or address as the endpoints accept it: letters, digits, '.', '-', '_', ':'.
+bool is_host_text(std::string_view text);
 /// `host[:port]`, `[v6]:port` or `[v6]`; a missing port becomes `default_port`.
 Result<Endpoint> parse_endpoint(std::string_view text, int default_port);
+
+/// Where a resolved setting came from, for messages: its variable ("PET_LOG_DIR",
+/// "PYTHON_EXEC") when the environment gave it, else its flag ("--log-dir").
+std::string source_of(const LaunchConfig& config, std::string_view name);
 
 /// The "name = value (origin)" listing printed by --print-config.
 std::string render_config(const LaunchConfig& config);

@@ -32,7 +32,8 @@ Result<bool> parse_bool_word(std::string_view text);
 /// collapses $$ to $, leaves every other $ untouched.
 std::string substitute_var(std::string_view text, std::string_view name, std::string_view value);
 
-/// Quote a string for messages: 'abc' (single quotes, like Python's repr of a plain str).
+/// Quote a string for messages: 'abc' (single quotes, like Python's repr of a plain str), with
+/// control characters escaped ('a\nb', '\x00') so that the message stays on one line.
 std::string quoted(std::string_view s);
 
 }  // namespace ddprun::util

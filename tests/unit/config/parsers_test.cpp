@@ -100,6 +100,53 @@ TEST(Resolve, BadValuesNameTheFlagAndValue) {
   }
 }
 
+// Regressions found by the bad-input table (tests/e2e/bad_input_e2e_test.cpp): values that
+// were accepted until a later stage (or for good), and parser errors that named the flag even
+// when the value came from the environment.
+TEST(Resolve, RejectsWhatLaterStagesUsedToAccept) {
+  struct Row {
+    util::Env env;
+    std::vector<std::string> args;
+    std::string message;
+  } rows[] = {
+      {{},
+       {"--event_log_handler=x", "t.py"},
+       "--event-log-handler 'x': expected null, console or dynamic_rendezvous"},
+      {{},
+       {"-r", "4", "t.py"},
+       "--redirects '4': expected 0-3 or a per-rank map such as 0:1,1:2 (local ranks 0-9)"},
+      {{{"PET_TEE", "0:4"}},
+       {"t.py"},
+       "PET_TEE '0:4': expected 0-3 or a per-rank map such as 0:1,1:2 (local ranks 0-9)"},
+      {{},
+       {"--local_ranks_filter=x", "t.py"},
+       "--local-ranks-filter 'x': expected a comma-separated list of local ranks such as 0,1"},
+      {{},
+       {"--master_addr=bad host", "t.py"},
+       "--master-addr 'bad host': expected a host name or address"},
+      {{}, {"--local_addr=a/b", "t.py"}, "--local-addr 'a/b': expected a host name or address"},
+      {{{"PET_NNODES", "3:2"}}, {"t.py"}, "PET_NNODES '3:2': MIN must not be greater than MAX"},
+      {{},
+       {"--rdzv_endpoint=h:x", "t.py"},
+       "--rdzv-endpoint 'h:x': invalid port 'x', expected host[:port] with a port 0-65535"},
+      {{{"PET_RDZV_CONF", "a=1,b"}},
+       {"t.py"},
+       "PET_RDZV_CONF item 'b': expected key=value items (k1=v1,k2=v2)"},
+  };
+  for (const auto& r : rows) {
+    auto cfg = resolve_args(r.args, r.env);
+    ASSERT_FALSE(cfg) << r.message;
+    EXPECT_EQ(cfg.error().message, r.message);
+  }
+}
+
+TEST(Resolve, SourceOfNamesTheVariableOrTheFlag) {
+  auto cfg = resolve_args({"--log_dir=/tmp/x", "t.py"}, util::Env{{"PET_RDZV_CONF", "a=1"}});
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(source_of(*cfg, "rdzv_conf"), "PET_RDZV_CONF");
+  EXPECT_EQ(source_of(*cfg, "log_dir"), "--log-dir");
+}
+
 TEST(Resolve, EnvDefaultsAreNamedInErrorsAndOrigins) {
   auto bad = resolve_args({"t.py"}, util::Env{{"PET_MAX_RESTARTS", "x"}});
   ASSERT_FALSE(bad);

@@ -50,6 +50,18 @@ TEST(RenderParentErrorFile, WritesOwnRecordWithoutWorkerFile) {
   EXPECT_TRUE(parse_error_file(doc.dump()));
 }
 
+// Regression: a worker's stderr that is not UTF-8 made the JSON dump throw.
+TEST(RenderParentErrorFile, ReplacesInvalidUtf8FromStderr) {
+  FailureInput in;
+  in.exit_code = 1;
+  in.stderr_tail = {"caf\xc3\xa9", "bad \xff\xfe bytes"};
+  std::string text;
+  ASSERT_NO_THROW(text = render_parent_error_file(make_failure(in)));
+  auto doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc["message"]["extraInfo"]["py_callstack"],
+            "caf\xc3\xa9\nbad \xef\xbf\xbd\xef\xbf\xbd bytes\n");
+}
+
 TEST(RenderErrorRecord, OmitsZeroErrorCode) {
   EXPECT_EQ(
       render_error_record("SignalException: got 15", "tb", 7, 0),

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 namespace ddprun::errors {
 namespace {
 
@@ -41,6 +44,36 @@ TEST(ParseErrorFile, DropsNonNumericTimestamp) {
       parse_error_file(R"({"message": {"message": "m", "extraInfo": {"timestamp": "yesterday"}}})");
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->timestamp.has_value());
+}
+
+// Regression: a float timestamp past int64 was converted with undefined behaviour.
+TEST(ParseErrorFile, DropsTimestampsPastInt64) {
+  for (const char* ts : {"1e300", "-1e19", "9223372036854775808.0", "18446744073709551615"}) {
+    auto r = parse_error_file(std::string(R"({"message": "m", "timestamp": )") + ts + "}");
+    ASSERT_TRUE(r) << ts;
+    EXPECT_FALSE(r->timestamp.has_value()) << ts;
+  }
+  auto edge = parse_error_file(R"({"message": "m", "timestamp": 9223372036854775807})");
+  ASSERT_TRUE(edge);
+  EXPECT_EQ(edge->timestamp, INT64_MAX);
+  auto negative = parse_error_file(R"({"message": "m", "timestamp": -1.5e3})");
+  ASSERT_TRUE(negative);
+  EXPECT_EQ(negative->timestamp, -1500);
+}
+
+// Printing JSON recurses once per level: a file nested a million deep would overflow the
+// agent's stack when its traceback or the parent error file is rendered.
+TEST(ParseErrorFile, RefusesDeepNesting) {
+  const std::size_t depth = 1'000'000;
+  auto deep =
+      R"({"message": {"message": )" + std::string(depth, '[') + std::string(depth, ']') + "}}";
+  auto r = parse_error_file(deep);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "error file nests arrays or objects deeper than 64 levels");
+  // Brackets inside strings (after an escaped quote too) are text, not nesting.
+  auto text = parse_error_file(R"({"message": ")" + std::string(100, '[') + R"(\"[["})");
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_EQ(text->traceback, std::string(100, '[') + "\"[[");
 }
 
 TEST(ParseErrorFile, RejectsBadFilesWithAReason) {

@@ -63,11 +63,13 @@ TEST(RdzvSettings, RejectsBadValues) {
       {{{"join_timeout", "1.5"}},
        1,
        1,
-       "rdzv_conf join_timeout='1.5': expected a whole number of seconds"},
+       "rdzv_conf 'join_timeout=1.5': expected a whole number of seconds"},
       {{{"join_timout", "5"}},
        1,
        1,
-       "rdzv_conf: unknown key 'join_timout' for the c10d rendezvous"},
+       "rdzv_conf 'join_timout=5': unknown key, expected a c10d rendezvous key (join_timeout, "
+       "last_call_timeout, close_timeout, heartbeat_timeout, keep_alive_interval, read_timeout, "
+       "keep_alive_max_attempt, is_host, store_type, timeout, rank, use_libuv, token_file)"},
       {{}, 0, 1, "nnodes 0:1: expected 1 <= MIN <= MAX"},
       {{}, 3, 2, "nnodes 3:2: expected 1 <= MIN <= MAX"},
   };

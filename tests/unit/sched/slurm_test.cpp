@@ -192,8 +192,10 @@ TEST(SlurmDetect, RejectsNodelistThatDisagreesWithNodeCount) {
   auto env = step_one_task_per_node();
   env.set("SLURM_STEP_NUM_NODES", "3");
   auto msg = detect_error(env);
-  EXPECT_TRUE(contains(msg, "SLURM_STEP_NODELIST='gpu-[03-04]' has 2 hosts")) << msg;
-  EXPECT_TRUE(contains(msg, "SLURM_STEP_NUM_NODES=3")) << msg;
+  EXPECT_TRUE(
+      contains(msg, "expected the number of hosts in SLURM_STEP_NODELIST='gpu-[03-04]' (2)"))
+      << msg;
+  EXPECT_TRUE(contains(msg, "SLURM_STEP_NUM_NODES='3'")) << msg;
 }
 
 TEST(SlurmDetect, RejectsNodeIdOutsideTheStep) {

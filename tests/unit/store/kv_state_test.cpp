@@ -297,6 +297,17 @@ TEST(StoreKvState, ListKeysReturnsWholeMap) {
   EXPECT_EQ(reply, expected);
 }
 
+// Regression (decoder_fuzz): a BARRIER on a key holding INT64_MAX overflowed the counter.
+TEST(StoreKvState, BarrierOnAFullCounterClosesTheConnection) {
+  KvState kv;
+  kv.apply(k_a, {Op::set, "/b", "9223372036854775807"});
+  Request barrier{Op::barrier, "/b"};
+  barrier.number = 2;
+  const auto fx = kv.apply(k_a, barrier);
+  EXPECT_EQ(fx.close_reason, "BARRIER overflows key '/b'");
+  EXPECT_TRUE(fx.reply.empty());
+}
+
 TEST(StoreKvState, BarrierReleasesAllAtWorldSize) {
   KvState kv;
   Request barrier{Op::barrier, "/b"};

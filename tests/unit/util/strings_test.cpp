@@ -60,3 +60,12 @@ TEST(Split, KeepsEmptyFields) {
   ASSERT_EQ(parts.size(), 3u);
   EXPECT_EQ(parts[1], "");
 }
+
+// Regression: a value holding a newline split the one-line error in two.
+TEST(Quoted, EscapesControlCharactersLikePythonRepr) {
+  EXPECT_EQ(ddprun::util::quoted("abc"), "'abc'");
+  EXPECT_EQ(ddprun::util::quoted("a\nb\rc\td"), "'a\\nb\\rc\\td'");
+  EXPECT_EQ(ddprun::util::quoted(std::string("x\0y\x1b\x7f", 5)), "'x\\x00y\\x1b\\x7f'");
+  EXPECT_EQ(ddprun::util::quoted("caf\xc3\xa9 \\ '"), "'caf\xc3\xa9 \\ ''");
+  EXPECT_EQ(parse_int("1\n2").error().message, "invalid integer '1\\n2'");
+}

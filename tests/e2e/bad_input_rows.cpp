@@ -1,0 +1,251 @@
+// The rows of the bad-input table (see bad_input_rows.hpp).
+#include "bad_input_rows.hpp"
+
+#include "ddprun/cli/flags.hpp"
+
+#include <stdexcept>
+
+namespace ddprun::test {
+
+namespace {
+constexpr std::string_view k_bool_env = "expected an integer: 0 is off, non-zero is on";
+}  // namespace
+
+const std::vector<OptionRow>& option_rows() {
+  static const std::vector<OptionRow> rows = {
+      // Nodes and workers.
+      {"nnodes", "x", "expected N or MIN:MAX"},
+      {"nnodes", "3:2", "MIN must not be greater than MAX"},
+      {"nproc_per_node", "x", "expected a positive integer, cpu, gpu or auto"},
+      {"nproc_per_node", "0", "expected a positive integer, cpu, gpu or auto"},
+      {"node_rank", "-1", "expected a non-negative integer"},
+      {"node_rank", "1", "expected a node rank below --nnodes (1)"},
+      {"numa_binding", "x", "choose from node, socket, exclusive, core-complex"},
+      // Worker command.
+      {"role", "", "expected a non-empty role name"},
+      {"module", "x", "takes no value", std::string(k_bool_env)},
+      {"no_python", "x", "takes no value", std::string(k_bool_env), {}, 2, true},
+      {"run_path", "x", "takes no value", std::string(k_bool_env)},
+      {"start_method", "x", "choose from spawn, fork, forkserver"},
+      // Rendezvous.
+      {"rdzv_backend", "etcd", "expected static or c10d"},
+      {"rdzv_endpoint", "host:x", "expected host[:port] with a port 0-65535"},
+      {"rdzv_endpoint", "bad host", "expected host[:port] with a port 0-65535"},
+      {"rdzv_conf", "join_timeout", "expected key=value items (k1=v1,k2=v2)"},
+      {"rdzv_conf", "join_timeout=x", "expected a whole number of seconds"},
+      {"rdzv_conf", "bogus=1", "expected a c10d rendezvous key"},
+      {"standalone", "x", "takes no value", std::string(k_bool_env)},
+      {"master_addr", "bad host", "expected a host name or address"},
+      {"master_port", "x", "expected a port number 0-65535"},
+      {"master_port", "65536", "expected a port number 0-65535"},
+      {"local_addr", "bad host", "expected a host name or address"},
+      // Restarts and supervision.
+      {"max_restarts", "-1", "expected a non-negative integer"},
+      {"monitor_interval", "0", "expected a positive number of seconds"},
+      {"monitor_interval", "x", "expected a positive number of seconds"},
+      {"signals_to_handle", "SIGFOO", "expected a comma list of signal names"},
+      {"event_log_handler", "x", "expected null, console or dynamic_rendezvous"},
+      // Logs and output.
+      {"log_dir", "/dev/null/logs", "expected a directory that can be created"},
+      {"redirects", "4", "expected 0-3 or a per-rank map such as 0:1,1:2"},
+      {"tee", "0:4", "expected 0-3 or a per-rank map such as 0:1,1:2"},
+      {"local_ranks_filter", "x", "expected a comma-separated list of local ranks"},
+      {"logs_specs", "x", "expected nothing: custom Python log specs cannot be loaded"},
+      // ddprun extras.
+      {"python", "/nonexistent/python", "No such file or directory", "", {}, 1, true},
+      {"use_env", "x", "takes no value"},
+      {"legacy_local_rank", "x", "takes no value"},
+      {"local_rank_arg", "x", "choose from underscore, dash"},
+      {"agent_store", "x", "choose from auto, on, off"},
+      {"shutdown_timeout", "x", "expected a non-negative number of seconds"},
+      {"events_file", "/dev/null/events.jsonl", "expected a file that can be appended to"},
+      {"log_level", "x", "expected one of debug, info, warning, error, critical, off"},
+      {"omp_threads", "x", "expected torchrun, cpus or a positive integer"},
+      {"omp_threads", "0", "expected torchrun, cpus or a positive integer"},
+      {"pin_gpus", "x", "takes no value"},
+      {"no_auto", "x", "takes no value"},
+      {"launcher", "x", "choose from auto, pbsdsh, srun, ssh, none"},
+      {"print_config", "x", "takes no value"},
+  };
+  return rows;
+}
+
+/// Options (by dest) and variables that take any text, with the reason.
+const std::map<std::string, std::string>& options_without_bad_values() {
+  static const std::map<std::string, std::string> reasons = {
+      {"rdzv_id", "an opaque job id shared by the nodes; torchrun accepts any text"},
+      {"PET_RDZV_ID", "an opaque job id shared by the nodes; torchrun accepts any text"},
+      {"PET_ROLE", "any non-empty text is a role name, and an empty variable counts as unset"},
+  };
+  return reasons;
+}
+
+namespace {
+
+const cli::FlagSpec& flag_of(const std::string& dest) {
+  for (const auto& flag : cli::flag_table()) {
+    if (flag.dest == dest) {
+      return flag;
+    }
+  }
+  throw std::invalid_argument("no option " + dest);
+}
+
+// The first long spelling: "--nproc-per-node", "--redirects".
+std::string long_spelling(const cli::FlagSpec& flag) {
+  for (auto s : flag.spellings) {
+    if (s.substr(0, 2) == "--") {
+      return std::string(s);
+    }
+  }
+  return std::string(flag.spellings.front());
+}
+
+BadInput with(BadInput row, const std::string& name, const std::string& value) {
+  row.env[name] = value;
+  return row;
+}
+
+BadInput without(BadInput row, const std::string& name) {
+  row.env.erase(name);
+  return row;
+}
+
+}  // namespace
+
+std::vector<BadInput> flag_rows() {
+  std::vector<BadInput> out;
+  for (const auto& row : option_rows()) {
+    const auto spelling = long_spelling(flag_of(row.dest));
+    auto args = row.context;
+    args.push_back(spelling + "=" + row.value);
+    out.push_back({spelling, row.value, row.expected, args, {}, row.status, row.python});
+  }
+  return out;
+}
+
+std::vector<BadInput> env_fallback_rows() {
+  std::vector<BadInput> out;
+  const auto& exempt = options_without_bad_values();
+  for (const auto& row : option_rows()) {
+    const std::string var(flag_of(row.dest).env_var);
+    if (var.empty() || exempt.count(var) != 0 || row.value.empty()) {
+      continue;
+    }
+    const auto& expected = row.env_expected.empty() ? row.expected : row.env_expected;
+    out.push_back(
+        {var, row.value, expected, row.context, {{var, row.value}}, row.status, row.python});
+  }
+  out.push_back({"PYTHON_EXEC",
+                 "/nonexistent/python",
+                 "No such file or directory",
+                 {},
+                 {{"PYTHON_EXEC", "/nonexistent/python"}},
+                 1,
+                 true});
+  return out;
+}
+
+std::map<std::string, std::map<std::string, std::string>> scheduler_baselines(
+    const std::string& nodefile, const std::string& host) {
+  return {
+      {"slurm step",
+       {{"SLURM_JOB_ID", "7"},
+        {"SLURM_STEP_ID", "0"},
+        {"SLURM_STEP_NODELIST", host},
+        {"SLURM_STEP_NUM_NODES", "1"},
+        {"SLURM_NODEID", "0"},
+        {"SLURMD_NODENAME", host},
+        {"SLURM_STEP_TASKS_PER_NODE", "1"},
+        {"SLURM_RESTART_COUNT", "0"},
+        {"SLURM_STEP_RESV_PORTS", "12000-12003"}}},
+      {"slurm batch",
+       {{"SLURM_JOBID", "7"},
+        {"SLURM_JOB_NODELIST", host},
+        {"SLURM_JOB_NUM_NODES", "1"},
+        {"SLURMD_NODENAME", host},
+        {"SLURM_NTASKS_PER_NODE", "1"},
+        {"SLURM_GPUS_ON_NODE", "1"}}},
+      {"pbs",
+       {{"PBS_JOBID", "9.server"},
+        {"PBS_NODEFILE", nodefile},
+        {"PBS_NODENUM", "0"},
+        {"PBS_NGPUS", "1"}}},
+      {"lsf",
+       {{"LSB_JOBID", "5"}, {"LSB_MCPU_HOSTS", host + " 4"}, {"JSM_NAMESPACE_LOCAL_SIZE", "1"}}},
+      {"lsf hosts", {{"LSB_JOBID", "5"}, {"LSB_HOSTS", host + " " + host}}},
+      {"flux",
+       {{"FLUX_JOB_ID", "f1"},
+        {"FLUX_JOB_SIZE", "1"},
+        {"FLUX_JOB_NNODES", "1"},
+        {"FLUX_TASK_RANK", "0"}}},
+      {"openmpi",
+       {{"OMPI_COMM_WORLD_SIZE", "1"},
+        {"OMPI_COMM_WORLD_RANK", "0"},
+        {"OMPI_COMM_WORLD_LOCAL_SIZE", "1"}}},
+      {"mpich", {{"PMI_SIZE", "1"}, {"PMI_RANK", "0"}, {"MPI_LOCALNRANKS", "1"}}},
+  };
+}
+
+std::vector<BadInput> scheduler_rows(const std::string& nodefile, const std::string& host) {
+  const auto base = scheduler_baselines(nodefile, host);
+  const auto spoil = [&](const std::string& baseline, const std::string& var,
+                         const std::string& value, const std::string& expected) {
+    return with(BadInput{var, value, expected, {}, base.at(baseline)}, var, value);
+  };
+  return {
+      spoil("slurm step", "SLURM_JOB_ID", "x7", "expected a decimal job id"),
+      spoil("slurm batch", "SLURM_JOBID", "x7", "expected a decimal job id"),
+      spoil("slurm step", "SLURM_STEP_NODELIST", "n[1-", "expected"),
+      spoil("slurm step", "SLURM_STEP_NUM_NODES", "x", "expected the number of hosts in"),
+      spoil("slurm step", "SLURM_STEP_NUM_NODES", "2", "expected the number of hosts in"),
+      spoil("slurm batch", "SLURM_JOB_NODELIST", "n[1-", "expected"),
+      spoil("slurm step", "SLURM_NODEID", "x", "expected an integer in [0, 0]"),
+      spoil("slurm step", "SLURM_STEP_TASKS_PER_NODE", "x", "expected N(xM) counts"),
+      without(spoil("slurm step", "SLURM_NTASKS_PER_NODE", "x", "expected an integer in"),
+              "SLURM_STEP_TASKS_PER_NODE"),
+      spoil("slurm batch", "SLURM_GPUS_ON_NODE", "x", "expected an integer in"),
+      spoil("slurm step", "SLURM_RESTART_COUNT", "x", "expected an integer in"),
+      spoil("slurm step", "SLURM_STEP_RESV_PORTS", "x", "expected"),
+      spoil("pbs", "PBS_NODEFILE", "/nonexistent/nodefile", "No such file or directory"),
+      spoil("pbs", "PBS_NODENUM", "x", "expected an integer in [0, 0]"),
+      spoil("pbs", "PBS_NGPUS", "x", "expected an integer in"),
+      spoil("lsf", "LSB_JOBID", "x", "expected a decimal job id"),
+      spoil("lsf", "LSB_MCPU_HOSTS", host + " x", "expected 'host slots' pairs"),
+      spoil("lsf", "JSM_NAMESPACE_LOCAL_SIZE", "x", "expected an integer in"),
+      spoil("flux", "FLUX_JOB_SIZE", "x", "expected an integer in"),
+      spoil("flux", "FLUX_JOB_NNODES", "x", "expected an integer in"),
+      spoil("flux", "FLUX_TASK_RANK", "x", "expected an integer in"),
+      spoil("openmpi", "OMPI_COMM_WORLD_SIZE", "x", "expected an integer in"),
+      spoil("openmpi", "OMPI_COMM_WORLD_RANK", "x", "expected an integer in"),
+      spoil("openmpi", "OMPI_COMM_WORLD_LOCAL_SIZE", "x", "expected an integer in"),
+      spoil("mpich", "PMI_SIZE", "x", "expected an integer in"),
+      spoil("mpich", "PMI_RANK", "x", "expected an integer in"),
+      spoil("mpich", "MPI_LOCALNRANKS", "x", "expected an integer in"),
+      BadInput{"CUDA_VISIBLE_DEVICES",
+               "abc",
+               "'gpu' only where a CUDA GPU is visible",
+               {"--nproc-per-node=gpu"},
+               {{"CUDA_VISIBLE_DEVICES", "abc"}}},
+  };
+}
+
+const std::map<std::string, std::string>& variables_without_bad_values() {
+  static const std::map<std::string, std::string> reasons = {
+      {"SLURM_STEP_ID", "only part of the run id; Slurm's batch and extern steps are not numbers"},
+      {"SLURM_STEPID", "only part of the run id; Slurm's batch and extern steps are not numbers"},
+      {"SLURM_NODELIST", "read exactly as SLURM_JOB_NODELIST (its row), when that is unset"},
+      {"SLURM_NNODES", "read exactly as SLURM_STEP_NUM_NODES (its row), when that is unset"},
+      {"SLURMD_NODENAME", "a host name, only compared with the node list (a mismatch warns)"},
+      {"SLURM_HET_SIZE", "only tested for presence (a heterogeneous job warns)"},
+      {"SLURM_JOB_NUM_NODES", "not read: the job view counts SLURM_JOB_NODELIST's hosts"},
+      {"PBS_JOBID", "an opaque job id (\"1234.server\"; a non-numeric one is hashed for the port)"},
+      {"LSB_HOSTS", "host names; a list without this host is refused by the LSB_MCPU_HOSTS rules"},
+      {"LSB_JOBINDEX", "only part of the run id, compared with \"0\""},
+      {"FLUX_JOB_ID", "an opaque job id (Flux's are f58 text)"},
+      {"PMIX_NAMESPACE", "an opaque job id"},
+  };
+  return reasons;
+}
+
+}  // namespace ddprun::test
