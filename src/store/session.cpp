@@ -244,8 +244,8 @@ bool Session::guard(const Request& request) {
   if (is_auth_request(request)) {
     const auto step = server_auth_step(token, auth_, request, random_nonce_hex());
     if (step.warning) {
-      spdlog::warn("store: rendezvous authentication from {} failed: {}",
-                   describe_peer(socket_), *step.warning);
+      spdlog::warn("store: rendezvous authentication from {} failed: {}", describe_peer(socket_),
+                   *step.warning);
     }
     std::string reply;
     put_bytes(reply, step.reply);

@@ -113,8 +113,7 @@ TEST_F(ErrorFilesTest, EventLogOpenFailureIsClear) {
   auto log = EventLog::open(dir_ + "/missing/events.jsonl", clock);
   ASSERT_FALSE(log);
   EXPECT_NE(log.error().message.find("'" + dir_ + "/missing/events.jsonl'"), std::string::npos);
-  EXPECT_NE(log.error().message.find("expected a file that can be appended to"),
-            std::string::npos);
+  EXPECT_NE(log.error().message.find("expected a file that can be appended to"), std::string::npos);
   EXPECT_NE(log.error().message.find("No such file"), std::string::npos);
 }
 
