@@ -3,8 +3,9 @@
 // Every agent runs the same loop against one shared RdzvState: sync (read it, or write the
 // state it computed with compare-and-set on the exact bytes it last read), sanitize (drop
 // nodes whose heartbeat is too old), decide one action, apply it locally, write, repeat. A
-// conflicting write just means another agent moved first; the loop adopts the state the store
-// returned and decides again, so every transition here must be correct from any state.
+// conflicting write just means another agent moved first; the loop waits a short random
+// backoff (contention_backoff, so that hundreds of agents do not retry in lockstep), reads the
+// state again and decides again, so every transition here must be correct from any state.
 //
 // A round goes: incomplete (nodes add themselves to `participants`; when the count reaches
 // min a last-call deadline starts; at max, or once that deadline passed, the next participant
@@ -342,6 +343,24 @@ std::vector<NodeDesc> ordered_participants(const RdzvState& s) {
     out.push_back(p.node);
   }
   return out;
+}
+
+}  // namespace ddprun::rdzv
+
+namespace ddprun::rdzv {
+
+std::chrono::milliseconds contention_backoff(int lost_in_a_row, std::chrono::milliseconds cap,
+                                             double unit_random) {
+  constexpr std::chrono::milliseconds k_first_window{2};
+  constexpr int k_max_doublings = 16;
+  if (lost_in_a_row <= 0 || cap.count() <= 0) {
+    return std::chrono::milliseconds{0};
+  }
+  const int doublings = std::min(lost_in_a_row - 1, k_max_doublings);
+  const auto window = std::min(cap, k_first_window * (std::int64_t{1} << doublings));
+  const double part = std::clamp(unit_random, 0.0, 1.0);
+  return std::chrono::milliseconds(
+      static_cast<std::int64_t>(part * static_cast<double>(window.count())));
 }
 
 }  // namespace ddprun::rdzv

@@ -100,6 +100,7 @@ asio::awaitable<Result<DynamicRendezvous::OpEnd>> DynamicRendezvous::run_op(Deci
                                                                             bool is_leave) {
   OpGuard guard(ops_running_);
   auto cur = co_await load();
+  int lost_in_a_row = 0;  ///< compare-and-sets lost to other nodes since our last win
   while (true) {
     if (leaving_ && !is_leave) {
       co_return make_error(ErrorCode::closed,
@@ -126,8 +127,18 @@ asio::awaitable<Result<DynamicRendezvous::OpEnd>> DynamicRendezvous::run_op(Deci
       continue;
     }
     // A wait after dropping dead nodes still writes, so the drop becomes everyone's view.
-    cur = co_await write(*cur, apply(action, clean.state, self_, now, settings_));
+    const RdzvState desired = apply(action, clean.state, self_, now, settings_);
+    cur = co_await write(*cur, desired);
+    lost_in_a_row = cur && cur->state != desired ? lost_in_a_row + 1 : 0;
+    if (lost_in_a_row > 0) {
+      co_await sleep(contention_backoff(lost_in_a_row, settings_.poll_interval, unit_random()));
+      cur = co_await load();
+    }
   }
+}
+
+double DynamicRendezvous::unit_random() {
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
 }
 
 void DynamicRendezvous::maybe_log_progress(const RdzvState& state, WallMs now) {
@@ -167,9 +178,8 @@ asio::awaitable<void> DynamicRendezvous::jitter() {
   if (ever_joined_ || settings_.first_round_jitter.count() <= 0) {
     co_return;
   }
-  std::mt19937_64 rng{std::random_device{}()};
-  std::uniform_int_distribution<std::int64_t> dist(0, settings_.first_round_jitter.count());
-  co_await sleep(std::chrono::milliseconds(dist(rng)));
+  const auto span = static_cast<double>(settings_.first_round_jitter.count());
+  co_await sleep(std::chrono::milliseconds(static_cast<std::int64_t>(span * unit_random())));
 }
 
 asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {

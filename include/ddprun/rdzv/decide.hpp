@@ -6,6 +6,7 @@
 #include "ddprun/rdzv/settings.hpp"
 #include "ddprun/rdzv/state.hpp"
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,6 +82,12 @@ RunSignal decide_while_running(const RdzvState& state, const NodeDesc& self, int
 /// for the keep-alive bound, the silence after which the store drops a node as dead.
 RunSignal decide_store_unreachable(std::optional<WallMs> failing_since, WallMs now,
                                    const RdzvSettings& settings);
+
+/// How long to wait after losing `lost_in_a_row` (>= 1) compare-and-sets of the state to other
+/// nodes: `unit_random` (in [0, 1)) of a window that doubles from 2 ms up to `cap`, so that
+/// many contenders stop retrying in lockstep (each retry moves the whole state).
+std::chrono::milliseconds contention_backoff(int lost_in_a_row, std::chrono::milliseconds cap,
+                                             double unit_random);
 
 /// The participants of a state in rank order (by rank for a complete round, else rank_before).
 std::vector<NodeDesc> ordered_participants(const RdzvState& state);

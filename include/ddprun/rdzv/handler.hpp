@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,7 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   asio::awaitable<Result<void>> wait_for_ops(WallMs deadline);
   asio::awaitable<void> sleep(std::chrono::milliseconds d);
   asio::awaitable<void> jitter();
+  double unit_random();  ///< uniform in [0, 1)
   asio::awaitable<void> heartbeat_loop(std::shared_ptr<DynamicRendezvous> keep, int generation);
   asio::awaitable<void> beat_once();
   void start_heartbeats();
@@ -124,6 +126,7 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   NodeDesc self_;
   const util::Clock& clock_;
   std::string key_;
+  std::mt19937_64 rng_{std::random_device{}()};
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer watch_timer_;
   bool heartbeats_on_ = false;

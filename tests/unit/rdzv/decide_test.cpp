@@ -414,5 +414,18 @@ TEST(RdzvMessages, LongNodeListsAreCutShort) {
   EXPECT_EQ(names.find("n32"), std::string::npos) << names;
 }
 
+TEST(RdzvBackoff, WindowDoublesFromTwoMillisecondsUpToTheCap) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(contention_backoff(0, milliseconds(150), 0.99), milliseconds(0));
+  EXPECT_EQ(contention_backoff(1, milliseconds(150), 0.5), milliseconds(1));
+  EXPECT_EQ(contention_backoff(3, milliseconds(150), 0.5), milliseconds(4));
+  EXPECT_EQ(contention_backoff(7, milliseconds(150), 0.5), milliseconds(64));
+  EXPECT_EQ(contention_backoff(8, milliseconds(150), 0.5), milliseconds(75));
+  EXPECT_EQ(contention_backoff(1000, milliseconds(150), 0.5), milliseconds(75));
+  EXPECT_EQ(contention_backoff(5, milliseconds(150), 0.0), milliseconds(0));
+  EXPECT_EQ(contention_backoff(5, milliseconds(0), 0.5), milliseconds(0));
+  EXPECT_LE(contention_backoff(1000, milliseconds(150), 1.5), milliseconds(150));
+}
+
 }  // namespace
 }  // namespace ddprun::rdzv
