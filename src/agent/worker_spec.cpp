@@ -32,6 +32,7 @@ std::vector<WorkerRanks> assign_ranks(const std::vector<NodeInfo>& nodes, int gr
     }
   }
   std::vector<WorkerRanks> out;
+  out.reserve(static_cast<std::size_t>(self->local_world_size));
   for (int lr = 0; lr < self->local_world_size; ++lr) {
     out.push_back(WorkerRanks{lr, base + lr, group_rank, role_base + lr, self->local_world_size,
                               world, static_cast<int>(sorted.size()), role_world});

@@ -123,7 +123,7 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, const std::vector<i
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
                util::quoted(cfg.training_script), setup.rdzv->describe(), cfg.max_restarts);
   int status = 1;
-  asio::co_spawn(ctx, supervisor.run(), [&](std::exception_ptr e, int code) {
+  asio::co_spawn(ctx, supervisor.run(), [&](const std::exception_ptr& e, int code) {
     status = e ? 1 : code;
     ctx.stop();
     if (e) {
@@ -140,7 +140,7 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, const std::vector<i
 int launch(const std::vector<std::string>& args, const util::Env& env) {
   auto parsed = value_or_throw(cli::parse_args(args, env));
   if (parsed.help) {
-    std::fputs(cli::render_help().c_str(), stdout);
+    (void)std::fputs(cli::render_help().c_str(), stdout);
     return 0;
   }
   if (parsed.version) {
@@ -165,14 +165,14 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   }
   check_rendezvous_settings(cfg);
   if (cfg.print_config) {
-    std::fputs(config::render_config(cfg).c_str(), stdout);
+    (void)std::fputs(config::render_config(cfg).c_str(), stdout);
     return 0;
   }
   setup_logging(cfg.log_level);
   if (auto ok = preflight(cfg, env); !ok) {
     throw Fatal(make_error(ErrorCode::io, ok.error().message));
   }
-  std::signal(SIGPIPE, SIG_IGN);
+  (void)std::signal(SIGPIPE, SIG_IGN);
   if (auto status = fan_out_if_needed(args, parsed, detected, env, cfg)) {
     return *status;
   }

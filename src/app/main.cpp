@@ -32,10 +32,10 @@ int main(int argc, char** argv, char** envp) {
   try {
     return launch(args, util::Env::from_environ(envp));
   } catch (const Fatal& f) {
-    std::fprintf(stderr, "ddprun: error: %s\n", f.what());
+    (void)std::fprintf(stderr, "ddprun: error: %s\n", f.what());
     return exit_code_for(f.error());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "ddprun: internal error: %s\n", e.what());
+    (void)std::fprintf(stderr, "ddprun: internal error: %s\n", e.what());
     return 1;
   }
 }

@@ -64,8 +64,8 @@ std::string pci_bus_id(const Api& api, NvmlDevice dev) {
   std::array<unsigned, 3> dbd{};  // domain, bus, device
   std::memcpy(dbd.data(), info.data() + k_pci_domain_offset, sizeof dbd);
   char text[32];
-  std::snprintf(text, sizeof text, "%04x:%02x:%02x.0", dbd[0] & 0xffffU, dbd[1] & 0xffU,
-                dbd[2] & 0xffU);
+  (void)std::snprintf(text, sizeof text, "%04x:%02x:%02x.0", dbd[0] & 0xffffU, dbd[1] & 0xffU,
+                      dbd[2] & 0xffU);
   return text;
 }
 

@@ -84,6 +84,7 @@ void Reporter::on_failed(const std::vector<agent::WorkerFailure>& worker_failure
   }
   auto now_counters = errors::read_oom_counters();
   std::vector<errors::ProcessFailure> failures;
+  failures.reserve(worker_failures.size());
   for (const auto& f : worker_failures) {
     failures.push_back(to_failure(f, oom_baseline_, now_counters));
   }
@@ -91,8 +92,8 @@ void Reporter::on_failed(const std::vector<agent::WorkerFailure>& worker_failure
   spdlog::error("failed (exitcode: {}) local_rank: {} (pid: {}) of binary: {}", root.exit_code,
                 root.local_rank, root.pid, cfg_.no_python ? cfg_.training_script : cfg_.python);
   auto box = errors::render_summary(cfg_.training_script, agent::host_fqdn(), failures);
-  std::fprintf(stderr, "%s\n", box.c_str());
-  std::fflush(stderr);
+  (void)std::fprintf(stderr, "%s\n", box.c_str());
+  (void)std::fflush(stderr);
   write_parent_error_file(root);
 }
 

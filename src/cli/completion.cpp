@@ -38,6 +38,7 @@ std::vector<std::string_view> spellings_where(std::span<const FlagSpec> table, b
 
 std::vector<std::string_view> store_verb_names() {
   std::vector<std::string_view> out;
+  out.reserve(detail::k_store_verbs.size());
   for (const auto& verb : detail::k_store_verbs) {
     out.push_back(verb.name);
   }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "console_sink.hpp"
@@ -53,7 +54,16 @@ OutputRouter::OutputRouter(asio::io_context& ctx, RouterOptions options)
       console_err_(std::make_shared<detail::ConsoleSink>(ctx, options_.console_err_fd,
                                                          options_.console_buffer_bytes)) {}
 
-OutputRouter::~OutputRouter() { reset(); }
+// Cancelling timers may throw (Asio's throwing overloads); a destructor that lets it escape
+// would terminate the launcher.
+OutputRouter::~OutputRouter() {
+  try {
+    reset();
+  } catch (const std::exception& e) {
+    // This module has no logger; the line still reaches the user.
+    (void)std::fprintf(stderr, "ddprun: output: closing the worker streams: %s\n", e.what());
+  }
+}
 
 Result<int> OutputRouter::open_stream(Slot& slot, Route route, const std::string& path,
                                       bool is_err) {

@@ -339,6 +339,7 @@ std::vector<NodeDesc> ordered_participants(const RdzvState& s) {
     return s.complete ? a.rank < b.rank : rank_before(a.node, b.node);
   });
   std::vector<NodeDesc> out;
+  out.reserve(ps.size());
   for (const auto& p : ps) {
     out.push_back(p.node);
   }

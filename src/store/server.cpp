@@ -213,7 +213,15 @@ void Server::Impl::stop() {
 Server::Server(asio::io_context& io, ServerOptions options)
     : impl_(std::make_shared<Impl>(io, options)) {}
 
-Server::~Server() { impl_->stop(); }
+// Closing sockets and cancelling a timer may throw (Asio's throwing overloads); a destructor
+// that lets it escape would terminate the launcher instead of just losing the store.
+Server::~Server() {
+  try {
+    impl_->stop();
+  } catch (const std::exception& e) {
+    spdlog::warn("store: stopping the server: {}", e.what());
+  }
+}
 
 Result<void> Server::listen(const std::string& host, std::uint16_t port) {
   const auto ec = bind_host(impl_->acceptor, host, port);

@@ -16,7 +16,7 @@ Result<T> SyncClient::run(asio::awaitable<Result<T>> op) {
   auto body = [&out, op = std::move(op)]() mutable -> asio::awaitable<void> {
     out.emplace(co_await std::move(op));
   };
-  asio::co_spawn(io_, body(), [&out](std::exception_ptr e) {
+  asio::co_spawn(io_, body(), [&out](const std::exception_ptr& e) {
     if (e && !out) {
       out.emplace(make_error(ErrorCode::internal, "store: operation threw"));
     }
