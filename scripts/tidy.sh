@@ -3,7 +3,7 @@
 # with the compile commands of a clang build directory: scripts/tidy.sh BUILD_DIR [PATH_REGEX]
 # The directory only needs to be configured (CMAKE_EXPORT_COMPILE_COMMANDS is always on);
 # CI reuses its clang ASan build. PATH_REGEX picks other files, e.g. "$PWD/tests/" (not yet
-# clean: docs/reliability-analysis.md lists what it finds there).
+# clean: docs/reliability.md lists what it finds there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: scripts/tidy.sh BUILD_DIR [PATH_REGEX]}

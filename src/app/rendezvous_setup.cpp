@@ -99,7 +99,7 @@ std::optional<std::string> rdzv_token(const config::LaunchConfig& cfg, const uti
   } else {
     spdlog::info(
         "the rendezvous is unauthenticated (no --rdzv_conf token_file, {} or job token file; "
-        "see docs/reliability-security.md)",
+        "see docs/reliability.md, Security)",
         store::k_token_env);
   }
   return token;

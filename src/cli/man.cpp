@@ -47,7 +47,7 @@ constexpr std::string_view k_other_variables[][2] = {
     {"DDPRUN_RDZV_TOKEN",
      "Secret that authenticates the agents of a multi-node job to each other (after --rdzv-conf "
      "token_file=PATH; before the job's $SLURM_SUBMIT_DIR/.ddprun/token or "
-     "$PBS_O_WORKDIR/.ddprun/token). See docs/reliability-security.md."},
+     "$PBS_O_WORKDIR/.ddprun/token). See docs/reliability.md, Security."},
 };
 
 constexpr std::string_view k_worker_variables =

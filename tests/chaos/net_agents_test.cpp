@@ -1,4 +1,4 @@
-// Fault injection across nodes on loopback (issue #8, docs/reliability-net.md): three c10d
+// Fault injection across nodes on loopback (issue #8, docs/reliability.md): three c10d
 // agents of one `--nnodes 2:3` job on 127.0.0.2-4, then the store host is killed, a peer is
 // stopped (SIGSTOP) and continued, or a peer is told to stop (SIGTERM). Every wait is bounded;
 // the measured times are printed ("[measured] ...") for the docs, never asserted.

@@ -1,4 +1,4 @@
-// Network partition (issue #8, docs/reliability-net.md, scenario 3): the store host in one
+// Network partition (issue #8, docs/reliability.md, scenario 3): the store host in one
 // network namespace, a peer in another (e2e/netns.hpp), and the peer's veth taken down while
 // both run. Root only. The measured times are printed ("[measured] ..."), never asserted.
 

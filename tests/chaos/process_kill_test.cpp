@@ -1,5 +1,5 @@
 // Chaos, one node: SIGKILL of workers (100 times in a row) and of the agent itself.
-// docs/reliability-chaos.md says what each test injects and what must hold.
+// docs/reliability.md says what each test injects and what must hold.
 
 #include <gtest/gtest.h>
 
@@ -151,7 +151,7 @@ TEST(ChaosProcess, KilledAgentTakesWorkersAndTheirChildrenAlong) {
   bool gone = eventually([&] { return processes_with_env(tag).empty(); }, k_gone_timeout);
   auto took = std::chrono::steady_clock::now() - killed_at;
   EXPECT_TRUE(gone) << processes_with_env(tag).size() << " processes outlived the agent";
-  // Recorded for docs/reliability-chaos.md, never asserted (the machine is shared).
+  // Recorded for docs/reliability.md, never asserted (the machine is shared).
   std::cout << "[ measure  ] cleanup after agent SIGKILL: "
             << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms\n";
   EXPECT_NE(read_file(bg.err_path).find("killed 2 worker process group(s)"), std::string::npos)

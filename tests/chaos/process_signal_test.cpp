@@ -1,5 +1,5 @@
 // Chaos, one node: termination signals to the agent while its workers ignore them or handle
-// them slowly. What must hold (spec §5.3, §5.5, §5.6; docs/reliability-chaos.md): the signal is
+// them slowly. What must hold (spec §5.3, §5.5, §5.6; docs/reliability.md): the signal is
 // forwarded to every worker's group, the workers get the whole --shutdown-timeout grace, the
 // ones still there after it get SIGKILL, nothing is left behind, and ddprun exits 1. A signal
 // ddprun does not handle kills it (128+N) and the guardian still stops every worker group.

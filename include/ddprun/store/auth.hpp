@@ -1,5 +1,5 @@
 #pragma once
-// Rendezvous authentication (docs/reliability-security.md). A store started with a token
+// Rendezvous authentication (docs/reliability.md, Security). A store started with a token
 // protects every key under "ddprun/": only connections that completed a mutual HMAC-SHA256
 // challenge-response may touch them. The handshake rides on ordinary COMPARE_SET requests on
 // reserved keys, so it works in every dialect and needs no change to dialect detection; a

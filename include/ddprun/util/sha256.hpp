@@ -1,6 +1,6 @@
 #pragma once
 // SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), small and dependency-free so the relocatable
-// binary needs no OpenSSL. Used to authenticate the rendezvous (docs/reliability-security.md).
+// binary needs no OpenSSL. Used to authenticate the rendezvous (docs/reliability.md, Security).
 
 #include <array>
 #include <cstddef>
