@@ -40,23 +40,10 @@ TEST(ChaosNet, PartitionedNodeFailsNamingTheEndpointWhileTheStoreSideGoesOn) {
   const std::string endpoint = net.addr(0) + ":" + std::to_string(k_netns_port);
   const std::vector<std::string> tags{unique_tag(), unique_tag()};
   Agents agents;
-  for (int i = 0; i < 2; ++i) {
-    const auto k = static_cast<std::size_t>(i);
-    auto argv = concat(concat(concat(net.exec_in(i), clean_ddprun(tags[k])),
-                              c10d_flags("1:2", k_netns_port, 1, net.addr(i), k_conf, net.addr(0))),
-                       rounds(dirs[k], release));
-    if (i == 0) {
-      ASSERT_TRUE(start_host(agents, argv)) << agents.all_logs();
-    } else {
-      agents.start(argv);
-    }
+  start_pair(agents, net, "1:2", k_conf, dirs, release, tags);
+  if (HasFatalFailure()) {
+    return;
   }
-  ASSERT_TRUE(eventually(
-      [&] {
-        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
-      },
-      k_event_timeout))
-      << agents.all_logs();
 
   const auto t0 = Steady::now();
   ASSERT_TRUE(net.set_link(1, false));

@@ -11,30 +11,9 @@ using namespace ddprun::test::multinode;
 
 namespace {
 
-/// Starts the store host in namespace 0 and a peer in namespace 1, both running rounds.sh, and
-/// waits until both workers run in a round of two.
-void start_pair(Agents& agents, const NetnsPair& net, const std::string& nnodes,
-                const std::vector<std::string>& dirs, const std::string& release) {
-  const int port = k_netns_port;
-  const std::string conf =
-      "join_timeout=4,last_call_timeout=1,keep_alive_interval=1,keep_alive_max_attempt=2";
-  for (int i = 0; i < 2; ++i) {
-    auto argv = concat(concat(concat(net.exec_in(i), clean_ddprun()),
-                              c10d_flags(nnodes, port, 1, net.addr(i), conf, net.addr(0))),
-                       rounds(dirs[static_cast<std::size_t>(i)], release));
-    if (i == 0) {
-      ASSERT_TRUE(start_host(agents, argv)) << agents.all_logs();
-    } else {
-      agents.start(argv);
-    }
-  }
-  ASSERT_TRUE(eventually(
-      [&] {
-        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
-      },
-      k_event_timeout))
-      << agents.all_logs();
-}
+/// Short keep-alive bounds, so a lost link shows within seconds.
+constexpr const char* k_conf =
+    "join_timeout=4,last_call_timeout=1,keep_alive_interval=1,keep_alive_max_attempt=2";
 
 }  // namespace
 
@@ -42,7 +21,7 @@ TEST(MultinodeNetnsE2E, LinkDownWithoutRoomToShrinkFailsNamingTheLostNode) {
   DDPRUN_REQUIRE_NETNS(net);
   std::vector<std::string> dirs{make_temp_dir("ddprun-mn-ns-"), make_temp_dir("ddprun-mn-ns-")};
   Agents agents;
-  start_pair(agents, net, "2", dirs, dirs[0] + "/release");
+  start_pair(agents, net, "2", k_conf, dirs, dirs[0] + "/release");
   if (HasFatalFailure()) {
     return;
   }
@@ -58,7 +37,7 @@ TEST(MultinodeNetnsE2E, LinkDownWithRoomToShrinkReformsAlone) {
   std::vector<std::string> dirs{make_temp_dir("ddprun-mn-ns-"), make_temp_dir("ddprun-mn-ns-")};
   const std::string release = dirs[0] + "/release";
   Agents agents;
-  start_pair(agents, net, "1:2", dirs, release);
+  start_pair(agents, net, "1:2", k_conf, dirs, release);
   if (HasFatalFailure()) {
     return;
   }

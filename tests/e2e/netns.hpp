@@ -89,6 +89,32 @@ class NetnsPair {
   std::string why_not_;
 };
 
+/// Starts the store host in namespace 0 and a peer in namespace 1 (c10d, `nnodes`, `conf`),
+/// both running rounds.sh into dirs[i], and waits until both workers run in a round of two.
+/// `tags` (one per agent, optional) mark each agent's processes for processes_with_env.
+inline void start_pair(Agents& agents, const NetnsPair& net, const std::string& nnodes,
+                       const std::string& conf, const std::vector<std::string>& dirs,
+                       const std::string& release, const std::vector<std::string>& tags = {}) {
+  for (int i = 0; i < 2; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    auto argv =
+        concat(concat(concat(net.exec_in(i), tags.empty() ? clean_ddprun() : clean_ddprun(tags[k])),
+                      c10d_flags(nnodes, k_netns_port, 1, net.addr(i), conf, net.addr(0))),
+               rounds(dirs[k], release));
+    if (i == 0) {
+      ASSERT_TRUE(start_host(agents, argv)) << agents.all_logs();
+    } else {
+      agents.start(argv);
+    }
+  }
+  ASSERT_TRUE(eventually(
+      [&] {
+        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
+      },
+      k_event_timeout))
+      << agents.all_logs();
+}
+
 /// Skips the test unless it can create network namespaces.
 #define DDPRUN_REQUIRE_NETNS(pair)                                        \
   if (geteuid() != 0) {                                                   \
