@@ -48,7 +48,7 @@ int detach_from_agent(int keep_fd) {
     sigaction(sig, &dfl, nullptr);
   }
   for (int sig : k_ignored_signals) {
-    signal(sig, SIG_IGN);
+    (void)signal(sig, SIG_IGN);  // best effort: a failure leaves the default, still safe
   }
   sigset_t none;
   sigemptyset(&none);

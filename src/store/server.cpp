@@ -210,7 +210,7 @@ void Server::Impl::stop() {
   }
 }
 
-Server::Server(asio::io_context& io, ServerOptions options)
+Server::Server(asio::io_context& io, const ServerOptions& options)
     : impl_(std::make_shared<Impl>(io, options)) {}
 
 // Closing sockets and cancelling a timer may throw (Asio's throwing overloads); a destructor

@@ -53,7 +53,7 @@ struct ServerStats {
 /// io_context's thread. Destroying the Server stops it.
 class Server {
  public:
-  Server(asio::io_context& io, ServerOptions options = {});
+  Server(asio::io_context& io, const ServerOptions& options = {});
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
