@@ -68,9 +68,17 @@ TEST(RdzvSecurityE2E, SameTokenJoinsWrongOrMissingTokenIsRefused) {
       run({ddprun_bin(), "status", "--rdzv_endpoint", endpoint, "--rdzv_id", "mnjob"});
   EXPECT_EQ(status_without.status, 1);
   EXPECT_TRUE(contains(status_without.err, "requires a token")) << status_without.err;
-  auto status_with = run({ddprun_bin(), "status", "--rdzv_endpoint", endpoint, "--rdzv_id", "mnjob",
-                          "--rdzv_conf", "token_file=" + good});
-  EXPECT_EQ(status_with.status, 0) << status_with.err;
+  // The host writes the state only once it joins (after its first-round jitter), so the
+  // authenticated status may first find no rendezvous yet.
+  RunResult status_with;
+  EXPECT_TRUE(eventually(
+      [&] {
+        status_with = run({ddprun_bin(), "status", "--rdzv_endpoint", endpoint, "--rdzv_id",
+                           "mnjob", "--rdzv_conf", "token_file=" + good});
+        return status_with.status == 0;
+      },
+      k_event_timeout))
+      << status_with.err;
 
   auto peer = agents.start(agent(3, port, "token_file=" + good));
   EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
