@@ -7,16 +7,14 @@
 
 #include <signal.h>
 
-#include <iostream>
-
+#include "chaos/measured.hpp"
 #include "e2e/multinode_agents.hpp"
 
 using namespace ddprun::test;
 using namespace ddprun::test::multinode;
+using namespace ddprun::test::chaos;
 
 namespace {
-
-using Steady = std::chrono::steady_clock;
 
 /// A dead node (or store) is noticed after 2 s of silence.
 const std::string k_fast_conf =
@@ -73,15 +71,6 @@ void start_job(Job& job, const std::string& conf) {
       },
       k_event_timeout))
       << job.agents.all_logs();
-}
-
-double seconds_since(Steady::time_point t0) {
-  return std::chrono::duration<double>(Steady::now() - t0).count();
-}
-
-void report(const std::string& what, double seconds) {
-  std::cout << "[measured] " << what << ": " << seconds << " s\n";
-  ::testing::Test::RecordProperty(what, std::to_string(seconds));
 }
 
 /// The first line of `log` that contains `needle`, or "".

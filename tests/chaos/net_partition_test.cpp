@@ -4,28 +4,17 @@
 
 #include <gtest/gtest.h>
 
-#include <iostream>
-
+#include "chaos/measured.hpp"
 #include "e2e/netns.hpp"
 
 using namespace ddprun::test;
 using namespace ddprun::test::multinode;
+using namespace ddprun::test::chaos;
 
 namespace {
 
-using Steady = std::chrono::steady_clock;
-
 const std::string k_conf =
     "join_timeout=4,last_call_timeout=1,keep_alive_interval=1,keep_alive_max_attempt=2";
-
-double seconds_since(Steady::time_point t0) {
-  return std::chrono::duration<double>(Steady::now() - t0).count();
-}
-
-void report(const std::string& what, double seconds) {
-  std::cout << "[measured] " << what << ": " << seconds << " s\n";
-  ::testing::Test::RecordProperty(what, std::to_string(seconds));
-}
 
 }  // namespace
 
