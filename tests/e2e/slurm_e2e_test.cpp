@@ -3,66 +3,17 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "e2e/slurm_cluster.hpp"
 #include "support/subprocess.hpp"
 
 using namespace ddprun::test;
+using namespace ddprun::test::slurmsim;
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string sim_script() { return source_path("../shared/slurm-sim/slurm-sim.sh"); }
-
-/// Runs a shell command with the cluster's client wrappers first on PATH.
-RunResult slurm(const std::string& command,
-                std::chrono::seconds timeout = std::chrono::seconds(120)) {
-  std::string script = "eval \"$(" + sim_script() + " env)\" && " + command;
-  return run({"/bin/bash", "-c", script}, RunOptions{{}, {}, "", timeout});
-}
-
-std::string worker(const std::string& name) { return source_path("tests/support/workers/" + name); }
-
-class SlurmE2E : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    if (getuid() != 0) {
-      skip_reason_ = "needs root (slurm-sim creates network namespaces)";
-    } else if (!fs::exists(sim_script())) {
-      skip_reason_ = "../shared/slurm-sim is not beside this checkout";
-    } else {
-      auto up = run({sim_script(), "up", "2"}, RunOptions{{}, {}, "", std::chrono::seconds(300)});
-      if (up.status != 0) {
-        skip_reason_ = "";
-        up_error_ = "slurm-sim up 2 failed: " +
-                    up.err.substr(up.err.size() > 2000 ? up.err.size() - 2000 : 0);
-      }
-    }
-  }
-  static void TearDownTestSuite() {
-    if (skip_reason_.empty()) {
-      run({sim_script(), "down"}, RunOptions{{}, {}, "", std::chrono::seconds(120)});
-    }
-  }
-  void SetUp() override {
-    if (!skip_reason_.empty()) {
-      GTEST_SKIP() << skip_reason_;
-    }
-    ASSERT_TRUE(up_error_.empty()) << up_error_;
-    dir_ = make_temp_dir("ddprun-slurm-");
-  }
-
-  static inline std::string skip_reason_;
-  static inline std::string up_error_;
-  std::string dir_;
-};
-
-}  // namespace
 
 TEST_F(SlurmE2E, SrunWithNoRendezvousFlagsGivesTorchrunRanks) {
   auto r = slurm("srun -N2 --ntasks-per-node=1 " + ddprun_bin() +
