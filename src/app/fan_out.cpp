@@ -72,7 +72,7 @@ std::optional<int> fan_out_if_needed(const std::vector<std::string>& args,
   for (const auto& node : plan->nodes) {
     spdlog::debug("fan-out: node {} ({}):{}", node.node_rank, node.host, render_argv(node.argv));
   }
-  return fanout::run_plan(*plan, env, cfg.shutdown_timeout);
+  return fanout::run_plan(*plan, env, {cfg.shutdown_timeout, cfg.signals_to_handle});
 }
 
 }  // namespace ddprun::app

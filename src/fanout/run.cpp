@@ -1,12 +1,13 @@
 // run_plan(): one child per node, a poll() loop over their output pipes and a signalfd.
 //
-// The terminating signals and SIGCHLD are blocked and read from a signalfd, so there are no
-// handlers and no races between a child's exit and poll(). PosixLauncher unblocks the mask in
-// each child before exec. Each child leads its own process group (pbsdsh/srun/ssh and anything
-// they start locally), which is what we signal. Stopping is SIGTERM to every live group, then
-// SIGKILL to whatever is left once `shutdown_timeout` has passed. The loop ends when every child
-// has been reaped and its pipes are at EOF; a pipe kept open by an escaped grandchild is given
-// k_drain_time after the last reap, then abandoned.
+// The forwarded signals (the agent's --signals-to-handle) and SIGCHLD are blocked and read from
+// a signalfd, so there are no handlers and no races between a child's exit and poll().
+// PosixLauncher unblocks the mask in each child before exec. Each child leads its own process
+// group (pbsdsh/srun/ssh and anything they start locally), which is what we signal. Stopping is
+// the received signal (SIGTERM when a node failed) to every live group, then SIGKILL to whatever
+// is left once `shutdown_timeout` has passed. The loop ends when every child has been reaped and
+// its pipes are at EOF; a pipe kept open by an escaped grandchild is given k_drain_time after the
+// last reap, then abandoned.
 
 #include "ddprun/fanout/run.hpp"
 
@@ -36,7 +37,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::array k_forwarded_signals = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
 constexpr std::size_t k_read_bytes = 64 * 1024;
 constexpr auto k_drain_time = std::chrono::milliseconds(2000);
 constexpr int k_signal_exit_base = 128;
@@ -94,11 +94,11 @@ struct Child {
   Stream err;
 };
 
-sigset_t handled_signals() {
+sigset_t handled_signals(const std::vector<int>& forwarded) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGCHLD);
-  for (int sig : k_forwarded_signals) {
+  for (int sig : forwarded) {
     sigaddset(&set, sig);
   }
   return set;
@@ -113,8 +113,8 @@ int exit_code_of(int wait_status) {
 
 class Runner {
  public:
-  Runner(const Plan& plan, const util::Env& env, std::chrono::milliseconds shutdown_timeout)
-      : plan_(plan), env_(env.to_strings()), shutdown_timeout_(shutdown_timeout) {}
+  Runner(const Plan& plan, const util::Env& env, const Stopping& stopping)
+      : plan_(plan), env_(env.to_strings()), stopping_(stopping) {}
 
   int run();
 
@@ -132,7 +132,7 @@ class Runner {
 
   const Plan& plan_;
   std::vector<std::string> env_;
-  std::chrono::milliseconds shutdown_timeout_;
+  Stopping stopping_;
   process::PosixLauncher launcher_;
   std::vector<Child> children_;
   int signal_fd_ = -1;
@@ -222,7 +222,7 @@ void Runner::stop(int sig) {
     }
   }
   if (!kill_at_) {
-    kill_at_ = Clock::now() + shutdown_timeout_;
+    kill_at_ = Clock::now() + stopping_.shutdown_timeout;
   }
 }
 
@@ -292,7 +292,7 @@ void Runner::loop() {
 }
 
 int Runner::run() {
-  const sigset_t set = handled_signals();
+  const sigset_t set = handled_signals(stopping_.forwarded_signals);
   sigset_t old;
   sigprocmask(SIG_BLOCK, &set, &old);
   signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC);
@@ -314,8 +314,8 @@ int Runner::run() {
 
 }  // namespace
 
-int run_plan(const Plan& plan, const util::Env& env, std::chrono::milliseconds shutdown_timeout) {
-  return Runner(plan, env, shutdown_timeout).run();
+int run_plan(const Plan& plan, const util::Env& env, const Stopping& stopping) {
+  return Runner(plan, env, stopping).run();
 }
 
 }  // namespace ddprun::fanout

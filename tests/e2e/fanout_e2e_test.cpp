@@ -100,3 +100,28 @@ TEST_F(FanoutE2E, SigtermToTheJobScriptsDdprunStopsEveryNode) {
   EXPECT_NE(status, 0);
   EXPECT_TRUE(eventually([&] { return processes_with_env(tag).empty(); }, k_gone_timeout));
 }
+
+TEST_F(FanoutE2E, ASignalInSignalsToHandleIsForwardedToEveryNodesAgent) {
+  // As `sbatch --signal=B:USR1@N` with `exec ddprun` in the script: only the job script's
+  // ddprun gets SIGUSR1, and it forwards it because --signals-to-handle lists it.
+  auto tag = unique_tag();
+  auto bg = start({ddprun_bin(), "--nproc_per_node", "1", "--shutdown_timeout", "20",
+                   "--signals_to_handle=SIGTERM,SIGUSR1", "--no_python",
+                   source_path("tests/support/workers/record_signal.sh"), dir_},
+                  RunOptions{job_env(tag), {}, dir_, k_timeout});
+  ASSERT_GT(bg.pid, 0);
+  bool up = eventually(
+      [&] {
+        return std::ifstream(dir_ + "/ready_0").good() && std::ifstream(dir_ + "/ready_1").good();
+      },
+      std::chrono::seconds(60));
+  ASSERT_TRUE(up) << read_file(bg.err_path);
+  kill(bg.pid, SIGUSR1);
+  EXPECT_EQ(wait_for(bg.pid, std::chrono::seconds(60)), 1) << read_file(bg.err_path);
+  auto err = read_file(bg.err_path);
+  EXPECT_FALSE(has(err, "failed with exit code")) << err;
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(read_file(dir_ + "/signal_" + std::to_string(rank)), "USR1\n") << err;
+  }
+  EXPECT_TRUE(eventually([&] { return processes_with_env(tag).empty(); }, k_gone_timeout));
+}

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -58,12 +59,24 @@ struct SignalledJob {
   std::string tag;
 };
 
+void expect_every_worker_checkpointed(const std::string& dir, const std::string& log) {
+  for (int rank = 0; rank < k_ranks; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    auto record = read_file(dir + "/rank_" + std::to_string(rank));
+    // USR1 once or twice (from Slurm and from ddprun; the shell may merge them), then the
+    // whole checkpoint: the grace was given and the time limit's SIGTERM never came.
+    EXPECT_EQ(record.rfind("got_USR1\n", 0), 0u) << record << log;
+    EXPECT_TRUE(record.ends_with("saved\n")) << record << log;
+    EXPECT_EQ(unexpected_lines(record), "") << record;
+  }
+}
+
 /// `srun -N2` of ddprun (2 workers per node) under a 1-minute limit with USR1 10 s before it.
 SignalledJob run_job(const std::string& dir, const std::string& ddprun_flags) {
   SignalledJob job{{}, unique_tag()};
   job.srun = slurm("env " + job.tag + " srun -N2 --ntasks-per-node=1 " + k_limit_and_signal + " " +
-                       ddprun_bin() + " --nproc_per_node 2 --shutdown_timeout 20 " +
-                       ddprun_flags + " --no_python " + worker("checkpointer.sh") + " " + dir,
+                       ddprun_bin() + " --nproc_per_node 2 --shutdown_timeout 20 " + ddprun_flags +
+                       " --no_python " + worker("checkpointer.sh") + " " + dir,
                    k_job_timeout);
   return job;
 }
@@ -97,15 +110,7 @@ TEST_F(SlurmE2E, TimeLimitSignalHandledByDdprunLetsEveryWorkerCheckpoint) {
   EXPECT_EQ(count_of(err, "closing signal SIGUSR1"), 4u) << err;
   EXPECT_EQ(err.find("forcefully exiting via SIGKILL"), std::string::npos) << err;
   EXPECT_EQ(err.find("guardian"), std::string::npos) << err;
-  for (int rank = 0; rank < k_ranks; ++rank) {
-    SCOPED_TRACE("rank " + std::to_string(rank));
-    auto record = read_file(dir_ + "/rank_" + std::to_string(rank));
-    // USR1 once or twice (from Slurm and from ddprun; the shell may merge them), then the
-    // whole checkpoint: the grace was given and the time limit's SIGTERM never came.
-    EXPECT_EQ(record.rfind("got_USR1\n", 0), 0u) << record << err;
-    EXPECT_TRUE(record.ends_with("saved\n")) << record << err;
-    EXPECT_EQ(unexpected_lines(record), "") << record;
-  }
+  expect_every_worker_checkpointed(dir_, err);
   expect_job_failed_with(dir_, "1:0");
   expect_nothing_left(job.tag);
 }
@@ -125,4 +130,24 @@ TEST_F(SlurmE2E, TimeLimitSignalNotHandledKillsTheAgentsAndTheGuardianStopsTheWo
   }
   expect_job_failed_with(dir_, "0:10");
   expect_nothing_left(job.tag);
+}
+
+TEST_F(SlurmE2E, TimeLimitSignalToTheBatchShellReachesEveryNodeThroughTheFanOut) {
+  // `--signal=B:USR1@10` signals only the batch script, here ddprun itself (exec), which fans
+  // out through srun: it forwards USR1 to each srun, srun to its step.
+  auto tag = unique_tag();
+  auto script = dir_ + "/job.sh";
+  std::ofstream(script) << "#!/bin/bash\nexport " << tag << "\nexec " << ddprun_bin()
+                        << " --nproc_per_node 2 --shutdown_timeout 20 " << k_handle_usr1
+                        << " --no_python " << worker("checkpointer.sh") << " " << dir_ << "\n";
+  auto r = slurm("sbatch --wait -N2 --time=1 --signal=B:USR1@10 -o " + dir_ + "/out.txt " + script,
+                 k_job_timeout);
+  auto out = read_file(dir_ + "/out.txt");
+  EXPECT_EQ(r.status, 1) << r.err << out;  // sbatch --wait: the script's status
+  EXPECT_EQ(count_of(out, "Received SIGUSR1 death signal"), 2u) << out;
+  EXPECT_EQ(out.find("failed with exit code"), std::string::npos) << out;
+  EXPECT_EQ(out.find("forcefully exiting via SIGKILL"), std::string::npos) << out;
+  expect_every_worker_checkpointed(dir_, out);
+  expect_job_failed_with(dir_, "1:0");
+  expect_nothing_left(tag);
 }
