@@ -115,12 +115,13 @@ TEST_F(SlurmE2E, TimeLimitSignalHandledByDdprunLetsEveryWorkerCheckpoint) {
   expect_nothing_left(job.tag);
 }
 
-TEST_F(SlurmE2E, TimeLimitSignalNotHandledKillsTheAgentsAndTheGuardianStopsTheWorkers) {
+TEST_F(SlurmE2E, TimeLimitSignalNotHandledKillsTheAgentsAndLeavesNoWorker) {
   auto job = run_job(dir_, "");
   const auto& err = job.srun.err;
-  // Default --signals-to-handle: each agent dies of SIGUSR1 (128 + 10), as torchrun does.
+  // Default --signals-to-handle: each agent dies of SIGUSR1 (128 + 10), as torchrun does. Its
+  // guardian SIGKILLs the workers and says so, but the guardian's line is not asserted: once
+  // the agent is gone, slurmstepd may kill the rest of the step (guardian included) first.
   EXPECT_EQ(job.srun.status, 138) << err;
-  EXPECT_EQ(count_of(err, "ended without stopping its workers"), 2u) << err;
   EXPECT_EQ(err.find("Received SIGUSR1"), std::string::npos) << err;
   for (int rank = 0; rank < k_ranks; ++rank) {
     EXPECT_TRUE(fs::exists(dir_ + "/ready_" + std::to_string(rank))) << err;
