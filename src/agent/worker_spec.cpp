@@ -31,11 +31,17 @@ std::vector<WorkerRanks> assign_ranks(const std::vector<NodeInfo>& nodes, int gr
       role_base += n.group_rank < group_rank ? n.local_world_size : 0;
     }
   }
+  return worker_ranks(NodePlace{group_rank, static_cast<int>(sorted.size()), self->local_world_size,
+                                base, world, role_base, role_world});
+}
+
+std::vector<WorkerRanks> worker_ranks(const NodePlace& p) {
   std::vector<WorkerRanks> out;
-  out.reserve(static_cast<std::size_t>(self->local_world_size));
-  for (int lr = 0; lr < self->local_world_size; ++lr) {
-    out.push_back(WorkerRanks{lr, base + lr, group_rank, role_base + lr, self->local_world_size,
-                              world, static_cast<int>(sorted.size()), role_world});
+  out.reserve(static_cast<std::size_t>(p.local_world_size));
+  for (int lr = 0; lr < p.local_world_size; ++lr) {
+    out.push_back(WorkerRanks{lr, p.worker_base + lr, p.group_rank, p.role_base + lr,
+                              p.local_world_size, p.world_size, p.group_world_size,
+                              p.role_world_size});
   }
   return out;
 }

@@ -4,8 +4,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <map>
-
 #include "host_facts.hpp"
 
 namespace ddprun::app {
@@ -42,21 +40,6 @@ ElasticRendezvous::ElasticRendezvous(asio::io_context& ctx, const config::Launch
       kv_(kv),
       options_(std::move(options)) {}
 
-Result<void> ElasticRendezvous::check_static_ranks(const rdzv::RoundResult& round) const {
-  std::map<int, std::string> seen;
-  for (const auto& node : round.participants) {
-    int rank = node.node_index.value_or(-1);
-    auto [it, fresh] = seen.emplace(rank, node.addr + " (pid " + std::to_string(node.pid) + ")");
-    if (!fresh) {
-      return make_error(ErrorCode::config, "--node-rank " + std::to_string(rank) +
-                                               " is used by two agents: " + it->second + " and " +
-                                               node.addr + " (pid " + std::to_string(node.pid) +
-                                               "); each node needs its own rank");
-    }
-  }
-  return {};
-}
-
 Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::RoundResult& round) {
   (void)round;
   if (options_.is_static) {
@@ -77,21 +60,16 @@ asio::awaitable<Result<agent::Round>> ElasticRendezvous::next_round(int restart_
   worker_store_.reset();
   auto r = co_await dyn_->next_round();
   if (!r) {
+    if (options_.is_static && r.error().code == ErrorCode::config && hosted_ != nullptr) {
+      // Two agents share a --node-rank: the peers read the same round and fail with the same
+      // message, unless the store they read it from vanishes first.
+      co_await linger_while_peers_connected();
+    }
     co_return r.error();
   }
   // The store answered, so it exists: from now on losing it is a failure to report within
   // the keep-alive bound, not a reason to keep retrying for the whole join_timeout.
   kv_->bound_operations(rdzv::keep_alive_bound(dyn_->settings()));
-  if (options_.is_static) {
-    if (auto ok = check_static_ranks(*r); !ok) {
-      if (hosted_ != nullptr) {
-        // The peers read the same round and fail with the same message, unless the store
-        // they read it from vanishes first.
-        co_await linger_while_peers_connected();
-      }
-      co_return ok.error();
-    }
-  }
   std::optional<rdzv::MasterEndpoint> mine;
   if (r->group_rank == 0) {
     auto ep = my_worker_store(*r);
@@ -104,16 +82,14 @@ asio::awaitable<Result<agent::Round>> ElasticRendezvous::next_round(int restart_
   if (!master) {
     co_return master.error();
   }
-  std::vector<agent::NodeInfo> nodes;
-  for (std::size_t i = 0; i < r->participants.size(); ++i) {
-    const auto& p = r->participants[i];
-    nodes.push_back(agent::NodeInfo{p.role, static_cast<int>(i), p.nproc});
-  }
+  const auto& a = r->assignment;
   agent::Round round;
   round.round_number = r->round;
   round.info = agent::RoundInfo{master->addr, master->port, restart_count, cfg_.max_restarts,
                                 cfg_.rdzv_id, true,         cfg_.role};
-  round.ranks = agent::assign_ranks(nodes, r->group_rank);
+  round.ranks = agent::worker_ranks(agent::NodePlace{a.group_rank, a.group_world_size,
+                                                     cfg_.nproc_per_node, a.worker_base,
+                                                     a.world_size, a.role_base, a.role_world_size});
   co_return round;
 }
 

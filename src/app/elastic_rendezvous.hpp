@@ -37,7 +37,6 @@ class ElasticRendezvous final : public agent::Rendezvous {
   std::string describe() const override;
 
  private:
-  Result<void> check_static_ranks(const rdzv::RoundResult& round) const;
   Result<rdzv::MasterEndpoint> my_worker_store(const rdzv::RoundResult& round);
   asio::awaitable<void> linger_while_peers_connected();
 

@@ -205,6 +205,7 @@ rdzv::RdzvSettings settings_for(const config::LaunchConfig& cfg) {
                            config::source_of(cfg, "rdzv_conf") + ": " + settings.error().message));
   }
   if (is_static) {
+    settings->unique_node_index = true;  // node_index is --node-rank
     settings->join_timeout = k_static_join_timeout;
     if (auto it = cfg.rdzv_conf.find("timeout"); it != cfg.rdzv_conf.end()) {
       auto secs = util::parse_int_in(it->second, 1, 1 << 30);

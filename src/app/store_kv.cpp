@@ -10,13 +10,20 @@ struct StoreKv::Lease {
   explicit Lease(std::shared_ptr<Slot> s) : slot(std::move(s)) { slot->busy = true; }
   Lease(const Lease&) = delete;
   Lease& operator=(const Lease&) = delete;
-  ~Lease() { slot->busy = false; }
+  ~Lease() {
+    slot->busy = false;
+    slot->blocking = false;
+  }
   store::Client& operator*() const { return *slot->client; }
   store::Client* operator->() const { return slot->client.get(); }
 };
 
 StoreKv::StoreKv(asio::io_context& ctx, store::ClientOptions options)
-    : ctx_(ctx), options_(std::move(options)) {}
+    : ctx_(ctx), options_(std::move(options)) {
+  // The rendezvous reads many keys in one request (MULTI_GET), which D0 lacks; the rendezvous
+  // store is always a ddprun store, and it speaks every dialect.
+  options_.dialect = store::Dialect::d2;
+}
 
 StoreKv::Lease StoreKv::lease() {
   for (auto& slot : pool_) {
@@ -41,6 +48,14 @@ asio::awaitable<Result<void>> StoreKv::connect() {
 void StoreKv::close_all() {
   for (auto& slot : pool_) {
     if (!slot->busy) {
+      slot->client->close();
+    }
+  }
+}
+
+void StoreKv::interrupt_waits() {
+  for (auto& slot : pool_) {
+    if (slot->blocking) {
       slot->client->close();
     }
   }
@@ -88,11 +103,25 @@ asio::awaitable<Result<std::string>> StoreKv::get(std::string key,
                                                   std::chrono::milliseconds timeout) {
   auto c = lease();
   std::vector<std::string> keys{key};
+  c.slot->blocking = true;
   auto waited = co_await c->wait(std::move(keys), timeout);
+  c.slot->blocking = false;
   if (!waited) {
     co_return waited.error();
   }
   co_return co_await c->get(std::move(key));
+}
+
+asio::awaitable<Result<std::vector<std::string>>> StoreKv::multi_get_now(
+    std::vector<std::string> keys) {
+  auto c = lease();
+  co_return co_await c->multi_get_now(std::move(keys));
+}
+
+asio::awaitable<Result<void>> StoreKv::multi_set(
+    std::vector<std::pair<std::string, std::string>> pairs) {
+  auto c = lease();
+  co_return co_await c->multi_set(std::move(pairs));
 }
 
 }  // namespace ddprun::app

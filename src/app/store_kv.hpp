@@ -23,6 +23,13 @@ class StoreKv final : public rdzv::Kv {
   asio::awaitable<Result<std::int64_t>> add(std::string key, std::int64_t delta) override;
   asio::awaitable<Result<std::string>> get(std::string key,
                                            std::chrono::milliseconds timeout) override;
+  /// Needs a client dialect with MULTI_GET (d1, d2): the agents use d2.
+  asio::awaitable<Result<std::vector<std::string>>> multi_get_now(
+      std::vector<std::string> keys) override;
+  asio::awaitable<Result<void>> multi_set(
+      std::vector<std::pair<std::string, std::string>> pairs) override;
+  /// Closes the connections of blocking gets in progress (they fail at once).
+  void interrupt_waits() override;
 
   /// Connects one client now (retrying up to the connect timeout), so a missing store is
   /// reported before the rendezvous starts.
@@ -44,6 +51,7 @@ class StoreKv final : public rdzv::Kv {
   struct Slot {
     std::unique_ptr<store::Client> client;
     bool busy = false;
+    bool blocking = false;  ///< busy with a blocking get()
   };
   /// Shared with the leases: an operation still pending when the agent exits is destroyed with
   /// the io_context, after this object, and its lease must not touch freed memory then.

@@ -1,29 +1,25 @@
-// The dynamic rendezvous algorithm (spec §4.6), as pure functions.
+// The dynamic rendezvous algorithm (spec §4.6), as pure functions, shaped for thousands of
+// nodes: no node reads or writes O(nodes) bytes except the one that closes a round.
 //
-// Every agent runs the same loop against one shared RdzvState: sync (read it, or write the
-// state it computed with compare-and-set on the exact bytes it last read), sanitize (drop
-// nodes whose heartbeat is too old), decide one action, apply it locally, write, repeat. A
-// conflicting write just means another agent moved first; the loop waits a short random
-// backoff (contention_backoff, so that hundreds of agents do not retry in lockstep), reads the
-// state again and decides again, so every transition here must be correct from any state.
+// A round goes: joining (each node takes a slot with ADD on the round's counter and writes its
+// description and a heartbeat under that slot; the node whose slot number reaches min starts
+// the last call; the node whose slot reaches max, or any node once the last call is over,
+// claims the close) → closing (the closer reads slots 1..size, leaves out withdrawn and silent
+// ones, orders the rest by rank_before, writes each slot's Assignment and the members list)
+// → complete (ranks fixed; late nodes are counted on the wait list) → the next round begins
+// when a member ends it: with_next_round() on a failure restart, a leave, a member found dead
+// by the node watching it, or nodes waiting while there is room.
 //
-// A round goes: incomplete (nodes add themselves to `participants`; when the count reaches
-// min a last-call deadline starts; at max, or once that deadline passed, the next participant
-// to sync marks it complete and assigns ranks) → complete (ranks fixed; late nodes go on the
-// wait list) → the next round begins when every participant has left again (the exit op that
-// starts each next_round), which bumps `round`. Waiting nodes then join the new round.
-//
-// Races worth knowing: a participant can be dropped as dead by anyone's sanitize while it is
-// merely slow; it then re-adds itself on its next sync. Before completion, a drop below min
-// clears the deadline, so the last call restarts when min is reached again. A join past its
-// deadline first rolls back its own entry (so it does not count towards a round it will not
-// take part in), then reports the timeout.
+// Only the small header is changed by compare-and-set; every transition here returns nullopt
+// when the header has moved on, so a node that lost a race simply decides again. Slot numbers
+// only grow within a round, so a claim that found too few live nodes records how far it
+// checked (`checked`) and only a newcomer beyond that claims again: no claim livelock.
 //
 // ddprun deviations from torch: ranks follow rank_before() (endpoint host first) instead of
 // (addr, pid); failures are broadcast with `failed_round`; a dead member of a running round is
-// a membership change for the survivors (torch issue #111646); an agent stopped by a signal
-// leaves (the leave op, recorded in `left` so the survivors can say it left rather than was
-// lost); and a running node that cannot reach the store for the keep-alive bound gives up.
+// a membership change for the survivors (torch issue #111646), found by the member before it
+// in group-rank order; an agent stopped by a signal leaves (recorded in `ended.left`); and a
+// running node that cannot reach the store for the keep-alive bound gives up.
 
 #include "ddprun/rdzv/decide.hpp"
 
@@ -32,139 +28,69 @@
 namespace ddprun::rdzv {
 namespace {
 
-bool is_participant(const RdzvState& s, const NodeDesc& self) {
-  return s.participants.count(self.id()) != 0;
-}
+/// The first slots of a round wake at its last-call deadline to claim the close; the others
+/// only every join_block, so thousands of nodes do not all race for it.
+constexpr int k_deadline_watchers = 3;
 
-bool is_waiting(const RdzvState& s, const NodeDesc& self) {
-  return s.wait_list.count(self.id()) != 0;
-}
-
-int participant_count(const RdzvState& s) { return static_cast<int>(s.participants.size()); }
-
-Action keep_alive_or_wait(const RdzvState& s, const NodeDesc& self, WallMs now,
-                          const RdzvSettings& settings) {
-  if (!is_participant(s, self) && !is_waiting(s, self)) {
-    return Action::wait;
-  }
-  auto it = s.last_heartbeats.find(self.id());
-  if (it == s.last_heartbeats.end() || now - it->second >= settings.keep_alive_interval.count()) {
-    return Action::keep_alive;
-  }
-  return Action::wait;
-}
-
-Action decide_rollback(const RdzvState& s, const NodeDesc& self, WallMs now, WallMs join_deadline,
-                       const RdzvSettings& settings) {
-  if (now <= join_deadline + settings.rollback_grace.count()) {
-    if (is_participant(s, self)) {
-      return Action::remove_from_participants;
-    }
-    if (is_waiting(s, self)) {
-      return Action::remove_from_wait_list;
-    }
-  }
-  return Action::error_timeout;
-}
-
-Action decide_incomplete(const RdzvState& s, const NodeDesc& self, WallMs now,
-                         const RdzvSettings& settings) {
-  if (!is_participant(s, self)) {
-    return Action::add_to_participants;
-  }
-  if (participant_count(s) >= settings.min_nodes && s.deadline && now >= *s.deadline) {
-    return Action::mark_complete;
-  }
-  return keep_alive_or_wait(s, self, now, settings);
-}
-
-// Removing a participant may end a complete round (nobody left) or stop an incomplete
-// round's last call (fewer than min).
-void participant_removed_epilogue(RdzvState& s, const RdzvSettings& settings) {
-  if (s.complete && s.participants.empty()) {
-    s.round += 1;
-    s.complete = false;
-    s.deadline.reset();
-    s.left.clear();
-  } else if (!s.complete && participant_count(s) < settings.min_nodes) {
-    s.deadline.reset();
+void push_capped(std::vector<std::string>& ids, const std::string& id) {
+  if (ids.size() < k_max_named_ids) {
+    ids.push_back(id);
   }
 }
 
-void mark_complete(RdzvState& s) {
-  s.complete = true;
-  s.deadline.reset();
-  std::vector<NodeDesc> order;
-  for (const auto& [id, p] : s.participants) {
-    order.push_back(p.node);
+std::vector<std::string> capped(std::vector<std::string> ids) {
+  if (ids.size() > k_max_named_ids) {
+    ids.resize(k_max_named_ids);
   }
-  std::sort(order.begin(), order.end(), rank_before);
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    s.participants[order[i].id()].rank = static_cast<int>(i);
-  }
+  return ids;
 }
 
-void add_to_participants(RdzvState& s, const NodeDesc& self, WallMs now,
-                         const RdzvSettings& settings) {
-  s.wait_list.erase(self.id());
-  s.participants[self.id()] = Participant{self, 0};
-  s.last_heartbeats[self.id()] = now;
-  if (participant_count(s) >= settings.min_nodes && !s.deadline) {
-    s.deadline = now + settings.last_call_timeout.count();
-  }
-  if (participant_count(s) >= settings.max_nodes) {
-    mark_complete(s);
-  }
-}
+JoinDecision wait_until(WallMs until) { return {JoinStep::wait, until}; }
 
-// The leave op: like the exit op, but a member of a complete round is recorded in `left`, so
-// the survivors' watch() can say it left instead of calling it lost.
-void leave(RdzvState& s, const NodeDesc& self, const RdzvSettings& settings) {
-  s.wait_list.erase(self.id());
-  s.last_heartbeats.erase(self.id());
-  if (s.participants.erase(self.id()) == 0) {
-    return;
+JoinDecision decide_joining(const RoundHeader& h, int mine, const JoinView& v,
+                            const RdzvSettings& settings) {
+  if (mine == 0) {
+    return {JoinStep::take_slot, 0};
   }
-  if (s.complete) {
-    s.left.insert(self.id());
+  if (h.deadline && v.now >= *h.deadline) {
+    return {JoinStep::claim, 0};
   }
-  participant_removed_epilogue(s, settings);
-}
-
-bool member_missing(const RdzvState& s, const std::vector<NodeDesc>& members) {
-  return std::any_of(members.begin(), members.end(),
-                     [&](const NodeDesc& n) { return s.participants.count(n.id()) == 0; });
+  if (mine >= settings.max_nodes && mine > h.checked) {
+    return {JoinStep::claim, 0};
+  }
+  if (mine >= settings.min_nodes && !h.deadline && mine > h.checked) {
+    return {JoinStep::set_deadline, 0};
+  }
+  WallMs until = std::min(v.join_deadline + 1, v.now + settings.join_block.count());
+  if (h.deadline && mine <= k_deadline_watchers) {
+    until = std::min(until, *h.deadline);  // the others look after join_block, as a fallback
+  }
+  return {JoinStep::await_assignment, until};
 }
 
 }  // namespace
 
-std::string to_string(Action a) {
-  switch (a) {
-    case Action::add_to_participants:
-      return "add_to_participants";
-    case Action::add_to_wait_list:
-      return "add_to_wait_list";
-    case Action::mark_complete:
-      return "mark_complete";
-    case Action::keep_alive:
-      return "keep_alive";
-    case Action::wait:
+std::string to_string(JoinStep s) {
+  switch (s) {
+    case JoinStep::take_slot:
+      return "take_slot";
+    case JoinStep::set_deadline:
+      return "set_deadline";
+    case JoinStep::claim:
+      return "claim";
+    case JoinStep::await_assignment:
+      return "await_assignment";
+    case JoinStep::wait:
       return "wait";
-    case Action::done:
-      return "done";
-    case Action::remove_from_participants:
-      return "remove_from_participants";
-    case Action::remove_from_wait_list:
-      return "remove_from_wait_list";
-    case Action::leave:
-      return "leave";
-    case Action::mark_closed:
-      return "mark_closed";
-    case Action::report_failure:
-      return "report_failure";
-    case Action::error_closed:
+    case JoinStep::join_wait_list:
+      return "join_wait_list";
+    case JoinStep::end_previous:
+      return "end_previous";
+    case JoinStep::abort_stale_close:
+      return "abort_stale_close";
+    case JoinStep::error_closed:
       return "error_closed";
-    case Action::error_timeout:
+    case JoinStep::error_timeout:
       return "error_timeout";
   }
   return "unknown";
@@ -186,140 +112,183 @@ std::string to_string(RunSignal s) {
   return "unknown";
 }
 
-Action decide_join(const RdzvState& s, const NodeDesc& self, WallMs now, WallMs join_deadline,
-                   const RdzvSettings& settings) {
-  if (s.closed) {
-    return Action::error_closed;
-  }
-  if (s.complete && is_participant(s, self)) {
-    return Action::done;
-  }
-  if (now > join_deadline) {
-    return decide_rollback(s, self, now, join_deadline, settings);
-  }
-  if (!s.complete) {
-    return decide_incomplete(s, self, now, settings);
-  }
-  if (participant_count(s) < settings.max_nodes && !is_waiting(s, self)) {
-    return Action::add_to_wait_list;
-  }
-  return keep_alive_or_wait(s, self, now, settings);
+std::chrono::milliseconds stale_close_bound(const RdzvSettings& settings) {
+  return keep_alive_bound(settings);
 }
 
-Action decide_exit(const RdzvState& s, const NodeDesc& self, WallMs now, WallMs deadline) {
-  if (!is_participant(s, self)) {
-    return Action::done;
+JoinDecision decide_join(const RoundHeader& h, const JoinView& v, const RdzvSettings& settings) {
+  if (h.closed) {
+    return {JoinStep::error_closed, 0};
   }
-  return now > deadline ? Action::error_timeout : Action::remove_from_participants;
-}
-
-Action decide_leave(const RdzvState& s, const NodeDesc& self, WallMs now, WallMs deadline) {
-  if (!is_participant(s, self) && !is_waiting(s, self)) {
-    return Action::done;
+  if (v.now > v.join_deadline) {
+    return {JoinStep::error_timeout, 0};
   }
-  return now > deadline ? Action::error_timeout : Action::leave;
-}
-
-Action decide_close(const RdzvState& s, WallMs now, WallMs deadline) {
-  if (s.closed) {
-    return Action::done;
+  if (v.ran_round && *v.ran_round == h.round && h.phase == Phase::complete) {
+    return {JoinStep::end_previous, 0};
   }
-  return now > deadline ? Action::error_timeout : Action::mark_closed;
-}
-
-Action decide_report_failure(const RdzvState& s, int round, WallMs now, WallMs deadline) {
-  // The first report of a round is enough: every peer restarts whoever reported it.
-  if (s.round != round || s.closed || (s.failed_round && s.failed_round->round == round)) {
-    return Action::done;
-  }
-  return now > deadline ? Action::error_timeout : Action::report_failure;
-}
-
-RdzvState apply(Action action, const RdzvState& state, const NodeDesc& self, WallMs now,
-                const RdzvSettings& settings) {
-  RdzvState s = state;
-  switch (action) {
-    case Action::add_to_participants:
-      add_to_participants(s, self, now, settings);
-      break;
-    case Action::add_to_wait_list:
-      s.wait_list[self.id()] = self;
-      s.last_heartbeats[self.id()] = now;
-      break;
-    case Action::mark_complete:
-      mark_complete(s);
-      break;
-    case Action::keep_alive:
-      s.last_heartbeats[self.id()] = now;
-      break;
-    case Action::remove_from_participants:
-      s.participants.erase(self.id());
-      s.last_heartbeats.erase(self.id());
-      participant_removed_epilogue(s, settings);
-      break;
-    case Action::remove_from_wait_list:
-      s.wait_list.erase(self.id());
-      s.last_heartbeats.erase(self.id());
-      break;
-    case Action::leave:
-      leave(s, self, settings);
-      break;
-    case Action::mark_closed:
-      s.closed = true;
-      break;
-    case Action::report_failure:
-      s.failed_round = FailedRound{s.round, self.id()};
-      break;
-    case Action::wait:
-    case Action::done:
-    case Action::error_closed:
-    case Action::error_timeout:
-      break;
-  }
-  return s;
-}
-
-Sanitized sanitize(const RdzvState& state, WallMs now, const RdzvSettings& settings) {
-  Sanitized out{state, {}};
-  RdzvState& s = out.state;
-  const WallMs cutoff = now - keep_alive_bound(settings).count();
-  bool participant_dropped = false;
-  for (const auto& [id, beat] : state.last_heartbeats) {
-    if (beat >= cutoff) {
-      continue;
+  const int mine = v.slot_round == h.round ? v.slot : 0;
+  switch (h.phase) {
+    case Phase::joining:
+      return decide_joining(h, mine, v, settings);
+    case Phase::closing: {
+      const WallMs stale_at = h.closing_since + stale_close_bound(settings).count();
+      if (v.now > stale_at) {
+        return {JoinStep::abort_stale_close, 0};
+      }
+      if (mine > 0 && mine <= h.size) {
+        return {JoinStep::await_assignment,
+                std::min(stale_at + 1, v.now + settings.join_block.count())};
+      }
+      return wait_until(v.now + settings.poll_interval.count());
     }
-    s.last_heartbeats.erase(id);
-    if (auto p = s.participants.find(id); p != s.participants.end()) {
-      out.dropped.push_back(p->second.node);
-      s.participants.erase(p);
-      participant_dropped = true;
-    }
-    if (auto w = s.wait_list.find(id); w != s.wait_list.end()) {
-      out.dropped.push_back(w->second);
-      s.wait_list.erase(w);
-    }
+    case Phase::complete:
+      if (mine > 0 && mine <= h.size) {
+        return {JoinStep::await_assignment, v.now + settings.read_timeout.count()};
+      }
+      if (h.members < settings.max_nodes && v.waiting_round != h.round) {
+        return {JoinStep::join_wait_list, 0};
+      }
+      return wait_until(v.now + settings.poll_interval.count());
   }
-  if (participant_dropped) {
-    participant_removed_epilogue(s, settings);
-  }
-  return out;
+  return wait_until(v.now + settings.poll_interval.count());
 }
 
-RunSignal decide_while_running(const RdzvState& s, const NodeDesc& self, int round,
-                               const std::vector<NodeDesc>& members, const RdzvSettings& settings) {
-  if (s.closed) {
+std::optional<RoundHeader> with_deadline(const RoundHeader& h, int round, WallMs now,
+                                         const RdzvSettings& settings) {
+  if (h.closed || h.round != round || h.phase != Phase::joining || h.deadline) {
+    return std::nullopt;
+  }
+  RoundHeader n = h;
+  n.deadline = now + settings.last_call_timeout.count();
+  return n;
+}
+
+std::optional<RoundHeader> with_claim(const RoundHeader& h, int round, int size,
+                                      const std::string& closer, WallMs now) {
+  if (h.closed || h.round != round || h.phase != Phase::joining) {
+    return std::nullopt;
+  }
+  RoundHeader n = h;
+  n.phase = Phase::closing;
+  n.size = size;
+  n.closer = closer;
+  n.closing_since = now;
+  return n;
+}
+
+std::optional<RoundHeader> with_next_round(const RoundHeader& h, int round, Phase from,
+                                           const std::vector<std::string>& left,
+                                           const std::vector<std::string>& lost) {
+  if (h.closed || h.round != round || h.phase != from) {
+    return std::nullopt;
+  }
+  RoundHeader n;
+  n.round = round + 1;
+  n.failed_round = h.failed_round;
+  n.ended = RoundEnd{round, capped(left), capped(lost)};
+  return n;
+}
+
+std::optional<RoundHeader> with_waiting(const RoundHeader& h, int round, const std::string& id,
+                                        int delta) {
+  if (h.closed || h.round != round || (delta > 0 && h.phase == Phase::joining)) {
+    return std::nullopt;
+  }
+  RoundHeader n = h;
+  auto& ids = n.waiting_ids;
+  const auto at = std::find(ids.begin(), ids.end(), id);
+  if (delta > 0) {
+    if (at != ids.end()) {
+      return std::nullopt;  // counted already
+    }
+    n.waiting += delta;
+    push_capped(ids, id);
+    return n;
+  }
+  if (h.waiting == 0) {
+    return std::nullopt;
+  }
+  n.waiting = std::max(0, h.waiting + delta);
+  if (at != ids.end()) {
+    ids.erase(at);
+  }
+  return n;
+}
+
+std::optional<RoundHeader> with_failure(const RoundHeader& h, int round, const std::string& id) {
+  if (h.closed || h.round != round || h.phase != Phase::complete ||
+      (h.failed_round && h.failed_round->round == round)) {
+    return std::nullopt;
+  }
+  RoundHeader n = h;
+  n.failed_round = FailedRound{round, id};
+  return n;
+}
+
+std::optional<RoundHeader> with_closed(const RoundHeader& h) {
+  if (h.closed) {
+    return std::nullopt;
+  }
+  RoundHeader n = h;
+  n.closed = true;
+  return n;
+}
+
+std::optional<RoundHeader> with_complete(const RoundHeader& h, int round, const std::string& closer,
+                                         const ClosePlan& plan) {
+  if (h.closed || h.round != round || h.phase != Phase::closing || h.closer != closer) {
+    return std::nullopt;
+  }
+  RoundHeader n = h;
+  n.phase = Phase::complete;
+  n.deadline.reset();
+  n.closer.clear();
+  n.members = static_cast<int>(plan.members.size());
+  n.workers = plan.workers;
+  n.error = plan.error;
+  return n;
+}
+
+std::optional<RoundHeader> with_abort(const RoundHeader& h, int round, const std::string& closer,
+                                      const ClosePlan& plan, WallMs now,
+                                      const RdzvSettings& settings) {
+  if (h.closed || h.round != round || h.phase != Phase::closing || h.closer != closer) {
+    return std::nullopt;
+  }
+  RoundHeader n = h;
+  n.phase = Phase::joining;
+  // A slot still being written may yet count: then the same slots may claim again.
+  n.checked = plan.missing > 0 ? h.checked : h.size;
+  n.size = 0;
+  n.closer.clear();
+  n.closing_since = 0;
+  if (!plan.keep_deadline) {
+    n.deadline.reset();
+  } else if (!n.deadline) {
+    n.deadline = now + settings.last_call_timeout.count();
+  }
+  return n;
+}
+
+RunSignal decide_while_running(const RoundHeader& h, const NodeDesc& self, int round,
+                               const RdzvSettings& settings) {
+  if (h.closed) {
     return RunSignal::closed;
   }
-  if (s.failed_round && s.failed_round->round == round && s.failed_round->reporter != self.id()) {
+  if (h.failed_round && h.failed_round->round == round && h.failed_round->reporter != self.id()) {
     return RunSignal::peer_failed;
   }
-  if (s.round != round || member_missing(s, members)) {
+  if (h.round != round) {
     return RunSignal::membership_changed;
   }
-  if (!s.wait_list.empty() && participant_count(s) < settings.max_nodes) {
+  if (h.waiting > 0 && h.members < settings.max_nodes) {
     return RunSignal::membership_changed;
   }
   return RunSignal::none;
+}
+
+bool is_silent(const std::optional<WallMs>& heartbeat, WallMs now, const RdzvSettings& settings) {
+  return !heartbeat || now - *heartbeat > keep_alive_bound(settings).count();
 }
 
 RunSignal decide_store_unreachable(std::optional<WallMs> failing_since, WallMs now,
@@ -328,22 +297,6 @@ RunSignal decide_store_unreachable(std::optional<WallMs> failing_since, WallMs n
     return RunSignal::store_lost;
   }
   return RunSignal::none;
-}
-
-std::vector<NodeDesc> ordered_participants(const RdzvState& s) {
-  std::vector<Participant> ps;
-  for (const auto& [id, p] : s.participants) {
-    ps.push_back(p);
-  }
-  std::sort(ps.begin(), ps.end(), [&](const Participant& a, const Participant& b) {
-    return s.complete ? a.rank < b.rank : rank_before(a.node, b.node);
-  });
-  std::vector<NodeDesc> out;
-  out.reserve(ps.size());
-  for (const auto& p : ps) {
-    out.push_back(p.node);
-  }
-  return out;
 }
 
 }  // namespace ddprun::rdzv

@@ -1,11 +1,10 @@
-// DynamicRendezvous: store I/O around the pure decisions of decide.cpp.
+// DynamicRendezvous: store I/O around the pure decisions of decide.cpp, joining a round.
 //
-// Every op (exit, join, close, report failure) is the same loop in run_op(): load the state,
-// sanitize it, decide, and either finish, wait poll_interval and load again, or write the
-// applied state with compare_set against the exact bytes read. The store answers with the
-// value it now holds, which becomes the next iteration's state whether or not our write won.
-// Ops keep their state in locals, so the heartbeat loop and watch() interleaving on the same
-// io_context cannot mix up tokens.
+// next_round() loops: read the small header, decide_join(), take the step. Steps that change
+// the header go through update(): compare-and-set against the exact bytes read, and after a
+// lost race a short random backoff and a fresh read, until the change sticks or no longer
+// applies. A waiting node blocks on its own rank key, so the closer's write wakes it at once
+// without anyone polling.
 
 #include "ddprun/rdzv/handler.hpp"
 
@@ -17,8 +16,12 @@
 namespace ddprun::rdzv {
 namespace {
 
-bool is_terminal(Action a) {
-  return a == Action::done || a == Action::error_closed || a == Action::error_timeout;
+/// A step that finished without forming the round: nothing to return, or its error.
+Result<std::optional<RoundResult>> not_yet(const Result<void>& r) {
+  if (!r) {
+    return r.error();
+  }
+  return std::optional<RoundResult>();
 }
 
 }  // namespace
@@ -46,38 +49,76 @@ WallMs DynamicRendezvous::wall_now() const {
       .count();
 }
 
-asio::awaitable<Result<DynamicRendezvous::Synced>> DynamicRendezvous::load() {
-  auto raw = co_await kv_.get_now(key_);
+asio::awaitable<Result<DynamicRendezvous::Header>> DynamicRendezvous::read_header() {
+  auto raw = co_await read_one(key_);
   if (!raw) {
     co_return raw.error();
   }
-  if (!*raw) {
-    co_return Synced{RdzvState{}, ""};
+  std::string text = std::move(*raw);
+  if (text.empty()) {
+    co_return Header{RoundHeader{}, ""};
   }
-  auto state = decode_state(**raw);
-  if (!state) {
-    co_return state.error();
+  auto h = decode_header(text);
+  if (!h) {
+    co_return h.error();
   }
-  last_waiting_ = static_cast<int>(state->wait_list.size());
-  co_return Synced{std::move(*state), std::move(**raw)};
+  last_waiting_ = h->waiting;
+  co_return Header{std::move(*h), std::move(text)};
 }
 
-asio::awaitable<Result<DynamicRendezvous::Synced>> DynamicRendezvous::write(const Synced& from,
-                                                                            const RdzvState& next) {
-  auto now_stored = co_await kv_.compare_set(key_, from.token, encode_state(next));
-  if (!now_stored) {
-    co_return now_stored.error();
+asio::awaitable<Result<RoundHeader>> DynamicRendezvous::update(const Change& change,
+                                                               std::optional<WallMs> deadline) {
+  auto cur = co_await read_header();
+  for (int lost = 1;; ++lost) {
+    if (!cur) {
+      co_return cur.error();
+    }
+    if (deadline && wall_now() > *deadline) {
+      co_return make_error(ErrorCode::timeout, "rendezvous " + settings_.run_id +
+                                                   ": the state kept changing under this node");
+    }
+    auto next = change(cur->value);
+    if (!next) {
+      co_return cur->value;
+    }
+    const std::string desired = encode_header(*next);
+    auto stored = co_await kv_.compare_set(key_, cur->token, desired);
+    if (!stored) {
+      co_return stored.error();
+    }
+    if (*stored == desired) {
+      co_return *next;
+    }
+    co_await sleep(contention_backoff(lost, settings_.poll_interval, unit_random()));
+    cur = co_await read_header();
   }
-  if (*now_stored == from.token) {
-    // TCPStore answers `expected` when the key is missing: read what is really there.
-    co_return co_await load();
+}
+
+asio::awaitable<Result<std::string>> DynamicRendezvous::read_one(std::string key) {
+  std::vector<std::string> keys{std::move(key)};
+  auto got = co_await kv_.multi_get_now(std::move(keys));
+  if (!got) {
+    co_return got.error();
   }
-  auto state = decode_state(*now_stored);
-  if (!state) {
-    co_return state.error();
+  co_return std::move(got->at(0));
+}
+
+asio::awaitable<Result<std::vector<std::string>>> DynamicRendezvous::read_many(
+    std::vector<std::string> keys) {
+  constexpr std::size_t k_batch = 1024;  ///< keys per request, well inside the store's limits
+  std::vector<std::string> out;
+  out.reserve(keys.size());
+  for (std::size_t at = 0; at < keys.size(); at += k_batch) {
+    const auto end = std::min(keys.size(), at + k_batch);
+    auto part = co_await kv_.multi_get_now(
+        std::vector<std::string>(keys.begin() + static_cast<std::ptrdiff_t>(at),
+                                 keys.begin() + static_cast<std::ptrdiff_t>(end)));
+    if (!part) {
+      co_return part.error();
+    }
+    std::move(part->begin(), part->end(), std::back_inserter(out));
   }
-  last_waiting_ = static_cast<int>(state->wait_list.size());
-  co_return Synced{std::move(*state), std::move(*now_stored)};
+  co_return out;
 }
 
 asio::awaitable<void> DynamicRendezvous::sleep(std::chrono::milliseconds d) {
@@ -86,92 +127,8 @@ asio::awaitable<void> DynamicRendezvous::sleep(std::chrono::milliseconds d) {
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-/// Counts a run_op() loop for as long as it runs.
-struct DynamicRendezvous::OpGuard {
-  int& count;
-  explicit OpGuard(int& c) : count(c) { ++count; }
-  OpGuard(const OpGuard&) = delete;
-  OpGuard& operator=(const OpGuard&) = delete;
-  ~OpGuard() { --count; }
-};
-
-asio::awaitable<Result<DynamicRendezvous::OpEnd>> DynamicRendezvous::run_op(Decide decide,
-                                                                            bool log_progress,
-                                                                            bool is_leave) {
-  OpGuard guard(ops_running_);
-  auto cur = co_await load();
-  int lost_in_a_row = 0;  ///< compare-and-sets lost to other nodes since our last win
-  while (true) {
-    if (leaving_ && !is_leave) {
-      co_return make_error(ErrorCode::closed,
-                           "rendezvous " + settings_.run_id + ": this node is leaving");
-    }
-    if (!cur) {
-      co_return cur.error();
-    }
-    const WallMs now = wall_now();
-    auto clean = sanitize(cur->state, now, settings_);
-    if (log_progress) {
-      remember_seen(clean.state);
-    }
-    const Action action = decide(*this, clean.state, now);
-    if (is_terminal(action)) {
-      co_return OpEnd{action, std::move(clean.state)};
-    }
-    if (action == Action::wait && clean.dropped.empty()) {
-      if (log_progress) {
-        maybe_log_progress(clean.state, now);
-      }
-      co_await sleep(settings_.poll_interval);
-      cur = co_await load();
-      continue;
-    }
-    // A wait after dropping dead nodes still writes, so the drop becomes everyone's view.
-    const RdzvState desired = apply(action, clean.state, self_, now, settings_);
-    cur = co_await write(*cur, desired);
-    lost_in_a_row = cur && cur->state != desired ? lost_in_a_row + 1 : 0;
-    if (lost_in_a_row > 0) {
-      co_await sleep(contention_backoff(lost_in_a_row, settings_.poll_interval, unit_random()));
-      cur = co_await load();
-    }
-  }
-}
-
 double DynamicRendezvous::unit_random() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
-}
-
-void DynamicRendezvous::maybe_log_progress(const RdzvState& state, WallMs now) {
-  if (now < next_progress_log_) {
-    return;
-  }
-  next_progress_log_ = now + settings_.progress_interval.count();
-  spdlog::info("{}", render_progress(state, self_, now, join_deadline_, settings_));
-}
-
-void DynamicRendezvous::remember_seen(const RdzvState& state) {
-  if (state.round != seen_round_) {
-    seen_.clear();
-    seen_round_ = state.round;
-  }
-  for (const auto& [id, p] : state.participants) {
-    seen_[id] = p.node;
-  }
-  for (const auto& [id, n] : state.wait_list) {
-    seen_[id] = n;
-  }
-}
-
-std::vector<NodeDesc> DynamicRendezvous::seen_nodes() const {
-  std::vector<NodeDesc> out;
-  for (const auto& [id, n] : seen_) {
-    out.push_back(n);
-  }
-  if (seen_.count(self_.id()) == 0) {
-    out.push_back(self_);
-  }
-  std::sort(out.begin(), out.end(), rank_before);
-  return out;
 }
 
 asio::awaitable<void> DynamicRendezvous::jitter() {
@@ -182,61 +139,150 @@ asio::awaitable<void> DynamicRendezvous::jitter() {
   co_await sleep(std::chrono::milliseconds(static_cast<std::int64_t>(span * unit_random())));
 }
 
+/// Counts a join loop for as long as it runs.
+struct DynamicRendezvous::OpGuard {
+  int& count;
+  explicit OpGuard(int& c) : count(c) { ++count; }
+  OpGuard(const OpGuard&) = delete;
+  OpGuard& operator=(const OpGuard&) = delete;
+  ~OpGuard() { --count; }
+};
+
+JoinView DynamicRendezvous::join_view() const {
+  JoinView v;
+  v.slot = slot_;
+  v.slot_round = slot_round_;
+  v.waiting_round = waiting_round_;
+  if (last_round_) {
+    v.ran_round = last_round_->round;
+  }
+  v.now = wall_now();
+  v.join_deadline = join_deadline_;
+  return v;
+}
+
 asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
   auto keep = shared_from_this();
   stop_watch();
+  OpGuard guard(ops_running_);
   co_await jitter();
   join_deadline_ = wall_now() + settings_.join_timeout.count();
-  seen_.clear();
-  seen_round_ = -1;
   next_progress_log_ = wall_now() + settings_.progress_interval.count();
-  auto left =
-      co_await run_op([](const DynamicRendezvous& r, const RdzvState& s,
-                         WallMs now) { return decide_exit(s, r.self_, now, r.join_deadline_); },
-                      false);
-  if (!left) {
-    co_return left.error();
-  }
-  if (left->action == Action::error_timeout) {
-    co_return make_error(ErrorCode::timeout, "rendezvous " + settings_.run_id +
-                                                 ": could not leave the previous round in time");
-  }
-  auto joined = co_await run_op(
-      [](const DynamicRendezvous& r, const RdzvState& s, WallMs now) {
-        return decide_join(s, r.self_, now, r.join_deadline_, r.settings_);
-      },
-      true);
-  if (!joined) {
-    co_return joined.error();
-  }
-  if (joined->action == Action::error_closed) {
-    co_return make_error(ErrorCode::closed, render_closed(settings_));
-  }
-  if (joined->action == Action::error_timeout) {
-    std::vector<NodeDesc> previous;
-    if (last_round_) {
-      previous = last_round_->participants;
-    }
-    co_return make_error(ErrorCode::timeout,
-                         render_timeout(joined->state, settings_, seen_nodes(), previous));
-  }
-  RoundResult result = make_result(joined->state);
-  ever_joined_ = true;
-  last_round_ = result;
   start_heartbeats();
+  auto result = co_await join();
+  if (!result && leaving_) {
+    co_return make_error(ErrorCode::closed,
+                         "rendezvous " + settings_.run_id + ": this node is leaving");
+  }
+  if (!result) {
+    co_return result.error();  // the slot stays known, so leave() can still withdraw it
+  }
+  slot_ = 0;
+  slot_round_ = -1;
+  waiting_round_ = -1;
+  ever_joined_ = true;
+  last_round_ = *result;
   spdlog::info("rendezvous {} round {} complete: group_rank={} group_world_size={} ({})",
-               settings_.run_id, result.round, result.group_rank, result.group_world_size,
-               render_node_names(result.participants));
+               settings_.run_id, result->round, result->group_rank, result->group_world_size,
+               result->members.empty() ? std::to_string(result->group_world_size) + " nodes"
+                                       : render_node_names(result->members));
   co_return result;
 }
 
-RoundResult DynamicRendezvous::make_result(const RdzvState& state) const {
-  RoundResult r;
-  r.round = state.round;
-  r.participants = ordered_participants(state);
-  r.group_world_size = static_cast<int>(r.participants.size());
-  r.group_rank = state.participants.at(self_.id()).rank;
-  return r;
+asio::awaitable<Result<RoundResult>> DynamicRendezvous::join() {
+  while (true) {
+    if (leaving_) {
+      co_return make_error(ErrorCode::closed,
+                           "rendezvous " + settings_.run_id + ": this node is leaving");
+    }
+    auto h = co_await read_header();
+    if (!h) {
+      co_return h.error();
+    }
+    if (h->token.empty()) {
+      // The first node creates the header, so `ddprun status` finds the run at once.
+      auto created = co_await kv_.compare_set(key_, "", encode_header(h->value));
+      if (!created) {
+        co_return created.error();
+      }
+    }
+    const JoinDecision d = decide_join(h->value, join_view(), settings_);
+    if (d.step == JoinStep::error_closed || d.step == JoinStep::error_timeout) {
+      co_return co_await join_failed(h->value, d.step);
+    }
+    auto done = co_await join_step(h->value, d);
+    if (!done) {
+      co_return done.error();
+    }
+    if (*done) {
+      co_return std::move(**done);
+    }
+    if (d.step == JoinStep::wait || d.step == JoinStep::await_assignment) {
+      co_await log_progress(h->value);
+    }
+  }
+}
+
+asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::join_step(
+    const RoundHeader& h, const JoinDecision& d) {
+  using R = Result<std::optional<RoundResult>>;
+  const int round = h.round;
+  const std::string me = self_.id();
+  Result<RoundHeader> changed = h;
+  switch (d.step) {
+    case JoinStep::take_slot:
+      co_return not_yet(co_await take_slot(round));
+    case JoinStep::claim:
+      co_return not_yet(co_await close_round(h));
+    case JoinStep::await_assignment:
+      co_return co_await await_assignment(h, d.until);
+    case JoinStep::wait:
+      co_await sleep(std::chrono::milliseconds(std::max<WallMs>(1, d.until - wall_now())));
+      co_return R(std::nullopt);
+    case JoinStep::set_deadline:
+      changed = co_await update(
+          [&](const RoundHeader& c) { return with_deadline(c, round, wall_now(), settings_); });
+      break;
+    case JoinStep::join_wait_list:
+      changed =
+          co_await update([&](const RoundHeader& c) { return with_waiting(c, round, me, 1); });
+      if (changed && changed->round == round && changed->phase != Phase::joining) {
+        waiting_round_ = round;
+      }
+      break;
+    case JoinStep::end_previous:
+      changed = co_await update(
+          [&](const RoundHeader& c) { return with_next_round(c, round, Phase::complete, {}, {}); });
+      break;
+    case JoinStep::abort_stale_close:
+      spdlog::warn(
+          "rendezvous {} round {}: {} began closing the round {} ms ago and went silent; "
+          "starting over",
+          settings_.run_id, round, h.closer, wall_now() - h.closing_since);
+      changed = co_await update(
+          [&](const RoundHeader& c) { return with_next_round(c, round, Phase::closing, {}, {}); });
+      break;
+    case JoinStep::error_closed:
+    case JoinStep::error_timeout:
+      break;
+  }
+  if (!changed) {
+    co_return changed.error();
+  }
+  co_return R(std::nullopt);
+}
+
+asio::awaitable<Result<void>> DynamicRendezvous::take_slot(int round) {
+  auto slot = co_await kv_.add(slots_key(settings_.run_id, round), 1);
+  if (!slot) {
+    co_return slot.error();
+  }
+  slot_ = static_cast<int>(*slot);
+  slot_round_ = round;
+  std::vector<std::pair<std::string, std::string>> pairs{
+      {slot_key(settings_.run_id, round, slot_), encode_node(self_)},
+      {heartbeat_key(settings_.run_id, self_.id()), std::to_string(wall_now())}};
+  co_return co_await kv_.multi_set(std::move(pairs));
 }
 
 }  // namespace ddprun::rdzv

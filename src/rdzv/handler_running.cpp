@@ -1,5 +1,6 @@
-// DynamicRendezvous while workers run and at job end: heartbeats, watch(), failure reports,
-// the MASTER_ADDR/PORT exchange, the exit barrier and the close op.
+// DynamicRendezvous while workers run and at job end: heartbeats, watch() (the header, plus
+// the heartbeat of the one member this node watches), failure reports, the leave op, the
+// MASTER_ADDR/PORT exchange, the exit barrier and the close op.
 
 #include "ddprun/rdzv/handler.hpp"
 #include "ddprun/util/strings.hpp"
@@ -13,7 +14,7 @@ constexpr const char* k_master_addr_key = "MASTER_ADDR";
 constexpr const char* k_master_port_key = "MASTER_PORT";
 constexpr const char* k_done_key = "done";
 constexpr int k_max_port = 65535;
-/// How often leave() checks whether the ops it ended have returned.
+/// How often leave() checks whether the join it ended has returned.
 constexpr std::chrono::milliseconds k_ops_poll{20};
 
 }  // namespace
@@ -36,6 +37,8 @@ void DynamicRendezvous::stop() {
 // `keep` holds this object alive for as long as the loop runs.
 asio::awaitable<void> DynamicRendezvous::heartbeat_loop(
     [[maybe_unused]] std::shared_ptr<DynamicRendezvous> keep, int generation) {
+  // The first beat is the one take_slot() writes with the node: no extra connection in the
+  // burst of a large job's first round.
   while (generation == heartbeat_generation_) {
     heartbeat_timer_.expires_after(settings_.keep_alive_interval);
     boost::system::error_code ec;
@@ -46,28 +49,12 @@ asio::awaitable<void> DynamicRendezvous::heartbeat_loop(
   }
 }
 
-// One keep-alive: only while we are in the state, and only when our beat is stale, so a
-// beat never re-adds a node that was dropped or left.
 asio::awaitable<void> DynamicRendezvous::beat_once() {
-  auto cur = co_await load();
-  if (!cur) {
+  auto ok =
+      co_await kv_.set(heartbeat_key(settings_.run_id, self_.id()), std::to_string(wall_now()));
+  if (!ok) {
     spdlog::warn("rendezvous {}: node {} has failed to send a keep-alive heartbeat: {}",
-                 settings_.run_id, self_.id(), cur.error().message);
-    co_return;
-  }
-  const WallMs now = wall_now();
-  const auto& s = cur->state;
-  const bool member = s.participants.count(self_.id()) != 0 || s.wait_list.count(self_.id()) != 0;
-  auto beat = s.last_heartbeats.find(self_.id());
-  const WallMs half_interval = settings_.keep_alive_interval.count() / 2;
-  if (!member || s.closed ||
-      (beat != s.last_heartbeats.end() && now - beat->second < half_interval)) {
-    co_return;
-  }
-  auto written = co_await write(*cur, apply(Action::keep_alive, s, self_, now, settings_));
-  if (!written) {
-    spdlog::warn("rendezvous {}: node {} has failed to send a keep-alive heartbeat: {}",
-                 settings_.run_id, self_.id(), written.error().message);
+                 settings_.run_id, self_.id(), ok.error().message);
   }
 }
 
@@ -83,6 +70,7 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
     co_return RunSignal::none;
   }
   std::optional<WallMs> failing_since;  ///< when the current run of failed syncs began
+  WallMs next_ring_check = wall_now() + settings_.keep_alive_interval.count();
   while (true) {
     watch_timer_.expires_after(settings_.watch_interval);
     boost::system::error_code ec;
@@ -90,36 +78,75 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
     if (generation != watch_generation_) {
       co_return RunSignal::none;
     }
-    auto cur = co_await load();
+    const RunSignal signal = co_await watch_once(failing_since, next_ring_check);
     if (generation != watch_generation_) {
       co_return RunSignal::none;
     }
-    if (!cur) {
-      // Since the failure, not since the call: a call that timed out because this agent was
-      // stopped (SIGSTOP) says nothing about the store.
-      const WallMs now = wall_now();
-      failing_since = failing_since.value_or(now);
-      if (decide_store_unreachable(failing_since, now, settings_) == RunSignal::store_lost) {
-        spdlog::error("{}", render_store_lost(settings_, *failing_since, now, cur.error().message));
-        co_return RunSignal::store_lost;
-      }
-      spdlog::warn("rendezvous {}: watching round {}: {}", settings_.run_id, last_round_->round,
-                   cur.error().message);
-      continue;
-    }
-    failing_since.reset();
-    auto clean = sanitize(cur->state, wall_now(), settings_);
-    auto signal = decide_while_running(clean.state, self_, last_round_->round,
-                                       last_round_->participants, settings_);
     if (signal != RunSignal::none) {
-      spdlog::info("{}", render_signal(signal, clean.state, self_, last_round_->round,
-                                       last_round_->participants, settings_));
       co_return signal;
     }
   }
 }
 
-asio::awaitable<Result<void>> DynamicRendezvous::wait_for_ops(WallMs deadline) {
+// One look: the header, and every keep_alive_interval the watched member's heartbeat with it.
+// A silent member ends the round for everyone (it is "lost").
+asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& failing_since,
+                                                         WallMs& next_ring_check) {
+  const int round = last_round_->round;
+  const std::string watched = last_round_->assignment.watch_id;
+  const bool ring = !watched.empty() && wall_now() >= next_ring_check;
+  std::vector<std::string> keys{key_};
+  if (ring) {
+    keys.push_back(heartbeat_key(settings_.run_id, watched));
+  }
+  auto got = co_await kv_.multi_get_now(keys);
+  const WallMs now = wall_now();
+  if (!got) {
+    // Since the failure, not since the call: a call that timed out because this agent was
+    // stopped (SIGSTOP) says nothing about the store.
+    failing_since = failing_since.value_or(now);
+    if (decide_store_unreachable(failing_since, now, settings_) == RunSignal::store_lost) {
+      spdlog::error("{}", render_store_lost(settings_, *failing_since, now, got.error().message));
+      co_return RunSignal::store_lost;
+    }
+    spdlog::warn("rendezvous {}: watching round {}: {}", settings_.run_id, round,
+                 got.error().message);
+    co_return RunSignal::none;
+  }
+  failing_since.reset();
+  auto h = got->at(0).empty() ? Result<RoundHeader>(RoundHeader{}) : decode_header(got->at(0));
+  if (!h) {
+    spdlog::warn("rendezvous {}: watching round {}: {}", settings_.run_id, round,
+                 h.error().message);
+    co_return RunSignal::none;
+  }
+  RunSignal signal = decide_while_running(*h, self_, round, settings_);
+  if (signal == RunSignal::none && ring) {
+    next_ring_check = now + settings_.keep_alive_interval.count();
+    if (is_silent(parse_heartbeat(got->at(1)), now, settings_)) {
+      h = co_await update([&](const RoundHeader& c) {
+        return with_next_round(c, round, Phase::complete, {}, {watched});
+      });
+      if (!h) {
+        spdlog::warn("rendezvous {}: could not report {} as lost: {}", settings_.run_id, watched,
+                     h.error().message);
+        co_return RunSignal::none;
+      }
+      signal = decide_while_running(*h, self_, round, settings_);
+    }
+  }
+  if (signal != RunSignal::none) {
+    spdlog::info("{}", render_signal(signal, *h, self_, round, settings_));
+  }
+  co_return signal;
+}
+
+asio::awaitable<Result<void>> DynamicRendezvous::leave(std::chrono::milliseconds bound) {
+  auto keep = shared_from_this();
+  stop();
+  leaving_ = true;        // a join in progress must not go on after this node left
+  kv_.interrupt_waits();  // ... and must not sit out join_block on its rank key
+  const auto deadline = wall_now() + bound.count();
   while (ops_running_ > 0) {
     if (wall_now() > deadline) {
       co_return make_error(ErrorCode::timeout, "rendezvous " + settings_.run_id +
@@ -127,30 +154,42 @@ asio::awaitable<Result<void>> DynamicRendezvous::wait_for_ops(WallMs deadline) {
     }
     co_await sleep(k_ops_poll);
   }
-  co_return Result<void>{};
+  while (wall_now() <= deadline) {
+    auto h = co_await read_header();
+    if (!h) {
+      co_return h.error();
+    }
+    const RoundHeader& c = h->value;
+    const bool my_slot = slot_ > 0 && slot_round_ == c.round && slot_ <= c.size;
+    if (!c.closed && c.phase == Phase::closing && my_slot) {
+      co_await sleep(settings_.poll_interval);  // a close caught this node: see how it ends
+      continue;
+    }
+    const bool ran = last_round_ && c.round == last_round_->round;
+    const bool member =
+        !c.closed && c.phase == Phase::complete && (ran || (my_slot && co_await slot_won(c.round)));
+    if (!member) {
+      co_return co_await withdraw();  // joining or waiting: take back the slot or the count
+    }
+    const int round = c.round;
+    const std::string me = self_.id();
+    auto bumped = co_await update(
+        [&](const RoundHeader& x) { return with_next_round(x, round, Phase::complete, {me}, {}); },
+        deadline);
+    co_return bumped ? Result<void>{} : Result<void>(bumped.error());
+  }
+  co_return make_error(ErrorCode::timeout, "rendezvous " + settings_.run_id +
+                                               ": could not leave within " +
+                                               std::to_string(bound.count()) + " ms");
 }
 
-asio::awaitable<Result<void>> DynamicRendezvous::leave(std::chrono::milliseconds bound) {
-  auto keep = shared_from_this();
-  stop();
-  leaving_ = true;  // a join in progress must not re-add this node after it left
-  op_deadline_ = wall_now() + bound.count();
-  if (auto idle = co_await wait_for_ops(op_deadline_); !idle) {
-    co_return idle.error();
+asio::awaitable<bool> DynamicRendezvous::slot_won(int round) {
+  auto text = co_await read_one(rank_key(settings_.run_id, round, slot_));
+  if (!text || text->empty()) {
+    co_return false;
   }
-  auto end =
-      co_await run_op([](const DynamicRendezvous& r, const RdzvState& s,
-                         WallMs now) { return decide_leave(s, r.self_, now, r.op_deadline_); },
-                      false, true);
-  if (!end) {
-    co_return end.error();
-  }
-  if (end->action == Action::error_timeout) {
-    co_return make_error(ErrorCode::timeout, "rendezvous " + settings_.run_id +
-                                                 ": could not leave within " +
-                                                 std::to_string(bound.count()) + " ms");
-  }
-  co_return Result<void>{};
+  auto a = decode_assignment(*text);
+  co_return a && a->member;
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::report_failure() {
@@ -158,18 +197,14 @@ asio::awaitable<Result<void>> DynamicRendezvous::report_failure() {
   if (!last_round_) {
     co_return Result<void>{};
   }
-  op_deadline_ = wall_now() + settings_.read_timeout.count();
-  auto end = co_await run_op(
-      [](const DynamicRendezvous& r, const RdzvState& s, WallMs now) {
-        return decide_report_failure(s, r.last_round_->round, now, r.op_deadline_);
-      },
-      false);
-  if (!end) {
-    co_return end.error();
-  }
-  if (end->action == Action::error_timeout) {
-    co_return make_error(ErrorCode::timeout,
-                         "rendezvous " + settings_.run_id + ": could not report the failure");
+  const int round = last_round_->round;
+  const std::string me = self_.id();
+  auto done = co_await update([&](const RoundHeader& c) { return with_failure(c, round, me); },
+                              wall_now() + settings_.read_timeout.count());
+  if (!done) {
+    co_return make_error(done.error().code,
+                         "rendezvous " + settings_.run_id +
+                             ": could not report the failure: " + done.error().message);
   }
   co_return Result<void>{};
 }
@@ -182,22 +217,21 @@ asio::awaitable<Result<MasterEndpoint>> DynamicRendezvous::exchange_master(
     if (!mine) {
       co_return make_error(ErrorCode::internal, "exchange_master: group rank 0 has no endpoint");
     }
-    auto a = co_await kv_.set(prefix + k_master_addr_key, mine->addr);
-    if (!a) {
-      co_return a.error();
+    std::vector<std::pair<std::string, std::string>> pairs{
+        {prefix + k_master_addr_key, mine->addr},
+        {prefix + k_master_port_key, std::to_string(mine->port)}};
+    auto set = co_await kv_.multi_set(std::move(pairs));
+    if (!set) {
+      co_return set.error();
     }
-    auto p = co_await kv_.set(prefix + k_master_port_key, std::to_string(mine->port));
-    if (!p) {
-      co_return p.error();
-    }
-  }
-  auto addr = co_await kv_.get(prefix + k_master_addr_key, settings_.read_timeout);
-  if (!addr) {
-    co_return addr.error();
   }
   auto port_text = co_await kv_.get(prefix + k_master_port_key, settings_.read_timeout);
   if (!port_text) {
     co_return port_text.error();
+  }
+  auto addr = co_await read_one(prefix + k_master_addr_key);
+  if (!addr) {
+    co_return addr.error();
   }
   auto port = util::parse_int_in(*port_text, 1, k_max_port);
   if (!port) {
@@ -237,17 +271,11 @@ asio::awaitable<Result<void>> DynamicRendezvous::exit_barrier(std::chrono::milli
 asio::awaitable<Result<void>> DynamicRendezvous::shutdown() {
   auto keep = shared_from_this();
   stop();
-  op_deadline_ = wall_now() + settings_.close_timeout.count();
-  auto end = co_await run_op([](const DynamicRendezvous& r, const RdzvState& s,
-                                WallMs now) { return decide_close(s, now, r.op_deadline_); },
-                             false);
+  auto end = co_await update([](const RoundHeader& c) { return with_closed(c); },
+                             wall_now() + settings_.close_timeout.count());
   if (!end) {
     spdlog::warn("rendezvous {}: closing failed: {}", settings_.run_id, end.error().message);
     co_return end.error();
-  }
-  if (end->action == Action::error_timeout) {
-    co_return make_error(ErrorCode::timeout, "rendezvous " + settings_.run_id +
-                                                 ": could not close within close_timeout");
   }
   co_return Result<void>{};
 }

@@ -40,6 +40,31 @@ asio::awaitable<Result<void>> MemoryKv::set(std::string key, std::string value) 
   co_return Result<void>{};
 }
 
+asio::awaitable<Result<std::vector<std::string>>> MemoryKv::multi_get_now(
+    std::vector<std::string> keys) {
+  if (failing_) {
+    co_return failure("multi_get", keys.empty() ? "" : keys.front());
+  }
+  std::vector<std::string> out;
+  out.reserve(keys.size());
+  for (const auto& k : keys) {
+    auto it = data_.find(k);
+    out.push_back(it == data_.end() ? std::string() : it->second);
+  }
+  co_return out;
+}
+
+asio::awaitable<Result<void>> MemoryKv::multi_set(
+    std::vector<std::pair<std::string, std::string>> pairs) {
+  if (failing_) {
+    co_return failure("multi_set", pairs.empty() ? "" : pairs.front().first);
+  }
+  for (auto& [k, v] : pairs) {
+    store(k, std::move(v));
+  }
+  co_return Result<void>{};
+}
+
 asio::awaitable<Result<std::int64_t>> MemoryKv::add(std::string key, std::int64_t delta) {
   if (failing_) {
     co_return failure("add", key);
@@ -61,10 +86,20 @@ asio::awaitable<Result<std::int64_t>> MemoryKv::add(std::string key, std::int64_
 
 asio::awaitable<Result<std::string>> MemoryKv::get(std::string key,
                                                    std::chrono::milliseconds timeout) {
+  return get_unless(std::move(key), timeout, interrupts_);
+}
+
+asio::awaitable<Result<std::string>> MemoryKv::get_unless(std::string key,
+                                                          std::chrono::milliseconds timeout,
+                                                          const int& interrupts_now) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const int interrupts = interrupts_now;
   while (true) {
     if (failing_) {
       co_return failure("get", key);
+    }
+    if (interrupts != interrupts_now) {
+      co_return make_error(ErrorCode::closed, "memory store: get " + key + ": interrupted");
     }
     if (auto v = peek(key)) {
       co_return *v;
@@ -78,6 +113,22 @@ asio::awaitable<Result<std::string>> MemoryKv::get(std::string key,
     boost::system::error_code ec;
     co_await timer->async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
+}
+
+void MemoryKv::interrupt_waits() {
+  ++interrupts_;
+  wake_all();
+}
+
+void MemoryKv::wake_all() {
+  for (auto& [key, timers] : waiters_) {
+    for (auto& w : timers) {
+      if (auto timer = w.lock()) {
+        timer->cancel();
+      }
+    }
+  }
+  waiters_.clear();
 }
 
 std::optional<std::string> MemoryKv::peek(const std::string& key) const {

@@ -10,7 +10,7 @@ namespace {
 
 constexpr WallMs k_ms_per_second = 1000;
 /// Longer node lists are cut short in messages: "a, b, ... and 4062 more".
-constexpr std::size_t k_max_named_nodes = 32;
+constexpr std::size_t k_max_named_nodes = k_max_named_ids;
 
 std::string expected_nodes(const RdzvSettings& settings) {
   if (settings.min_nodes == settings.max_nodes) {
@@ -39,8 +39,8 @@ std::string render_duration(std::chrono::milliseconds d) {
   return std::to_string(ms / k_ms_per_second) + "." + frac + "s";
 }
 
-std::string round_name(const RdzvSettings& settings, const RdzvState& state) {
-  return "rendezvous " + settings.run_id + " round " + std::to_string(state.round);
+std::string round_name(const RdzvSettings& settings, int round) {
+  return "rendezvous " + settings.run_id + " round " + std::to_string(round);
 }
 
 std::vector<NodeDesc> lost_nodes(const std::vector<NodeDesc>& arrived,
@@ -55,29 +55,41 @@ std::vector<NodeDesc> lost_nodes(const std::vector<NodeDesc>& arrived,
   return out;
 }
 
-/// "b left; lost c; waiting to join d": the members missing from `state` (those that left on
-/// purpose apart from the rest) and the nodes waiting.
-std::string membership_changes(const RdzvState& state, const std::vector<NodeDesc>& members) {
-  std::vector<NodeDesc> left;
-  std::vector<NodeDesc> lost;
-  for (const auto& n : members) {
-    if (state.participants.count(n.id()) == 0) {
-      (state.left.count(n.id()) != 0 ? left : lost).push_back(n);
-    }
+/// Up to k_max_named_ids names of `total` nodes.
+std::string names_of(const std::vector<NodeDesc>& shown, int total) {
+  std::string out = render_node_names(shown);
+  const int missing = total - static_cast<int>(shown.size());
+  if (missing > 0 && shown.size() <= k_max_named_ids) {
+    out += (out.empty() ? "" : ", ... and ") + std::to_string(missing) +
+           (shown.empty() ? " nodes" : " more");
   }
-  std::vector<NodeDesc> waiting;
-  for (const auto& [id, n] : state.wait_list) {
-    waiting.push_back(n);
+  return out;
+}
+
+/// "addr_pid_local" without its last two parts.
+std::string addr_of(const std::string& id) {
+  auto cut = id.rfind('_');
+  if (cut == std::string::npos || cut == 0) {
+    return id;
   }
+  cut = id.rfind('_', cut - 1);
+  return cut == std::string::npos ? id : id.substr(0, cut);
+}
+
+/// "b left; lost c; waiting to join d", from what the header says ended `round`.
+std::string membership_changes(const RoundHeader& h, int round) {
   std::vector<std::string> parts;
-  if (!left.empty()) {
-    parts.push_back(render_node_names(left) + " left");
+  if (h.ended.round == round && !h.ended.left.empty()) {
+    parts.push_back(render_ids(h.ended.left, static_cast<int>(h.ended.left.size())) + " left");
   }
-  if (!lost.empty()) {
-    parts.push_back("lost " + render_node_names(lost));
+  if (h.ended.round == round && !h.ended.lost.empty()) {
+    parts.push_back("lost " + render_ids(h.ended.lost, static_cast<int>(h.ended.lost.size())));
   }
-  if (!waiting.empty()) {
-    parts.push_back("waiting to join " + render_node_names(waiting));
+  if (h.round == round && h.waiting > 0) {
+    parts.push_back("waiting to join " + render_ids(h.waiting_ids, h.waiting));
+  }
+  if (parts.empty()) {
+    return "round " + std::to_string(round) + " ended";
   }
   std::string out;
   for (const auto& p : parts) {
@@ -105,59 +117,76 @@ std::string render_node_names(const std::vector<NodeDesc>& nodes) {
   return out;
 }
 
-std::string render_progress(const RdzvState& state, const NodeDesc& self, WallMs now,
-                            WallMs join_deadline, const RdzvSettings& settings) {
-  if (state.complete && state.participants.count(self.id()) == 0) {
-    return round_name(settings, state) + " is running with " +
-           std::to_string(state.participants.size()) + " nodes (" +
-           render_node_names(ordered_participants(state)) + "); " +
-           std::to_string(state.wait_list.size()) + " waiting for the next round, waiting up to " +
-           seconds_left(now, join_deadline);
+std::string render_ids(const std::vector<std::string>& ids, int total) {
+  std::set<std::string> addrs;
+  for (const auto& id : ids) {
+    addrs.insert(addr_of(id));
   }
-  WallMs until = state.deadline ? std::min(*state.deadline, join_deadline) : join_deadline;
-  return round_name(settings, state) + ": " + std::to_string(state.participants.size()) + "/" +
-         std::to_string(settings.max_nodes) + " nodes (" +
-         render_node_names(ordered_participants(state)) + "), waiting up to " +
-         seconds_left(now, until) + " for more";
+  const bool by_addr = addrs.size() == ids.size();
+  std::string out;
+  const std::size_t shown = std::min(ids.size(), k_max_named_ids);
+  for (std::size_t i = 0; i < shown; ++i) {
+    out += (out.empty() ? "" : ", ") + (by_addr ? addr_of(ids[i]) : ids[i]);
+  }
+  if (static_cast<int>(shown) < total) {
+    out += (out.empty() ? "" : ", ... and ") + std::to_string(total - static_cast<int>(shown)) +
+           (shown == 0 ? " nodes" : " more");
+  }
+  return out;
 }
 
-std::string render_timeout(const RdzvState& state, const RdzvSettings& settings,
+std::string render_progress(const RoundHeader& h, int live, const std::vector<NodeDesc>& arrived,
+                            WallMs now, WallMs join_deadline, const RdzvSettings& settings) {
+  if (h.phase == Phase::complete) {
+    return round_name(settings, h.round) + " is running with " + std::to_string(h.members) +
+           " nodes; " + std::to_string(h.waiting) + " waiting for the next round, waiting up to " +
+           seconds_left(now, join_deadline);
+  }
+  WallMs until = h.deadline ? std::min(*h.deadline, join_deadline) : join_deadline;
+  return round_name(settings, h.round) + ": " + std::to_string(live) + "/" +
+         std::to_string(settings.max_nodes) + " nodes (" + names_of(arrived, live) +
+         "), waiting up to " + seconds_left(now, until) + " for more";
+}
+
+std::string render_timeout(const RoundHeader& h, const RdzvSettings& settings, int live,
                            const std::vector<NodeDesc>& arrived,
                            const std::vector<NodeDesc>& previous) {
-  std::string msg = round_name(settings, state) + " timed out after " +
+  std::string msg = round_name(settings, h.round) + " timed out after " +
                     render_duration(settings.join_timeout) + " (join_timeout): expected " +
-                    expected_nodes(settings) + " nodes, " + std::to_string(arrived.size()) +
-                    " arrived (" + render_node_names(arrived) + ")";
-  auto lost = lost_nodes(arrived, previous);
+                    expected_nodes(settings) + " nodes, " + std::to_string(live) + " arrived (" +
+                    names_of(arrived, live) + ")";
+  // Only a complete list of arrivals tells who is missing.
+  auto lost = static_cast<int>(arrived.size()) >= live ? lost_nodes(arrived, previous)
+                                                       : std::vector<NodeDesc>{};
   if (!lost.empty()) {
     msg += "; lost since the previous round: " + render_node_names(lost);
   }
   return msg;
 }
 
-std::string render_signal(RunSignal signal, const RdzvState& state, const NodeDesc& self, int round,
-                          const std::vector<NodeDesc>& members, const RdzvSettings& settings) {
-  const std::string head = "rendezvous " + settings.run_id + " round " + std::to_string(round);
+std::string render_signal(RunSignal signal, const RoundHeader& h, const NodeDesc& self, int round,
+                          const RdzvSettings& settings) {
+  const std::string head = round_name(settings, round);
   switch (signal) {
     case RunSignal::none:
       return head + ": no change";
     case RunSignal::closed:
       return head + ": the rendezvous was closed";
     case RunSignal::peer_failed:
-      return head + ": node " + (state.failed_round ? state.failed_round->reporter : "?") +
+      return head + ": node " + (h.failed_round ? h.failed_round->reporter : "?") +
              " reported a failed worker group; restarting together";
     case RunSignal::store_lost:
       return head + ": the rendezvous store is unreachable";
     case RunSignal::membership_changed:
       break;
   }
-  if (state.participants.count(self.id()) == 0) {
+  const auto& lost = h.ended.lost;
+  if (h.ended.round == round && std::find(lost.begin(), lost.end(), self.id()) != lost.end()) {
     return head + ": this node (" + self.addr + ") was dropped from the round: no keep-alive " +
            "of it reached the store for " + render_duration(keep_alive_bound(settings)) +
            " (was the agent stopped or cut off?); it joins the next round";
   }
-  return head + ": membership changed (" + membership_changes(state, members) +
-         "); the group re-forms";
+  return head + ": membership changed (" + membership_changes(h, round) + "); the group re-forms";
 }
 
 std::string render_store_lost(const RdzvSettings& settings, WallMs failing_since, WallMs now,

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <tuple>
 
 namespace ddprun::rdzv {
@@ -9,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int k_state_version = 1;
+constexpr int k_state_version = 2;
 constexpr std::string_view k_key_prefix = "ddprun/rdzv/";
 
 json node_to_json(const NodeDesc& n) {
@@ -33,48 +34,53 @@ NodeDesc node_from_json(const json& j) {
   return n;
 }
 
-json participants_to_json(const std::map<std::string, Participant>& ps) {
-  json j = json::object();
-  for (const auto& [id, p] : ps) {
-    j[id] = {{"node", node_to_json(p.node)}, {"rank", p.rank}};
+Phase phase_from(const std::string& s) {
+  for (Phase p : {Phase::joining, Phase::closing, Phase::complete}) {
+    if (to_string(p) == s) {
+      return p;
+    }
   }
-  return j;
+  throw std::invalid_argument("unknown phase '" + s + "'");
 }
 
-json wait_list_to_json(const std::map<std::string, NodeDesc>& ws) {
-  json j = json::object();
-  for (const auto& [id, n] : ws) {
-    j[id] = node_to_json(n);
-  }
-  return j;
-}
-
-RdzvState state_from_json(const json& j) {
-  RdzvState s;
+RoundHeader header_from_json(const json& j) {
   if (j.at("version").get<int>() != k_state_version) {
     throw std::invalid_argument("unsupported version " + j.at("version").dump());
   }
-  s.round = j.at("round").get<int>();
-  s.complete = j.at("complete").get<bool>();
-  s.closed = j.at("closed").get<bool>();
+  RoundHeader h;
+  h.round = j.at("round").get<int>();
+  h.phase = phase_from(j.at("phase").get<std::string>());
   if (!j.at("deadline").is_null()) {
-    s.deadline = j.at("deadline").get<WallMs>();
+    h.deadline = j.at("deadline").get<WallMs>();
   }
-  for (const auto& [id, p] : j.at("participants").items()) {
-    s.participants[id] = Participant{node_from_json(p.at("node")), p.at("rank").get<int>()};
+  h.checked = j.at("checked").get<int>();
+  h.size = j.at("size").get<int>();
+  h.closer = j.at("closer").get<std::string>();
+  h.closing_since = j.at("closing_since").get<WallMs>();
+  h.members = j.at("members").get<int>();
+  h.workers = j.at("workers").get<int>();
+  h.error = j.at("error").get<std::string>();
+  h.closed = j.at("closed").get<bool>();
+  if (const auto& f = j.at("failed_round"); !f.is_null()) {
+    h.failed_round = FailedRound{f.at("round").get<int>(), f.at("reporter").get<std::string>()};
   }
-  for (const auto& [id, n] : j.at("wait_list").items()) {
-    s.wait_list[id] = node_from_json(n);
+  h.waiting = j.at("waiting").get<int>();
+  h.waiting_ids = j.at("waiting_ids").get<std::vector<std::string>>();
+  const auto& e = j.at("ended");
+  h.ended = RoundEnd{e.at("round").get<int>(), e.at("left").get<std::vector<std::string>>(),
+                     e.at("lost").get<std::vector<std::string>>()};
+  return h;
+}
+
+template <typename T, typename F>
+Result<T> parse_as(std::string_view text, const char* what, F from_json) {
+  try {
+    return from_json(json::parse(text));
+  } catch (const std::exception& e) {
+    return make_error(ErrorCode::protocol, std::string("rendezvous ") + what + " of " +
+                                               std::to_string(text.size()) +
+                                               " bytes is not valid: " + e.what());
   }
-  s.last_heartbeats = j.at("last_heartbeats").get<std::map<std::string, WallMs>>();
-  const auto& f = j.at("failed_round");
-  if (!f.is_null()) {
-    s.failed_round = FailedRound{f.at("round").get<int>(), f.at("reporter").get<std::string>()};
-  }
-  if (j.contains("left")) {  // absent in states written before the leave op existed
-    s.left = j.at("left").get<std::set<std::string>>();
-  }
-  return s;
 }
 
 }  // namespace
@@ -92,6 +98,28 @@ bool rank_before(const NodeDesc& a, const NodeDesc& b) {
   return key(a) < key(b);
 }
 
+std::string to_string(Phase p) {
+  switch (p) {
+    case Phase::joining:
+      return "joining";
+    case Phase::closing:
+      return "closing";
+    case Phase::complete:
+      return "complete";
+  }
+  return "unknown";
+}
+
+std::optional<WallMs> parse_heartbeat(const std::string& text) {
+  WallMs v = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end) {
+    return std::nullopt;
+  }
+  return v;
+}
+
 std::string state_key(const std::string& run_id) {
   return std::string(k_key_prefix) + run_id + "/state";
 }
@@ -104,29 +132,110 @@ std::string round_prefix(const std::string& run_id, int round) {
   return std::string(k_key_prefix) + run_id + "/" + std::to_string(round) + "/";
 }
 
-std::string encode_state(const RdzvState& s) {
+std::string slots_key(const std::string& run_id, int round) {
+  return round_prefix(run_id, round) + "slots";
+}
+
+std::string slot_key(const std::string& run_id, int round, int slot) {
+  return round_prefix(run_id, round) + "slot/" + std::to_string(slot);
+}
+
+std::string gone_key(const std::string& run_id, int round) {
+  return round_prefix(run_id, round) + "gone";
+}
+
+std::string rank_key(const std::string& run_id, int round, int slot) {
+  return round_prefix(run_id, round) + "rank/" + std::to_string(slot);
+}
+
+std::string members_key(const std::string& run_id, int round) {
+  return round_prefix(run_id, round) + "members";
+}
+
+std::string heartbeat_key(const std::string& run_id, const std::string& node_id) {
+  return std::string(k_key_prefix) + run_id + "/hb/" + node_id;
+}
+
+std::string encode_header(const RoundHeader& h) {
   json j = {{"version", k_state_version},
-            {"round", s.round},
-            {"complete", s.complete},
-            {"closed", s.closed},
-            {"participants", participants_to_json(s.participants)},
-            {"wait_list", wait_list_to_json(s.wait_list)},
-            {"last_heartbeats", s.last_heartbeats},
-            {"left", s.left}};
-  j["deadline"] = s.deadline ? json(*s.deadline) : json(nullptr);
-  j["failed_round"] = s.failed_round ? json{{"round", s.failed_round->round},
-                                            {"reporter", s.failed_round->reporter}}
+            {"round", h.round},
+            {"phase", to_string(h.phase)},
+            {"checked", h.checked},
+            {"size", h.size},
+            {"closer", h.closer},
+            {"closing_since", h.closing_since},
+            {"members", h.members},
+            {"workers", h.workers},
+            {"error", h.error},
+            {"closed", h.closed},
+            {"waiting", h.waiting},
+            {"waiting_ids", h.waiting_ids},
+            {"ended", {{"round", h.ended.round}, {"left", h.ended.left}, {"lost", h.ended.lost}}}};
+  j["deadline"] = h.deadline ? json(*h.deadline) : json(nullptr);
+  j["failed_round"] = h.failed_round ? json{{"round", h.failed_round->round},
+                                            {"reporter", h.failed_round->reporter}}
                                      : json(nullptr);
   return j.dump();
 }
 
-Result<RdzvState> decode_state(std::string_view text) {
-  try {
-    return state_from_json(json::parse(text));
-  } catch (const std::exception& e) {
-    return make_error(ErrorCode::protocol, "rendezvous state of " + std::to_string(text.size()) +
-                                               " bytes is not a ddprun state: " + e.what());
+Result<RoundHeader> decode_header(std::string_view text) {
+  return parse_as<RoundHeader>(text, "state", header_from_json);
+}
+
+std::string encode_node(const NodeDesc& node) { return node_to_json(node).dump(); }
+
+Result<NodeDesc> decode_node(std::string_view text) {
+  return parse_as<NodeDesc>(text, "node", node_from_json);
+}
+
+std::string encode_withdrawn(const NodeDesc& node) { return "-" + encode_node(node); }
+
+bool is_withdrawn(std::string_view slot_text) {
+  return !slot_text.empty() && slot_text.front() == '-';
+}
+
+Result<NodeDesc> decode_slot(std::string_view slot_text) {
+  if (slot_text.empty()) {
+    return make_error(ErrorCode::protocol, "rendezvous slot is empty");
   }
+  return decode_node(is_withdrawn(slot_text) ? slot_text.substr(1) : slot_text);
+}
+
+std::string encode_assignment(const Assignment& a) {
+  json j = {{"member", a.member},           {"why", a.why},
+            {"group_rank", a.group_rank},   {"group_world_size", a.group_world_size},
+            {"worker_base", a.worker_base}, {"world_size", a.world_size},
+            {"role_base", a.role_base},     {"role_world_size", a.role_world_size},
+            {"watch", a.watch_id},          {"error", a.error}};
+  return j.dump();
+}
+
+Result<Assignment> decode_assignment(std::string_view text) {
+  return parse_as<Assignment>(text, "assignment", [](const json& j) {
+    return Assignment{j.at("member").get<bool>(),       j.at("why").get<std::string>(),
+                      j.at("group_rank").get<int>(),    j.at("group_world_size").get<int>(),
+                      j.at("worker_base").get<int>(),   j.at("world_size").get<int>(),
+                      j.at("role_base").get<int>(),     j.at("role_world_size").get<int>(),
+                      j.at("watch").get<std::string>(), j.at("error").get<std::string>()};
+  });
+}
+
+std::string encode_members(const std::vector<NodeDesc>& members) {
+  json j = json::array();
+  for (const auto& n : members) {
+    j.push_back(node_to_json(n));
+  }
+  return j.dump();
+}
+
+Result<std::vector<NodeDesc>> decode_members(std::string_view text) {
+  return parse_as<std::vector<NodeDesc>>(text, "members list", [](const json& j) {
+    std::vector<NodeDesc> out;
+    for (const auto& n : j) {
+      out.push_back(node_from_json(n));
+    }
+    return out;
+  });
 }
 
 }  // namespace ddprun::rdzv

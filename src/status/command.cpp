@@ -1,4 +1,5 @@
-// `ddprun status`: CLI11 flags, one SyncClient read of the state key, then the pure renderers.
+// `ddprun status`: CLI11 flags, SyncClient reads of the header, the round's nodes and their
+// heartbeats, then the pure renderers.
 
 #include "ddprun/status/command.hpp"
 
@@ -62,25 +63,94 @@ rdzv::WallMs wall_now_ms() {
       .count();
 }
 
-/// The raw state text; an empty optional when the store holds no state for the run id.
-Result<std::optional<std::string>> read_state(store::SyncClient& client, const std::string& key) {
-  auto present = client.check({key});
-  if (!present) {
-    return present.error();
+/// Values of `keys` ("" where missing), a thousand per request.
+Result<std::vector<std::string>> read_many(store::SyncClient& client,
+                                           const std::vector<std::string>& keys) {
+  constexpr std::size_t k_batch = 1024;
+  std::vector<std::string> out;
+  for (std::size_t at = 0; at < keys.size(); at += k_batch) {
+    const auto end =
+        keys.begin() + static_cast<std::ptrdiff_t>(std::min(keys.size(), at + k_batch));
+    auto part = client.multi_get_now({keys.begin() + static_cast<std::ptrdiff_t>(at), end});
+    if (!part) {
+      return part.error();
+    }
+    std::move(part->begin(), part->end(), std::back_inserter(out));
   }
-  if (!*present) {
-    return std::optional<std::string>();
+  return out;
+}
+
+/// The round's nodes: the members of a complete round, else whoever holds a slot.
+Result<std::vector<rdzv::NodeDesc>> read_nodes(store::SyncClient& client, const std::string& id,
+                                               const rdzv::RoundHeader& h) {
+  if (h.phase == rdzv::Phase::complete) {
+    auto text = read_many(client, {rdzv::members_key(id, h.round)});
+    if (!text) {
+      return text.error();
+    }
+    return text->at(0).empty() ? std::vector<rdzv::NodeDesc>{} : rdzv::decode_members(text->at(0));
   }
-  auto value = client.get(key);
-  if (!value) {
-    return value.error();
+  auto slots = client.add(rdzv::slots_key(id, h.round), 0);
+  if (!slots) {
+    return slots.error();
   }
-  return std::optional<std::string>(std::move(*value));
+  std::vector<std::string> keys;
+  for (std::int64_t s = 1; s <= *slots; ++s) {
+    keys.push_back(rdzv::slot_key(id, h.round, static_cast<int>(s)));
+  }
+  auto texts = read_many(client, keys);
+  if (!texts) {
+    return texts.error();
+  }
+  std::vector<rdzv::NodeDesc> nodes;
+  for (const auto& t : *texts) {
+    if (auto n = rdzv::decode_slot(t); n && !rdzv::is_withdrawn(t)) {
+      nodes.push_back(std::move(*n));
+    }
+  }
+  std::sort(nodes.begin(), nodes.end(), rdzv::rank_before);
+  return nodes;
+}
+
+/// Header, nodes and their heartbeats; an empty optional when the run id has no state.
+Result<std::optional<Snapshot>> read_snapshot(store::SyncClient& client, const std::string& id) {
+  auto text = read_many(client, {rdzv::state_key(id)});
+  if (!text) {
+    return text.error();
+  }
+  if (text->at(0).empty()) {
+    return std::optional<Snapshot>();
+  }
+  auto header = rdzv::decode_header(text->at(0));
+  if (!header) {
+    return header.error();
+  }
+  Snapshot snap{*header, {}, {}};
+  auto nodes = read_nodes(client, id, snap.header);
+  if (!nodes) {
+    return nodes.error();
+  }
+  snap.nodes = std::move(*nodes);
+  std::vector<std::string> keys;
+  for (const auto& n : snap.nodes) {
+    keys.push_back(rdzv::heartbeat_key(id, n.id()));
+  }
+  auto beats = read_many(client, keys);
+  if (!beats) {
+    return beats.error();
+  }
+  for (std::size_t i = 0; i < snap.nodes.size(); ++i) {
+    if (auto ms = rdzv::parse_heartbeat((*beats)[i])) {
+      snap.heartbeats[snap.nodes[i].id()] = *ms;
+    }
+  }
+  return std::optional<Snapshot>(std::move(snap));
 }
 
 int show(const Args& a, const config::Endpoint& ep, const std::optional<std::string>& token) {
   store::ClientOptions opts;
   store::use_rdzv_auth(opts, token);
+  opts.dialect = store::Dialect::d2;  // MULTI_GET: a ddprun store speaks every dialect
   opts.host = ep.host;
   opts.port = static_cast<std::uint16_t>(ep.port);
   opts.connect_timeout =
@@ -92,24 +162,20 @@ int show(const Args& a, const config::Endpoint& ep, const std::optional<std::str
     return fail(
         fmt::format("cannot reach the rendezvous store at {}: {}", where, up.error().message));
   }
-  auto raw = read_state(client, rdzv::state_key(a.run_id));
-  if (!raw) {
+  auto snap = read_snapshot(client, a.run_id);
+  if (!snap) {
     return fail(
-        fmt::format("reading rendezvous '{}' at {}: {}", a.run_id, where, raw.error().message));
+        fmt::format("reading rendezvous '{}' at {}: {}", a.run_id, where, snap.error().message));
   }
-  if (!*raw) {
+  if (!*snap) {
     return fail(fmt::format("no rendezvous '{}' at {} (is --rdzv_id right?)", a.run_id, where));
-  }
-  auto state = rdzv::decode_state(**raw);
-  if (!state) {
-    return fail(fmt::format("rendezvous '{}' at {}: {}", a.run_id, where, state.error().message));
   }
   const auto now = wall_now_ms();
   if (a.json) {
-    std::cout << render_status_json(*state, now) << "\n";
+    std::cout << render_status_json(**snap, now) << "\n";
   } else {
     std::cout << fmt::format("rendezvous '{}' at {}\n", a.run_id, where)
-              << render_status_table(*state, now);
+              << render_status_table(**snap, now);
   }
   return k_exit_ok;
 }

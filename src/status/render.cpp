@@ -1,4 +1,4 @@
-// Pure rendering of a rendezvous state for `ddprun status`.
+// Pure rendering of a rendezvous reading for `ddprun status`.
 
 #include "ddprun/status/render.hpp"
 
@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <vector>
 
 namespace ddprun::status {
 namespace {
@@ -24,43 +23,11 @@ double age_seconds(rdzv::WallMs then, rdzv::WallMs now) {
   return static_cast<double>(std::max<rdzv::WallMs>(now - then, 0)) / k_ms_per_s;
 }
 
-/// Participants in group-rank order (rank, then rank_before for an incomplete round's zeros).
-std::vector<const rdzv::Participant*> by_rank(const rdzv::RdzvState& state) {
-  std::vector<const rdzv::Participant*> out;
-  for (const auto& [id, p] : state.participants) {
-    out.push_back(&p);
-  }
-  std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) {
-    if (a->rank != b->rank) {
-      return a->rank < b->rank;
-    }
-    return rdzv::rank_before(a->node, b->node);
-  });
-  return out;
-}
+bool is_complete(const Snapshot& s) { return s.header.phase == rdzv::Phase::complete; }
 
-std::vector<const rdzv::NodeDesc*> waiting_in_order(const rdzv::RdzvState& state) {
-  std::vector<const rdzv::NodeDesc*> out;
-  for (const auto& [id, n] : state.wait_list) {
-    out.push_back(&n);
-  }
-  std::sort(out.begin(), out.end(),
-            [](const auto* a, const auto* b) { return rdzv::rank_before(*a, *b); });
-  return out;
-}
-
-std::string heartbeat_text(const rdzv::RdzvState& state, const std::string& id, rdzv::WallMs now) {
-  const auto it = state.last_heartbeats.find(id);
-  return it == state.last_heartbeats.end() ? k_none : render_age(it->second, now);
-}
-
-Row node_row(const rdzv::RdzvState& state, const rdzv::NodeDesc& n, rdzv::WallMs now) {
-  return {n.id(),
-          n.addr,
-          std::to_string(n.pid),
-          std::to_string(n.nproc),
-          n.role,
-          heartbeat_text(state, n.id(), now)};
+std::string heartbeat_text(const Snapshot& s, const std::string& id, rdzv::WallMs now) {
+  const auto it = s.heartbeats.find(id);
+  return it == s.heartbeats.end() ? k_none : render_age(it->second, now);
 }
 
 /// Left-aligned columns separated by two spaces, trailing blanks trimmed.
@@ -84,61 +51,79 @@ std::string render_rows(const std::vector<Row>& rows) {
   return out;
 }
 
-int total_workers(const rdzv::RdzvState& state) {
+int total_workers(const Snapshot& s) {
   int total = 0;
-  for (const auto& [id, p] : state.participants) {
-    total += p.node.nproc;
+  for (const auto& n : s.nodes) {
+    total += n.nproc;
   }
   return total;
 }
 
-std::string summary_line(const rdzv::RdzvState& state, rdzv::WallMs now) {
-  std::string phase = state.complete ? "complete" : "joining";
-  if (!state.complete && state.deadline) {
-    phase += fmt::format(" (last call ends in {:.1f}s)", age_seconds(now, *state.deadline));
+std::string summary_line(const Snapshot& s, rdzv::WallMs now) {
+  const auto& h = s.header;
+  std::string phase = rdzv::to_string(h.phase);
+  if (h.phase == rdzv::Phase::joining && h.deadline) {
+    phase += fmt::format(" (last call ends in {:.1f}s)", age_seconds(now, *h.deadline));
   }
-  const std::string again =
-      state.round > 0 ? fmt::format(" ({} re-rendezvous)", state.round) : std::string();
-  return fmt::format("round {}{}, {}, {}\n", state.round, again, phase,
-                     state.closed ? "closed" : "open");
+  const std::string again = h.round > 0 ? fmt::format(" ({} re-rendezvous)", h.round) : "";
+  return fmt::format("round {}{}, {}, {}\n", h.round, again, phase, h.closed ? "closed" : "open");
 }
 
-std::string failure_line(const rdzv::RdzvState& state) {
-  if (!state.failed_round) {
-    return "last failure: none\n";
+std::string ids_text(const std::vector<std::string>& ids) {
+  std::string out;
+  for (const auto& id : ids) {
+    out += (out.empty() ? "" : ", ") + id;
   }
-  return fmt::format("last failure: round {}, reported by {}\n", state.failed_round->round,
-                     state.failed_round->reporter);
+  return out;
 }
 
-std::string participants_section(const rdzv::RdzvState& state, rdzv::WallMs now) {
-  std::string out = fmt::format("participants: {} nodes, {} workers\n", state.participants.size(),
-                                total_workers(state));
-  if (state.participants.empty()) {
+std::string history_lines(const Snapshot& s) {
+  const auto& h = s.header;
+  std::string out = h.failed_round ? fmt::format("last failure: round {}, reported by {}\n",
+                                                 h.failed_round->round, h.failed_round->reporter)
+                                   : "last failure: none\n";
+  if (!h.ended.left.empty() || !h.ended.lost.empty()) {
+    out += fmt::format("round {} ended:", h.ended.round);
+    out += h.ended.left.empty() ? "" : " left " + ids_text(h.ended.left) + ";";
+    out += h.ended.lost.empty() ? "" : " lost " + ids_text(h.ended.lost) + ";";
+    out.back() = '\n';
+  }
+  if (!h.error.empty()) {
+    out += "error: " + h.error + "\n";
+  }
+  return out;
+}
+
+std::string participants_section(const Snapshot& s, rdzv::WallMs now) {
+  std::string out =
+      fmt::format("participants: {} nodes, {} workers\n", s.nodes.size(), total_workers(s));
+  if (s.nodes.empty()) {
     return out;
   }
   std::vector<Row> rows{{"RANK", "NODE", "ADDR", "PID", "NPROC", "ROLE", "HEARTBEAT"}};
-  for (const auto* p : by_rank(state)) {
-    Row row = node_row(state, p->node, now);
-    row.insert(row.begin(), state.complete ? std::to_string(p->rank) : k_none);
-    rows.push_back(std::move(row));
+  for (std::size_t i = 0; i < s.nodes.size(); ++i) {
+    const auto& n = s.nodes[i];
+    rows.push_back({is_complete(s) ? std::to_string(i) : k_none, n.id(), n.addr,
+                    std::to_string(n.pid), std::to_string(n.nproc), n.role,
+                    heartbeat_text(s, n.id(), now)});
   }
   return out + render_rows(rows);
 }
 
-std::string waiting_section(const rdzv::RdzvState& state, rdzv::WallMs now) {
-  std::string out = fmt::format("waiting: {} nodes\n", state.wait_list.size());
-  if (state.wait_list.empty()) {
-    return out;
+std::string waiting_section(const Snapshot& s) {
+  const auto& h = s.header;
+  std::string out = fmt::format("waiting: {} nodes\n", h.waiting);
+  for (const auto& id : h.waiting_ids) {
+    out += k_indent + id + "\n";
   }
-  std::vector<Row> rows{{"NODE", "ADDR", "PID", "NPROC", "ROLE", "HEARTBEAT"}};
-  for (const auto* n : waiting_in_order(state)) {
-    rows.push_back(node_row(state, *n, now));
+  if (h.waiting > static_cast<int>(h.waiting_ids.size())) {
+    out += fmt::format("{}... and {} more\n", k_indent,
+                       h.waiting - static_cast<int>(h.waiting_ids.size()));
   }
-  return out + render_rows(rows);
+  return out;
 }
 
-json node_json(const rdzv::RdzvState& state, const rdzv::NodeDesc& n, rdzv::WallMs now) {
+json node_json(const Snapshot& s, const rdzv::NodeDesc& n, rdzv::WallMs now) {
   json j = {{"id", n.id()},
             {"addr", n.addr},
             {"pid", n.pid},
@@ -147,8 +132,8 @@ json node_json(const rdzv::RdzvState& state, const rdzv::NodeDesc& n, rdzv::Wall
             {"role", n.role},
             {"endpoint_host", n.is_endpoint_host}};
   j["node_index"] = n.node_index ? json(*n.node_index) : json(nullptr);
-  const auto beat = state.last_heartbeats.find(n.id());
-  const bool has_beat = beat != state.last_heartbeats.end();
+  const auto beat = s.heartbeats.find(n.id());
+  const bool has_beat = beat != s.heartbeats.end();
   j["last_heartbeat_ms"] = has_beat ? json(beat->second) : json(nullptr);
   j["heartbeat_age_s"] = has_beat ? json(age_seconds(beat->second, now)) : json(nullptr);
   return j;
@@ -160,34 +145,35 @@ std::string render_age(rdzv::WallMs then, rdzv::WallMs now) {
   return fmt::format("{:.1f}s ago", age_seconds(then, now));
 }
 
-std::string render_status_table(const rdzv::RdzvState& state, rdzv::WallMs now) {
-  return summary_line(state, now) + failure_line(state) + participants_section(state, now) +
-         waiting_section(state, now);
+std::string render_status_table(const Snapshot& snap, rdzv::WallMs now) {
+  return summary_line(snap, now) + history_lines(snap) + participants_section(snap, now) +
+         waiting_section(snap);
 }
 
-std::string render_status_json(const rdzv::RdzvState& state, rdzv::WallMs now) {
+std::string render_status_json(const Snapshot& snap, rdzv::WallMs now) {
+  const auto& h = snap.header;
   json participants = json::array();
-  for (const auto* p : by_rank(state)) {
-    json j = node_json(state, p->node, now);
-    j["rank"] = state.complete ? json(p->rank) : json(nullptr);
+  for (std::size_t i = 0; i < snap.nodes.size(); ++i) {
+    json j = node_json(snap, snap.nodes[i], now);
+    j["rank"] = is_complete(snap) ? json(i) : json(nullptr);
     participants.push_back(std::move(j));
   }
-  json waiting = json::array();
-  for (const auto* n : waiting_in_order(state)) {
-    waiting.push_back(node_json(state, *n, now));
-  }
-  json j = {{"round", state.round},
-            {"restarts", state.round},
-            {"complete", state.complete},
-            {"closed", state.closed},
+  json j = {{"round", h.round},
+            {"restarts", h.round},
+            {"phase", rdzv::to_string(h.phase)},
+            {"complete", is_complete(snap)},
+            {"closed", h.closed},
             {"participants", participants},
-            {"waiting", waiting},
-            {"workers", total_workers(state)},
+            {"waiting", h.waiting},
+            {"waiting_ids", h.waiting_ids},
+            {"ended", {{"round", h.ended.round}, {"left", h.ended.left}, {"lost", h.ended.lost}}},
+            {"error", h.error},
+            {"workers", total_workers(snap)},
             {"now_ms", now}};
-  j["deadline_ms"] = state.deadline ? json(*state.deadline) : json(nullptr);
-  j["failed_round"] = state.failed_round ? json{{"round", state.failed_round->round},
-                                                {"reporter", state.failed_round->reporter}}
-                                         : json(nullptr);
+  j["deadline_ms"] = h.deadline ? json(*h.deadline) : json(nullptr);
+  j["failed_round"] = h.failed_round ? json{{"round", h.failed_round->round},
+                                            {"reporter", h.failed_round->reporter}}
+                                     : json(nullptr);
   return j.dump();
 }
 

@@ -173,6 +173,26 @@ asio::awaitable<Result<std::vector<std::string>>> Client::multi_get(std::vector<
   co_return finish(co_await read_values(n));
 }
 
+asio::awaitable<Result<std::vector<std::string>>> Client::multi_get_now(
+    std::vector<std::string> keys) {
+  using R = Result<std::vector<std::string>>;
+  if (options_.dialect == Dialect::d0) {
+    co_return missing_op(Op::multi_get, options_.dialect);
+  }
+  auto ok = co_await begin("multi_get", options_.op_timeout);
+  if (!ok) {
+    co_return ok.error();
+  }
+  const std::size_t n = keys.size();
+  Request r{Op::multi_get};
+  r.keys = std::move(keys);
+  auto sent = co_await send(r);
+  if (!sent) {
+    co_return finish(R(sent.error()));
+  }
+  co_return finish(co_await read_values(n));
+}
+
 asio::awaitable<Result<void>> Client::multi_set(KeyValues pairs) {
   auto ok = co_await begin("multi_set", options_.op_timeout);
   if (!ok) {

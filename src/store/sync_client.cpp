@@ -53,6 +53,9 @@ Result<std::int64_t> SyncClient::num_keys() { return run(client_.num_keys()); }
 Result<std::vector<std::string>> SyncClient::multi_get(const std::vector<std::string>& keys) {
   return run(client_.multi_get(keys));
 }
+Result<std::vector<std::string>> SyncClient::multi_get_now(const std::vector<std::string>& keys) {
+  return run(client_.multi_get_now(keys));
+}
 Result<void> SyncClient::multi_set(const KeyValues& pairs) { return run(client_.multi_set(pairs)); }
 Result<void> SyncClient::append(const std::string& key, const std::string& value) {
   return run(client_.append(key, value));

@@ -41,6 +41,20 @@ struct RoundInfo {
   std::string role;
 };
 
+/// One node's place in a round: where its workers' global and role ranks start, and the sizes.
+struct NodePlace {
+  int group_rank = 0;
+  int group_world_size = 1;
+  int local_world_size = 1;
+  int worker_base = 0;
+  int world_size = 1;
+  int role_base = 0;
+  int role_world_size = 1;
+};
+
+/// The ranks of the workers of the node at `place` (local ranks 0..local_world_size-1).
+std::vector<WorkerRanks> worker_ranks(const NodePlace& place);
+
 /// Global and role ranks as prefix sums over group ranks (spec §3.2), for the node
 /// `group_rank`. `nodes` may come in any order.
 std::vector<WorkerRanks> assign_ranks(const std::vector<NodeInfo>& nodes, int group_rank);

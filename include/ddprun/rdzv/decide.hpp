@@ -1,7 +1,7 @@
 #pragma once
-// The dynamic rendezvous as pure functions (spec §4.6, house style §19.10): given the shared
-// state, this node and the time, decide the next action; apply an action to get the next state.
-// The executor (handler.hpp) does the store I/O around them.
+// The dynamic rendezvous as pure functions (spec §4.6, house style §19.10): given the small
+// shared header, what this node holds and the time, decide the next step; header changes are
+// pure functions too. The executor (handler.hpp) does the store I/O around them.
 
 #include "ddprun/rdzv/settings.hpp"
 #include "ddprun/rdzv/state.hpp"
@@ -13,23 +13,91 @@
 
 namespace ddprun::rdzv {
 
-enum class Action {
-  add_to_participants,
-  add_to_wait_list,
-  mark_complete,
-  keep_alive,                ///< refresh own heartbeat
-  wait,                      ///< nothing to write: sync again after poll_interval
-  done,                      ///< the operation reached its goal
-  remove_from_participants,  ///< exit op, or rollback after a join timeout
-  remove_from_wait_list,     ///< rollback after a join timeout
-  leave,                     ///< leave op: a stopping agent quits the round and says it left
-  mark_closed,
-  report_failure,
+/// The next step of a joining node.
+enum class JoinStep {
+  take_slot,          ///< ADD the round's slot counter, then write the node and its heartbeat
+  set_deadline,       ///< start the last call: min nodes are in
+  claim,              ///< close the round: this node assigns the ranks
+  await_assignment,   ///< block on this node's rank key until `until`: the close's outcome
+  wait,               ///< nothing to do until `until`
+  join_wait_list,     ///< the round runs without this node: wait for the next one, counted
+  end_previous,       ///< this node ran the header's round: end it, so a new one begins
+  abort_stale_close,  ///< the closer went silent mid-close: start the round over
   error_closed,
-  error_timeout,
+  error_timeout,  ///< join_timeout passed (withdraw the slot, then report)
 };
 
-std::string to_string(Action a);
+std::string to_string(JoinStep s);
+
+/// What a joining node knows besides the header.
+struct JoinView {
+  int slot = 0;                  ///< this node's slot, 0 for none
+  int slot_round = -1;           ///< the round `slot` belongs to
+  int waiting_round = -1;        ///< the round whose wait list counts this node
+  std::optional<int> ran_round;  ///< the round this node last ran as a member
+  WallMs now = 0;
+  WallMs join_deadline = 0;
+};
+
+struct JoinDecision {
+  JoinStep step = JoinStep::wait;
+  WallMs until = 0;  ///< wait: when to look again
+};
+
+/// How long a closer may hold the header in `closing` before the others start over.
+std::chrono::milliseconds stale_close_bound(const RdzvSettings& settings);
+
+JoinDecision decide_join(const RoundHeader& h, const JoinView& v, const RdzvSettings& settings);
+
+// --- Header transitions: nullopt when the change no longer applies (someone moved first). ---
+
+std::optional<RoundHeader> with_deadline(const RoundHeader& h, int round, WallMs now,
+                                         const RdzvSettings& settings);
+/// joining → closing, by `closer`, for slots 1..size.
+std::optional<RoundHeader> with_claim(const RoundHeader& h, int round, int size,
+                                      const std::string& closer, WallMs now);
+/// A round ends and the next begins (joining, empty). `left`/`lost` say why, when known.
+std::optional<RoundHeader> with_next_round(const RoundHeader& h, int round, Phase from,
+                                           const std::vector<std::string>& left,
+                                           const std::vector<std::string>& lost);
+std::optional<RoundHeader> with_waiting(const RoundHeader& h, int round, const std::string& id,
+                                        int delta);
+std::optional<RoundHeader> with_failure(const RoundHeader& h, int round, const std::string& id);
+std::optional<RoundHeader> with_closed(const RoundHeader& h);
+
+// --- Closing a round ---
+
+/// What the closer read for one slot: "" where nothing is stored (or the slot was withdrawn).
+struct SlotRead {
+  std::string node;       ///< encode_node text
+  std::string heartbeat;  ///< wall ms as text
+};
+
+/// The closer's decision for slots 1..reads.size().
+struct ClosePlan {
+  bool complete = false;                ///< false: not enough live nodes, the round keeps joining
+  bool keep_deadline = false;           ///< with !complete: min nodes are still in
+  int live = 0;                         ///< slots with a node and a recent heartbeat
+  int missing = 0;                      ///< slots taken and never written (yet)
+  std::vector<NodeDesc> members;        ///< group-rank order
+  std::vector<Assignment> assignments;  ///< per slot, index 0 = slot 1
+  int workers = 0;
+  std::string error;  ///< the round cannot run (two static nodes with one --node-rank)
+};
+
+ClosePlan plan_close(const std::vector<SlotRead>& reads, const RoundHeader& h, WallMs now,
+                     const RdzvSettings& settings);
+
+/// The closed header: complete with the plan's facts.
+std::optional<RoundHeader> with_complete(const RoundHeader& h, int round, const std::string& closer,
+                                         const ClosePlan& plan);
+/// A claim that found too few nodes goes back to joining; with MIN live nodes the last call
+/// runs (it starts now when none was set), so the round closes without waiting for a newcomer.
+std::optional<RoundHeader> with_abort(const RoundHeader& h, int round, const std::string& closer,
+                                      const ClosePlan& plan, WallMs now,
+                                      const RdzvSettings& settings);
+
+// --- While workers run ---
 
 /// What the running round must do, as seen by watch(). store_lost: the store has not answered
 /// for longer than the keep-alive bound, so no round can be formed again.
@@ -37,45 +105,14 @@ enum class RunSignal { none, membership_changed, peer_failed, closed, store_lost
 
 std::string to_string(RunSignal s);
 
-/// The join op: one step towards being a participant of a complete round. `join_deadline`
-/// is when the whole join must have finished; past it the node rolls its entry back during
-/// settings.rollback_grace, then gives up with error_timeout.
-Action decide_join(const RdzvState& state, const NodeDesc& self, WallMs now, WallMs join_deadline,
-                   const RdzvSettings& settings);
+/// What a node whose workers run in `round` must do: closed first, then a peer's failure
+/// report for this round, then the round having ended (a member left or was lost), then nodes
+/// waiting while there is room.
+RunSignal decide_while_running(const RoundHeader& h, const NodeDesc& self, int round,
+                               const RdzvSettings& settings);
 
-/// The exit op run before every join: leave the previous round's participants.
-/// remove_from_participants, done (not a participant) or error_timeout (past `deadline`).
-Action decide_exit(const RdzvState& state, const NodeDesc& self, WallMs now, WallMs deadline);
-
-/// The leave op of an agent stopped by a signal: leave (it is a participant or waiting),
-/// done (it is in neither) or error_timeout (past `deadline`).
-Action decide_leave(const RdzvState& state, const NodeDesc& self, WallMs now, WallMs deadline);
-
-/// The close op: mark_closed, done (already closed) or error_timeout (past `deadline`).
-Action decide_close(const RdzvState& state, WallMs now, WallMs deadline);
-
-/// Record that our group failed in `round`: report_failure, done (some node already reported
-/// this round, or the run has moved past it) or error_timeout.
-Action decide_report_failure(const RdzvState& state, int round, WallMs now, WallMs deadline);
-
-/// The pure transition for `action` taken by `self` at `now`. Actions that change nothing
-/// (wait, done, errors) return the state unchanged.
-RdzvState apply(Action action, const RdzvState& state, const NodeDesc& self, WallMs now,
-                const RdzvSettings& settings);
-
-/// Result of dropping nodes whose heartbeat is older than keep_alive_interval × max_attempt.
-struct Sanitized {
-  RdzvState state;
-  std::vector<NodeDesc> dropped;  ///< participants and wait-listed nodes that were removed
-};
-
-Sanitized sanitize(const RdzvState& state, WallMs now, const RdzvSettings& settings);
-
-/// What a node whose workers run in `round` with `members` (the round's participants) must do.
-/// closed first, then a peer's failure report for this round, then any change of membership:
-/// the round moved on, a member left or was dropped as dead, or nodes wait and there is room.
-RunSignal decide_while_running(const RdzvState& state, const NodeDesc& self, int round,
-                               const std::vector<NodeDesc>& members, const RdzvSettings& settings);
+/// Whether the member a node watches is silent: no heartbeat, or one older than the bound.
+bool is_silent(const std::optional<WallMs>& heartbeat, WallMs now, const RdzvSettings& settings);
 
 /// Whether a running node must give up on the store: `failing_since` is when the current run of
 /// failed syncs began (nullopt: the last sync succeeded). The store is lost once it has failed
@@ -83,36 +120,35 @@ RunSignal decide_while_running(const RdzvState& state, const NodeDesc& self, int
 RunSignal decide_store_unreachable(std::optional<WallMs> failing_since, WallMs now,
                                    const RdzvSettings& settings);
 
-/// How long to wait after losing `lost_in_a_row` (>= 1) compare-and-sets of the state to other
+/// How long to wait after losing `lost_in_a_row` (>= 1) compare-and-sets of the header to other
 /// nodes: `unit_random` (in [0, 1)) of a window that doubles from 2 ms up to `cap`, so that
-/// many contenders stop retrying in lockstep (each retry moves the whole state).
+/// many contenders stop retrying in lockstep.
 std::chrono::milliseconds contention_backoff(int lost_in_a_row, std::chrono::milliseconds cap,
                                              double unit_random);
-
-/// The participants of a state in rank order (by rank for a complete round, else rank_before).
-std::vector<NodeDesc> ordered_participants(const RdzvState& state);
 
 // --- Messages ---
 
 /// Names for a list of nodes: the addresses when they are distinct, else the full ids.
 std::string render_node_names(const std::vector<NodeDesc>& nodes);
+/// Ids as given, cut at k_max_named_ids with "... and N more" when `total` is larger.
+std::string render_ids(const std::vector<std::string>& ids, int total);
 
-/// "rendezvous <id> round <r>: 3/4 nodes (a, b, c), waiting up to <t>s for more"
-std::string render_progress(const RdzvState& state, const NodeDesc& self, WallMs now,
-                            WallMs join_deadline, const RdzvSettings& settings);
+/// "rendezvous <id> round <r>: 3/4 nodes (a, b, c), waiting up to <t>s for more"; `arrived`
+/// holds up to k_max_named_ids of the `live` nodes.
+std::string render_progress(const RoundHeader& h, int live, const std::vector<NodeDesc>& arrived,
+                            WallMs now, WallMs join_deadline, const RdzvSettings& settings);
 
-/// The join timeout error naming who was expected and who `arrived` (the nodes seen in the
-/// round while waiting, self included); `previous` (the members of this node's last round,
-/// possibly empty) names the nodes that were lost.
-std::string render_timeout(const RdzvState& state, const RdzvSettings& settings,
+/// The join timeout error naming who was expected and who arrived (`live` nodes, `arrived` up
+/// to k_max_named_ids of them, self included); `previous` (the members this node ran with
+/// last, possibly empty) names the nodes that were lost.
+std::string render_timeout(const RoundHeader& h, const RdzvSettings& settings, int live,
                            const std::vector<NodeDesc>& arrived,
                            const std::vector<NodeDesc>& previous);
 
-/// Why watch() of `self` ends the running `round` (members: the round's participants), for the
-/// log: who left (the leave op), who was lost (dropped as dead), who waits, or that `self`
-/// itself was dropped.
-std::string render_signal(RunSignal signal, const RdzvState& state, const NodeDesc& self, int round,
-                          const std::vector<NodeDesc>& members, const RdzvSettings& settings);
+/// Why watch() of `self` ends the running `round`, for the log: who left (the leave op), who
+/// was lost (found dead), who waits, or that `self` itself was dropped.
+std::string render_signal(RunSignal signal, const RoundHeader& h, const NodeDesc& self, int round,
+                          const RdzvSettings& settings);
 
 /// The error of a node that gives up on the store after failing to reach it since
 /// `failing_since`; `last_error` is the store client's message (it names the endpoint).

@@ -7,6 +7,7 @@
 #include "ddprun/rdzv/kv.hpp"
 #include "ddprun/util/clock.hpp"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,7 +22,10 @@ struct RoundResult {
   int round = 0;
   int group_rank = 0;
   int group_world_size = 0;
-  std::vector<NodeDesc> participants;  ///< in group-rank order, with nproc and role
+  Assignment assignment;  ///< this node's ranks and worker prefix sums
+  /// The members in group-rank order when there are at most k_max_named_ids of them (for
+  /// messages); empty for larger rounds, which no node reads whole.
+  std::vector<NodeDesc> members;
 };
 
 /// Where workers find their store (MASTER_ADDR / MASTER_PORT of the round).
@@ -92,32 +96,50 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   const RdzvSettings& settings() const { return settings_; }
 
  private:
-  struct Synced {
-    RdzvState state;
+  struct Header {
+    RoundHeader value;
     std::string token;  ///< the exact bytes read: the compare-and-set fencing token
   };
-  /// The decision of one op, given the (sanitized) state and the wall time.
-  using Decide = Action (*)(const DynamicRendezvous&, const RdzvState&, WallMs);
-  struct OpEnd {
-    Action action = Action::done;
-    RdzvState state;
-  };
+  using Change = std::function<std::optional<RoundHeader>(const RoundHeader&)>;
   struct OpGuard;
 
-  asio::awaitable<Result<Synced>> load();
-  asio::awaitable<Result<Synced>> write(const Synced& from, const RdzvState& next);
-  asio::awaitable<Result<OpEnd>> run_op(Decide decide, bool log_progress, bool is_leave = false);
-  asio::awaitable<Result<void>> wait_for_ops(WallMs deadline);
+  asio::awaitable<Result<Header>> read_header();
+  /// Applies `change` until it sticks (returns the header written) or no longer applies
+  /// (returns the header that made it so); ErrorCode::timeout past `deadline` (wall ms).
+  asio::awaitable<Result<RoundHeader>> update(const Change& change,
+                                              std::optional<WallMs> deadline = std::nullopt);
+  asio::awaitable<Result<std::string>> read_one(std::string key);  ///< "" when missing
+  asio::awaitable<Result<std::vector<std::string>>> read_many(std::vector<std::string> keys);
+  asio::awaitable<Result<void>> take_slot(int round);
+  asio::awaitable<Result<void>> withdraw();
+  asio::awaitable<Result<void>> close_round(const RoundHeader& h);
+  asio::awaitable<Result<std::optional<RoundResult>>> await_assignment(const RoundHeader& h,
+                                                                       WallMs until);
+  asio::awaitable<Result<std::optional<RoundResult>>> join_step(const RoundHeader& h,
+                                                                const JoinDecision& d);
+  asio::awaitable<Result<RoundResult>> join();
+  asio::awaitable<Error> join_failed(const RoundHeader& h, JoinStep step);
+  asio::awaitable<void> log_progress(const RoundHeader& h);
+  /// Who took a slot of a round: counts, and the nodes of the first k_max_named_ids slots.
+  struct Arrivals {
+    int live = 0;   ///< slots taken minus withdrawn
+    int taken = 0;  ///< slots taken
+    std::vector<NodeDesc> live_named;
+    std::vector<NodeDesc> withdrawn;
+  };
+  asio::awaitable<Arrivals> arrivals(int round);
+  asio::awaitable<void> fill_missing(const std::vector<std::string>& keys,
+                                     std::vector<std::string>& texts);
   asio::awaitable<void> sleep(std::chrono::milliseconds d);
   asio::awaitable<void> jitter();
   double unit_random();  ///< uniform in [0, 1)
   asio::awaitable<void> heartbeat_loop(std::shared_ptr<DynamicRendezvous> keep, int generation);
   asio::awaitable<void> beat_once();
+  asio::awaitable<RunSignal> watch_once(std::optional<WallMs>& failing_since,
+                                        WallMs& next_ring_check);
+  asio::awaitable<bool> slot_won(int round);  ///< this node's slot became a member of `round`
   void start_heartbeats();
-  void maybe_log_progress(const RdzvState& state, WallMs now);
-  void remember_seen(const RdzvState& state);
-  std::vector<NodeDesc> seen_nodes() const;
-  RoundResult make_result(const RdzvState& state) const;
+  JoinView join_view() const;
   WallMs wall_now() const;
 
   asio::io_context& ctx_;
@@ -133,15 +155,15 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   int heartbeat_generation_ = 0;  ///< a loop runs while its generation is current
   int watch_generation_ = 0;
   bool leaving_ = false;  ///< leave() began: every other op ends at its next step
-  int ops_running_ = 0;   ///< run_op() loops in progress
-  WallMs op_deadline_ = 0;
+  int ops_running_ = 0;   ///< join loops in progress
   bool ever_joined_ = false;
   WallMs join_deadline_ = 0;
   WallMs next_progress_log_ = 0;
   int last_waiting_ = 0;
+  int slot_ = 0;  ///< this node's slot in slot_round_
+  int slot_round_ = -1;
+  int waiting_round_ = -1;  ///< the round whose wait list counts this node
   std::optional<RoundResult> last_round_;
-  std::map<std::string, NodeDesc> seen_;  ///< nodes seen while joining seen_round_
-  int seen_round_ = -1;
 };
 
 }  // namespace ddprun::rdzv

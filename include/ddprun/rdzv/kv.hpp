@@ -11,6 +11,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ddprun::rdzv {
 
@@ -30,6 +32,14 @@ class Kv {
   /// Blocks until `key` exists, at most `timeout` (then an ErrorCode::timeout error).
   virtual asio::awaitable<Result<std::string>> get(std::string key,
                                                    std::chrono::milliseconds timeout) = 0;
+  /// The values of `keys` in one request, "" for a missing key; never blocks.
+  virtual asio::awaitable<Result<std::vector<std::string>>> multi_get_now(
+      std::vector<std::string> keys) = 0;
+  /// Stores every pair in one request.
+  virtual asio::awaitable<Result<void>> multi_set(
+      std::vector<std::pair<std::string, std::string>> pairs) = 0;
+  /// Ends every blocking get() in progress now, with an error (a leaving node's join).
+  virtual void interrupt_waits() = 0;
 };
 
 /// In-process Kv on one io_context (single thread, like the agent). Blocking gets park on a
@@ -46,6 +56,18 @@ class MemoryKv final : public Kv {
   asio::awaitable<Result<std::int64_t>> add(std::string key, std::int64_t delta) override;
   asio::awaitable<Result<std::string>> get(std::string key,
                                            std::chrono::milliseconds timeout) override;
+  asio::awaitable<Result<std::vector<std::string>>> multi_get_now(
+      std::vector<std::string> keys) override;
+  asio::awaitable<Result<void>> multi_set(
+      std::vector<std::pair<std::string, std::string>> pairs) override;
+  void interrupt_waits() override;
+
+  /// Ends every waiting get() when `interrupts` (its caller's counter) changed since it began.
+  asio::awaitable<Result<std::string>> get_unless(std::string key,
+                                                  std::chrono::milliseconds timeout,
+                                                  const int& interrupts);
+  /// Makes every waiting get() look again (at its key and at its interrupt counter).
+  void wake_all();
 
   void fail_all(bool on) { failing_ = on; }
   /// Direct access for tests (no coroutine needed).
@@ -61,6 +83,48 @@ class MemoryKv final : public Kv {
   /// One shared timer per waiting get(); store() cancels them all so they re-check.
   std::map<std::string, std::vector<std::weak_ptr<asio::steady_timer>>> waiters_;
   bool failing_ = false;
+  int interrupts_ = 0;  ///< interrupt_waits() calls: a get() that sees it change ends
+};
+
+/// One agent's own connection to a MemoryKv shared by several: interrupt_waits() ends only the
+/// waits begun through it, as closing one agent's store connections would.
+class MemoryKvClient final : public Kv {
+ public:
+  explicit MemoryKvClient(MemoryKv& kv) : kv_(kv) {}
+
+  asio::awaitable<Result<std::optional<std::string>>> get_now(std::string key) override {
+    return kv_.get_now(std::move(key));
+  }
+  asio::awaitable<Result<std::string>> compare_set(std::string key, std::string expected,
+                                                   std::string desired) override {
+    return kv_.compare_set(std::move(key), std::move(expected), std::move(desired));
+  }
+  asio::awaitable<Result<void>> set(std::string key, std::string value) override {
+    return kv_.set(std::move(key), std::move(value));
+  }
+  asio::awaitable<Result<std::int64_t>> add(std::string key, std::int64_t delta) override {
+    return kv_.add(std::move(key), delta);
+  }
+  asio::awaitable<Result<std::string>> get(std::string key,
+                                           std::chrono::milliseconds timeout) override {
+    return kv_.get_unless(std::move(key), timeout, interrupts_);
+  }
+  asio::awaitable<Result<std::vector<std::string>>> multi_get_now(
+      std::vector<std::string> keys) override {
+    return kv_.multi_get_now(std::move(keys));
+  }
+  asio::awaitable<Result<void>> multi_set(
+      std::vector<std::pair<std::string, std::string>> pairs) override {
+    return kv_.multi_set(std::move(pairs));
+  }
+  void interrupt_waits() override {
+    ++interrupts_;
+    kv_.wake_all();
+  }
+
+ private:
+  MemoryKv& kv_;
+  int interrupts_ = 0;
 };
 
 }  // namespace ddprun::rdzv

@@ -28,8 +28,10 @@ struct RdzvSettings {
   std::chrono::milliseconds poll_interval{150ms};       ///< between syncs while waiting to join
   std::chrono::milliseconds watch_interval{250ms};      ///< between syncs while workers run
   std::chrono::milliseconds first_round_jitter{300ms};  ///< random 0..this before round 0
-  std::chrono::milliseconds rollback_grace{5s};         ///< time to undo a join after a timeout
   std::chrono::milliseconds progress_interval{5s};      ///< between "waiting for more" log lines
+  std::chrono::milliseconds join_block{5s};  ///< longest wait on the rank key between looks
+  /// The static backend: node_index is --node-rank and two members may not share one.
+  bool unique_node_index = false;
 };
 
 /// keep_alive_interval × keep_alive_max_attempt: how long a node may stay silent before it is

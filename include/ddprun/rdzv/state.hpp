@@ -1,13 +1,22 @@
 #pragma once
-// The shared record of one rendezvous run (spec §4.4, our own JSON encoding). Several machines
-// read and write it, so times are wall-clock milliseconds since the epoch.
+// The shared records of one rendezvous run (spec §4.4, our own encoding, built to scale to
+// thousands of nodes). No record holds every node except the members list, which one node
+// writes once per round:
+//
+//   ddprun/rdzv/<id>/state           RoundHeader: small JSON changed only by compare-and-set
+//   ddprun/rdzv/<id>/<r>/slots       join counter of round r (ADD): a joining node's slot
+//   ddprun/rdzv/<id>/<r>/slot/<s>    the NodeDesc of slot s ("-" + it once withdrawn)
+//   ddprun/rdzv/<id>/<r>/gone        how many slots of round r were withdrawn (ADD)
+//   ddprun/rdzv/<id>/<r>/rank/<s>    what slot s got when round r closed (Assignment)
+//   ddprun/rdzv/<id>/<r>/members     the members of round r in group-rank order
+//   ddprun/rdzv/<id>/hb/<node id>    the node's last keep-alive (wall ms)
+//
+// Several machines read and write these, so times are wall-clock milliseconds since the epoch.
 
 #include "ddprun/util/result.hpp"
 
 #include <cstdint>
-#include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,7 +37,7 @@ struct NodeDesc {
   bool is_endpoint_host = false;  ///< this agent hosts the rendezvous endpoint's store
   std::optional<int> node_index;  ///< scheduler node index (SLURM_NODEID, ...) when known
 
-  /// torch's printing and our map key: "addr_pid_localid".
+  /// torch's printing and our key: "addr_pid_localid".
   std::string id() const;
   bool operator==(const NodeDesc&) const = default;
 };
@@ -37,12 +46,6 @@ struct NodeDesc {
 /// then by addr, pid, local_id.
 bool rank_before(const NodeDesc& a, const NodeDesc& b);
 
-struct Participant {
-  NodeDesc node;
-  int rank = 0;  ///< 0 until the round completes
-  bool operator==(const Participant&) const = default;
-};
-
 /// A node reported that its worker group failed in `round`.
 struct FailedRound {
   int round = 0;
@@ -50,33 +53,87 @@ struct FailedRound {
   bool operator==(const FailedRound&) const = default;
 };
 
-struct RdzvState {
-  int round = 0;
-  bool complete = false;
-  std::optional<WallMs> deadline;  ///< last-call deadline of an incomplete round
-  bool closed = false;
-  std::map<std::string, Participant> participants;  ///< by NodeDesc::id()
-  std::map<std::string, NodeDesc> wait_list;        ///< arrived after completion
-  std::map<std::string, WallMs> last_heartbeats;
-  std::optional<FailedRound> failed_round;
-  /// Members of the current complete round that left it on purpose (the leave op of an agent
-  /// stopped by a signal), so the survivors can tell "left" from "lost"; cleared when the
-  /// round ends.
-  std::set<std::string> left;
-  bool operator==(const RdzvState&) const = default;
+/// Why the previous round ended when it ended for a membership reason: nodes that left on
+/// purpose (the leave op of an agent stopped by a signal) or were found dead by a peer.
+struct RoundEnd {
+  int round = -1;
+  std::vector<std::string> left;  ///< NodeDesc::id(), at most k_max_named_ids
+  std::vector<std::string> lost;
+  bool operator==(const RoundEnd&) const = default;
 };
 
-/// Store key of the state: deliberately not torch's "torch.rendezvous.<id>".
+/// Id lists in the header are cut at this length (the count stays exact where it matters).
+inline constexpr std::size_t k_max_named_ids = 32;
+
+enum class Phase { joining, closing, complete };
+
+/// The small shared record: which round, in which phase, and the few facts every node polls.
+struct RoundHeader {
+  int round = 0;
+  Phase phase = Phase::joining;
+  std::optional<WallMs> deadline;  ///< joining: the last call ends here (set once min joined)
+  int checked = 0;           ///< joining: slots 1..checked were too few when a close was tried
+  int size = 0;              ///< closing/complete: slots 1..size belong to the round
+  std::string closer;        ///< closing: the node assigning ranks
+  WallMs closing_since = 0;  ///< closing: when it began
+  int members = 0;           ///< complete: group world size
+  int workers = 0;           ///< complete: total workers
+  std::string error;         ///< complete: the round cannot run (duplicate static rank)
+  bool closed = false;
+  std::optional<FailedRound> failed_round;
+  int waiting = 0;                       ///< nodes waiting for the next round
+  std::vector<std::string> waiting_ids;  ///< the first k_max_named_ids of them
+  RoundEnd ended;                        ///< why round `round - 1` ended, when known
+  bool operator==(const RoundHeader&) const = default;
+};
+
+/// What one slot got when its round closed: a member's ranks, or why it is not a member.
+struct Assignment {
+  bool member = false;
+  std::string why;  ///< non-member: "late", "withdrawn", "silent" (no recent keep-alive)
+  int group_rank = 0;
+  int group_world_size = 0;
+  int worker_base = 0;      ///< global rank of this node's local rank 0
+  int world_size = 0;       ///< workers in the round
+  int role_base = 0;        ///< role rank of local rank 0
+  int role_world_size = 0;  ///< workers of this node's role
+  std::string watch_id;     ///< the member this one watches (group rank + 1, cyclic)
+  std::string error;        ///< member: the round cannot run (two static nodes, one rank)
+  bool operator==(const Assignment&) const = default;
+};
+
 std::string state_key(const std::string& run_id);
 /// "ddprun/rdzv/<id>/host": set by the agent hosting the store as soon as it listens, so an
 /// agent trying a job's derived ports knows it found this run's store, not a foreign service.
 std::string host_marker_key(const std::string& run_id);
 /// Prefix of per-round keys: "ddprun/rdzv/<id>/<round>/".
 std::string round_prefix(const std::string& run_id, int round);
+std::string slots_key(const std::string& run_id, int round);
+std::string slot_key(const std::string& run_id, int round, int slot);
+std::string gone_key(const std::string& run_id, int round);
+std::string rank_key(const std::string& run_id, int round, int slot);
+std::string members_key(const std::string& run_id, int round);
+std::string heartbeat_key(const std::string& run_id, const std::string& node_id);
 
-/// Deterministic JSON (sorted keys), so equal states encode to equal bytes.
-std::string encode_state(const RdzvState& state);
-/// Parses encode_state's output; anything else is a protocol error naming what is wrong.
-Result<RdzvState> decode_state(std::string_view text);
+/// Deterministic JSON, so equal values encode to equal bytes (the header's fencing token).
+std::string encode_header(const RoundHeader& header);
+/// Parses encode_header's output; anything else is a protocol error naming what is wrong.
+Result<RoundHeader> decode_header(std::string_view text);
+std::string encode_node(const NodeDesc& node);
+Result<NodeDesc> decode_node(std::string_view text);
+/// A withdrawn slot keeps its node, marked: "-" + encode_node().
+std::string encode_withdrawn(const NodeDesc& node);
+bool is_withdrawn(std::string_view slot_text);
+/// The node of a slot's text, withdrawn or not; an error for "" (nothing written yet).
+Result<NodeDesc> decode_slot(std::string_view slot_text);
+std::string encode_assignment(const Assignment& a);
+Result<Assignment> decode_assignment(std::string_view text);
+std::string encode_members(const std::vector<NodeDesc>& members);
+Result<std::vector<NodeDesc>> decode_members(std::string_view text);
+
+std::string to_string(Phase p);
+
+/// Parses a heartbeat value (wall ms as decimal text); "" or anything else: none.
+std::optional<WallMs> parse_heartbeat(const std::string& text);
 
 }  // namespace ddprun::rdzv

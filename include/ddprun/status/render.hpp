@@ -1,23 +1,34 @@
 #pragma once
-// `ddprun status` rendering (pure): a rendezvous state and the wall-clock time of the reading
-// turned into a human table or a JSON document. The I/O lives in status/command.hpp.
+// `ddprun status` rendering (pure): what was read of a rendezvous and the wall-clock time of
+// the reading, turned into a human table or a JSON document. The I/O lives in status/command.hpp.
 
 #include "ddprun/rdzv/state.hpp"
 
+#include <map>
 #include <string>
+#include <vector>
 
 namespace ddprun::status {
+
+/// One reading of a rendezvous.
+struct Snapshot {
+  rdzv::RoundHeader header;
+  /// Complete round: its members in group-rank order. Otherwise the nodes that have joined
+  /// the round so far (withdrawn slots left out), in rank_before order.
+  std::vector<rdzv::NodeDesc> nodes;
+  std::map<std::string, rdzv::WallMs> heartbeats;  ///< by NodeDesc::id()
+};
 
 /// "3.2s ago" for a heartbeat at `then` seen at `now` (milliseconds since the epoch); a
 /// heartbeat from the future (clock skew between machines) reads "0.0s ago".
 std::string render_age(rdzv::WallMs then, rdzv::WallMs now);
 
-/// The table: a summary line (round, complete/joining, open/closed), the last reported
-/// failure, then participants in group-rank order and waiting nodes, each with address, pid,
-/// nproc, role and heartbeat age. Ends with a newline.
-std::string render_status_table(const rdzv::RdzvState& state, rdzv::WallMs now);
+/// The table: a summary line (round, phase, open/closed), the last reported failure and the
+/// last membership change, then the nodes in group-rank order with address, pid, nproc, role
+/// and heartbeat age, and the waiting nodes. Ends with a newline.
+std::string render_status_table(const Snapshot& snap, rdzv::WallMs now);
 
 /// The same facts as one JSON object (one line, sorted keys), heartbeat ages in seconds.
-std::string render_status_json(const rdzv::RdzvState& state, rdzv::WallMs now);
+std::string render_status_json(const Snapshot& snap, rdzv::WallMs now);
 
 }  // namespace ddprun::status

@@ -71,6 +71,8 @@ class Client {
   asio::awaitable<Result<std::int64_t>> num_keys();
   /// Blocks until all keys exist (WAIT, then MULTI_GET; per-key GET in D0).
   asio::awaitable<Result<std::vector<std::string>>> multi_get(std::vector<std::string> keys);
+  /// MULTI_GET without waiting: "" for a missing key. d1 and d2 only.
+  asio::awaitable<Result<std::vector<std::string>>> multi_get_now(std::vector<std::string> keys);
   /// MULTI_SET (a run of SETs in D0).
   asio::awaitable<Result<void>> multi_set(KeyValues pairs);
   /// D1/D2 only.
@@ -126,6 +128,7 @@ class SyncClient {
   Result<bool> delete_key(const std::string& key);
   Result<std::int64_t> num_keys();
   Result<std::vector<std::string>> multi_get(const std::vector<std::string>& keys);
+  Result<std::vector<std::string>> multi_get_now(const std::vector<std::string>& keys);
   Result<void> multi_set(const KeyValues& pairs);
   Result<void> append(const std::string& key, const std::string& value);
   Result<std::vector<std::string>> list_keys();

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <utility>
+
 #include "component/rdzv/harness.hpp"
 
 namespace ddprun::rdzv {
@@ -17,7 +20,7 @@ using test::Slot;
 using test::start;
 using ::testing::HasSubstr;
 
-/// One io_context, one MemoryKv and the agents of a test.
+/// One io_context, one MemoryKv (with a client per agent) and the agents of a test.
 class Cluster {
  public:
   Cluster() = default;
@@ -34,8 +37,9 @@ class Cluster {
   }
 
   DynamicRendezvous& add(NodeDesc node, RdzvSettings settings) {
-    agents_.push_back(
-        DynamicRendezvous::create(ctx_, kv_, std::move(settings), std::move(node), clock_));
+    clients_.push_back(std::make_unique<MemoryKvClient>(kv_));
+    agents_.push_back(DynamicRendezvous::create(ctx_, *clients_.back(), std::move(settings),
+                                                std::move(node), clock_));
     return *agents_.back();
   }
   /// Like a crashed agent: it stops heartbeating and never writes again.
@@ -73,13 +77,24 @@ class Cluster {
 
   asio::io_context ctx_;
   MemoryKv kv_{ctx_};
+  std::vector<std::unique_ptr<MemoryKvClient>> clients_;  ///< one per agent, like connections
   util::SystemClock clock_;
   std::vector<std::shared_ptr<DynamicRendezvous>> agents_;
 };
 
+RoundHeader header_of(const MemoryKv& kv) {
+  auto raw = kv.peek(state_key("job"));
+  if (!raw) {
+    return RoundHeader{};
+  }
+  auto h = decode_header(*raw);
+  EXPECT_TRUE(h) << h.error().message;
+  return h ? *h : RoundHeader{};
+}
+
 std::vector<std::string> addrs(const RoundResult& r) {
   std::vector<std::string> out;
-  for (const auto& n : r.participants) {
+  for (const auto& n : r.members) {
     out.push_back(n.addr);
   }
   return out;
@@ -101,9 +116,17 @@ TEST(RdzvHandler, ThreeNodesFormRoundWithPredictableRanks) {
     EXPECT_EQ(r.round, 0);
     EXPECT_EQ(r.group_world_size, 3);
     EXPECT_EQ(addrs(r), (std::vector<std::string>{"node-c", "node-a", "node-b"}));
-    EXPECT_EQ(r.participants[0].nproc, 3);
-    EXPECT_EQ(r.participants[2].nproc, 1);
+    ASSERT_EQ(r.members.size(), 3U);
+    EXPECT_EQ(r.members[0].nproc, 3);
+    EXPECT_EQ(r.members[2].nproc, 1);
+    EXPECT_EQ(r.assignment.world_size, 6);
+    EXPECT_EQ(r.assignment.group_rank, r.group_rank);
   }
+  EXPECT_EQ(rounds[2].assignment.worker_base, 0);
+  EXPECT_EQ(rounds[1].assignment.worker_base, 3);
+  EXPECT_EQ(rounds[0].assignment.worker_base, 5);
+  EXPECT_EQ(rounds[2].assignment.watch_id, make_node("node-a").id());
+  EXPECT_EQ(rounds[0].assignment.watch_id, host.id());
 }
 
 TEST(RdzvHandler, MasterEndpointComesFromGroupRankZero) {
@@ -170,12 +193,16 @@ TEST(RdzvHandler, HeartbeatsKeepARunningRoundStable) {
   // Two dead-node periods: without heartbeats both nodes would be dropped by now.
   EXPECT_FALSE(run_until(
       c.ctx_, [&] { return watch_a->has_value(); }, 1300ms));
-  auto state = decode_state(c.kv_.peek(state_key("job")).value());
-  ASSERT_TRUE(state);
-  EXPECT_EQ(state->participants.size(), 2U);
+  const auto h = header_of(c.kv_);
+  EXPECT_EQ(h.round, 0);
+  EXPECT_EQ(h.phase, Phase::complete);
+  EXPECT_EQ(h.members, 2);
+  EXPECT_TRUE(h.ended.lost.empty());
 }
 
-TEST(RdzvHandler, SurvivorsReformWhenANodeStopsHeartbeating) {
+// node-c (group rank 2) is watched by node-b (rank 1): node-b reports it lost, and node-a sees
+// the round end.
+TEST(RdzvHandler, ASilentMemberIsReportedLostByItsWatcherAndSurvivorsReform) {
   Cluster c;
   for (const char* addr : {"node-a", "node-b", "node-c"}) {
     c.add(make_node(addr), fast_settings(2, 3));
@@ -188,6 +215,9 @@ TEST(RdzvHandler, SurvivorsReformWhenANodeStopsHeartbeating) {
   ASSERT_TRUE(c.wait_for(watch_b));
   EXPECT_EQ(**watch_a, RunSignal::membership_changed);
   EXPECT_EQ(**watch_b, RunSignal::membership_changed);
+  const auto h = header_of(c.kv_);
+  EXPECT_EQ(h.round, 1);
+  EXPECT_EQ(h.ended, (RoundEnd{0, {}, {make_node("node-c").id()}}));
   auto rounds = c.form({0, 1});
   ASSERT_EQ(rounds.size(), 2U);
   EXPECT_EQ(rounds[0].group_world_size, 2);
@@ -203,8 +233,10 @@ TEST(RdzvHandler, BelowMinTimesOutNamingLostNode) {
   }
   ASSERT_EQ(c.form({0, 1, 2}).size(), 3U);
   auto watch_a = c.watch(0);
+  auto watch_b = c.watch(1);  // node-b watches node-c
   c.kill(2);
   ASSERT_TRUE(c.wait_for(watch_a));
+  ASSERT_TRUE(c.wait_for(watch_b));
   EXPECT_EQ(**watch_a, RunSignal::membership_changed);
   auto slots = c.next_rounds({0, 1});
   ASSERT_TRUE(run_until(c.ctx_, [&] { return all_done(slots); }));
@@ -228,9 +260,11 @@ TEST(RdzvHandler, JoinTimeoutNamesExpectedAndArrived) {
   EXPECT_EQ(slots[0]->value().error().message,
             "rendezvous job round 0 timed out after 0.5s (join_timeout): expected 3 nodes, "
             "1 arrived (node-a)");
-  auto state = decode_state(c.kv_.peek(state_key("job")).value());
-  ASSERT_TRUE(state);
-  EXPECT_TRUE(state->participants.empty());  // rolled back
+  EXPECT_EQ(c.kv_.peek(slot_key("job", 0, 1)),
+            std::optional<std::string>(encode_withdrawn(make_node("node-a"))))
+      << "withdrawn";
+  EXPECT_EQ(c.kv_.peek(gone_key("job", 0)), std::optional<std::string>("1"));
+  EXPECT_EQ(header_of(c.kv_).phase, Phase::joining);
 }
 
 TEST(RdzvHandler, ReportedFailureReachesPeersAndBothRestart) {
@@ -328,23 +362,23 @@ TEST(RdzvHandler, LeavingNodeMakesPeersReformWithoutWaitingForTheKeepAliveBound)
   ASSERT_TRUE(c.wait_for(watch_b));
   EXPECT_EQ(**watch_a, RunSignal::membership_changed);
   EXPECT_EQ(**watch_b, RunSignal::membership_changed);
-  auto state = decode_state(c.kv_.peek(state_key("job")).value());
-  ASSERT_TRUE(state);
-  EXPECT_EQ(state->left, (std::set<std::string>{make_node("node-c").id()}));
+  EXPECT_EQ(header_of(c.kv_).ended, (RoundEnd{0, {make_node("node-c").id()}, {}}));
   auto rounds = c.form({0, 1});
   ASSERT_EQ(rounds.size(), 2U);
   EXPECT_EQ(addrs(rounds[0]), (std::vector<std::string>{"node-a", "node-b"}));
 }
 
-TEST(RdzvHandler, LeavingWhileJoiningEndsTheJoinWithoutAnEntryLeft) {
+// node-b leaves while it waits for a third node: its slot is withdrawn, so the round that
+// forms once node-c and node-d arrive has node-a, node-c and node-d.
+TEST(RdzvHandler, AWithdrawnSlotIsNoMember) {
   Cluster c;
-  c.add(make_node("node-a"), fast_settings(3, 3));
-  c.add(make_node("node-b"), fast_settings(3, 3));
+  for (const char* addr : {"node-a", "node-b", "node-c", "node-d"}) {
+    c.add(make_node(addr), fast_settings(3, 3));
+  }
   auto joins = c.next_rounds({0, 1});
   ASSERT_TRUE(run_until(c.ctx_, [&] {
-    auto raw = c.kv_.peek(state_key("job"));
-    auto state = raw ? decode_state(*raw) : Result<RdzvState>(RdzvState{});
-    return state && state->participants.size() == 2;
+    return c.kv_.peek(slot_key("job", 0, 1)).has_value() &&
+           c.kv_.peek(slot_key("job", 0, 2)).has_value();
   }));
   auto left = start(c.ctx_, c.agents_[1]->leave(2s));
   ASSERT_TRUE(c.wait_for(left));
@@ -352,11 +386,16 @@ TEST(RdzvHandler, LeavingWhileJoiningEndsTheJoinWithoutAnEntryLeft) {
   ASSERT_TRUE(c.wait_for(joins[1]));
   ASSERT_FALSE(joins[1]->value());
   EXPECT_THAT(joins[1]->value().error().message, HasSubstr("leaving"));
-  auto state = decode_state(c.kv_.peek(state_key("job")).value());
-  ASSERT_TRUE(state);
-  EXPECT_EQ(state->participants.count(make_node("node-b").id()), 0U);
-  EXPECT_EQ(state->participants.count(make_node("node-a").id()), 1U);
+  EXPECT_EQ(c.kv_.peek(gone_key("job", 0)), std::optional<std::string>("1"));
+  EXPECT_TRUE(header_of(c.kv_).ended.left.empty()) << "leaving a joining round is no news";
   EXPECT_FALSE(joins[0]->has_value()) << "node-a still waits for a third node";
+  auto rest = c.next_rounds({2, 3});
+  rest.push_back(joins[0]);
+  ASSERT_TRUE(run_until(c.ctx_, [&] { return all_done(rest); }));
+  for (auto& s : rest) {
+    ASSERT_TRUE(s->value()) << s->value().error().message;
+    EXPECT_EQ(addrs(*s->value()), (std::vector<std::string>{"node-a", "node-c", "node-d"}));
+  }
 }
 
 TEST(RdzvHandler, LeavingGivesUpWithinItsBoundWhenTheStoreFails) {
@@ -400,13 +439,84 @@ TEST(RdzvHandler, StoreFailureIsReported) {
 }
 
 TEST(RdzvHandler, CorruptStateIsReported) {
+  std::string old_version = encode_header(RoundHeader{});
+  old_version.replace(old_version.find("\"version\":2"), 11, "\"version\":1");
+  for (const std::string& bad : {std::string("Y2FuaW1hZGFt"), old_version}) {
+    Cluster c;
+    c.add(make_node("node-a"), fast_settings(1, 1));
+    c.kv_.poke(state_key("job"), bad);
+    auto slots = c.next_rounds({0});
+    ASSERT_TRUE(c.wait_for(slots[0]));
+    ASSERT_FALSE(slots[0]->value());
+    EXPECT_EQ(slots[0]->value().error().code, ErrorCode::protocol);
+    EXPECT_THAT(slots[0]->value().error().message, HasSubstr("rendezvous state of"));
+  }
+}
+
+TEST(RdzvHandler, FortyNodesFormWithoutAMembersListAndWithPrefixSums) {
+  constexpr int k_nodes = 40;
   Cluster c;
-  c.add(make_node("node-a"), fast_settings(1, 1));
-  c.kv_.poke(state_key("job"), "Y2FuaW1hZGFt");
-  auto slots = c.next_rounds({0});
-  ASSERT_TRUE(c.wait_for(slots[0]));
-  ASSERT_FALSE(slots[0]->value());
-  EXPECT_EQ(slots[0]->value().error().code, ErrorCode::protocol);
+  std::vector<std::size_t> all;
+  std::map<std::string, int> nproc;
+  for (int i = 0; i < k_nodes; ++i) {
+    auto n = make_node("node-" + std::to_string(100 + i), 1 + i % 3);
+    nproc[n.id()] = n.nproc;
+    c.add(n, fast_settings(k_nodes, k_nodes));
+    all.push_back(static_cast<std::size_t>(i));
+  }
+  auto rounds = c.form(all);
+  ASSERT_EQ(rounds.size(), static_cast<std::size_t>(k_nodes));
+  std::map<int, std::size_t> by_rank;  // group rank -> agent
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    EXPECT_TRUE(rounds[i].members.empty()) << "more than 32 members: no list";
+    EXPECT_EQ(rounds[i].group_world_size, k_nodes);
+    EXPECT_EQ(rounds[i].assignment.group_world_size, k_nodes);
+    by_rank[rounds[i].group_rank] = i;
+  }
+  ASSERT_EQ(by_rank.size(), static_cast<std::size_t>(k_nodes));
+  int base = 0;
+  int total = 0;
+  for (const auto& [id, n] : nproc) {
+    total += n;
+  }
+  for (const auto& [rank, i] : by_rank) {
+    const auto& a = rounds[i].assignment;
+    const auto& self = c.agents_[i]->self();
+    EXPECT_EQ(a.worker_base, base) << self.id();
+    EXPECT_EQ(a.world_size, total);
+    EXPECT_EQ(a.role_base, base);
+    const auto& next = c.agents_[by_rank.at((rank + 1) % k_nodes)]->self();
+    EXPECT_EQ(a.watch_id, next.id()) << "rank " << rank << " watches rank " << rank + 1;
+    base += self.nproc;
+  }
+  EXPECT_EQ(c.agents_[by_rank.at(0)]->self().addr, "node-100") << "addr order";
+  const auto h = header_of(c.kv_);
+  EXPECT_EQ(h.members, k_nodes);
+  EXPECT_EQ(h.workers, total);
+  auto list = decode_members(c.kv_.peek(members_key("job", 0)).value_or(""));
+  ASSERT_TRUE(list) << list.error().message;
+  EXPECT_EQ(list->size(), static_cast<std::size_t>(k_nodes));
+}
+
+TEST(RdzvHandler, TwoStaticNodesWithOneRankIsAConfigErrorOnEveryNode) {
+  Cluster c;
+  auto settings = fast_settings(3, 3);
+  settings.unique_node_index = true;
+  for (auto [addr, index] :
+       {std::pair{"node-a", 0}, std::pair{"node-b", 0}, std::pair{"node-c", 1}}) {
+    auto n = make_node(addr);
+    n.node_index = index;
+    c.add(n, settings);
+  }
+  auto slots = c.next_rounds({0, 1, 2});
+  ASSERT_TRUE(run_until(c.ctx_, [&] { return all_done(slots); }));
+  for (auto& s : slots) {
+    ASSERT_FALSE(s->value());
+    EXPECT_EQ(s->value().error().code, ErrorCode::config);
+    EXPECT_EQ(s->value().error().message,
+              "--node-rank 0 is used by two agents: node-a (pid 4242) and node-b (pid 4242); each "
+              "node needs its own rank");
+  }
 }
 
 }  // namespace

@@ -33,7 +33,6 @@ inline RdzvSettings fast_settings(int min_nodes, int max_nodes) {
   s.poll_interval = 20ms;
   s.watch_interval = 30ms;
   s.first_round_jitter = 20ms;
-  s.rollback_grace = 1s;
   s.progress_interval = 200ms;
   return s;
 }

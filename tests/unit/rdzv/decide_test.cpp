@@ -7,237 +7,381 @@
 namespace ddprun::rdzv {
 namespace {
 
+using test::closing;
+using test::complete;
 using test::joining;
 using test::node;
-using test::running;
 using test::settings;
 
 constexpr WallMs k_now = 1'000'000;
 constexpr WallMs k_join_deadline = k_now + 600'000;
+constexpr WallMs k_block = 5'000;   // join_block
+constexpr WallMs k_poll = 150;      // poll_interval
+constexpr WallMs k_stale = 15'000;  // keep-alive 5 s x 3
 
 const NodeDesc a = node("a");
 const NodeDesc b = node("b");
 const NodeDesc c = node("c");
 const NodeDesc d = node("d");
 
+/// slot 0: none; until -1: not checked.
 struct JoinCase {
   const char* name;
-  RdzvState state;
-  NodeDesc self;
-  WallMs now;
+  RoundHeader header;
+  int slot;
+  int slot_round;
   int min_nodes;
   int max_nodes;
-  Action expected;
+  JoinStep expected;
+  WallMs until = -1;
+  WallMs now = k_now;
+  int waiting_round = -1;
+  std::optional<int> ran_round = std::nullopt;
 };
 
-RdzvState with_deadline(RdzvState s, WallMs deadline) {
-  s.deadline = deadline;
-  return s;
+RoundHeader closed(RoundHeader h) {
+  h.closed = true;
+  return h;
 }
 
-RdzvState closed(RdzvState s) {
-  s.closed = true;
-  return s;
+void check(const JoinCase& tc) {
+  JoinView v;
+  v.slot = tc.slot;
+  v.slot_round = tc.slot_round;
+  v.waiting_round = tc.waiting_round;
+  v.ran_round = tc.ran_round;
+  v.now = tc.now;
+  v.join_deadline = k_join_deadline;
+  const auto got = decide_join(tc.header, v, settings(tc.min_nodes, tc.max_nodes));
+  EXPECT_EQ(to_string(got.step), to_string(tc.expected)) << tc.name;
+  if (tc.until >= 0) {
+    EXPECT_EQ(got.until, tc.until) << tc.name;
+  }
 }
 
-RdzvState with_waiting(RdzvState s, const NodeDesc& n, WallMs beat) {
-  s.wait_list[n.id()] = n;
-  s.last_heartbeats[n.id()] = beat;
-  return s;
-}
-
-RdzvState with_beat(RdzvState s, const NodeDesc& n, WallMs beat) {
-  s.last_heartbeats[n.id()] = beat;
-  return s;
-}
-
-TEST(RdzvDecideJoin, Table) {
-  const WallMs late = k_join_deadline + 1;
-  const WallMs too_late = k_join_deadline + 5'001;
+TEST(RdzvDecideJoin, EndsAndErrors) {
   const JoinCase cases[] = {
-      {"first join", RdzvState{}, a, k_now, 2, 4, Action::add_to_participants},
-      {"second join", joining({a}, k_now), b, k_now, 2, 4, Action::add_to_participants},
-      {"closed wins", closed(running({a}, k_now)), a, k_now, 1, 1, Action::error_closed},
-      {"closed for newcomer", closed(RdzvState{}), b, k_now, 1, 1, Action::error_closed},
-      {"complete and member", running({a, b}, k_now), a, k_now, 2, 2, Action::done},
-      {"complete member past deadline", running({a, b}, k_now), a, late, 2, 2, Action::done},
-      {"late joiner waits", running({a, b}, k_now), c, k_now, 1, 4, Action::add_to_wait_list},
-      {"no room at max", running({a, b}, k_now), c, k_now, 1, 2, Action::wait},
-      {"already waiting, fresh", with_waiting(running({a}, k_now), b, k_now), b, k_now + 10, 1, 2,
-       Action::wait},
-      {"already waiting, stale", with_waiting(running({a}, k_now), b, k_now), b, k_now + 5'000, 1,
-       2, Action::keep_alive},
-      {"below min waits", joining({a}, k_now), a, k_now + 10, 2, 4, Action::wait},
-      {"stale own beat", joining({a}, k_now), a, k_now + 5'000, 2, 4, Action::keep_alive},
-      {"last call running", with_deadline(joining({a, b}, k_now), k_now + 30'000), a, k_now + 10, 2,
-       4, Action::wait},
-      {"last call over", with_deadline(joining({a, b}, k_now), k_now + 30'000), a, k_now + 30'000,
-       2, 4, Action::mark_complete},
-      {"timeout rolls back participant", joining({a}, k_now), a, late, 2, 2,
-       Action::remove_from_participants},
-      {"timeout rolls back waiter", with_waiting(running({a}, k_now), b, k_now), b, late, 1, 2,
-       Action::remove_from_wait_list},
-      {"timeout when not in state", joining({a}, k_now), b, late, 3, 3, Action::error_timeout},
-      {"timeout after grace", joining({a}, k_now), a, too_late, 2, 2, Action::error_timeout},
+      {"closed", closed(joining()), 0, -1, 1, 2, JoinStep::error_closed},
+      {"closed with a slot", closed(joining()), 1, 0, 1, 2, JoinStep::error_closed},
+      {"closed wins over timeout", closed(joining()), 0, -1, 1, 2, JoinStep::error_closed, -1,
+       k_join_deadline + 1},
+      {"join timeout", joining(), 1, 0, 2, 2, JoinStep::error_timeout, -1, k_join_deadline + 1},
+      {"timeout while complete", complete(0, 2), 1, 0, 2, 2, JoinStep::error_timeout, -1,
+       k_join_deadline + 1},
+      {"at the join deadline still joins", joining(), 0, -1, 2, 2, JoinStep::take_slot, -1,
+       k_join_deadline},
+      {"ran the complete round: end it", complete(3, 2), 0, -1, 1, 2, JoinStep::end_previous, -1,
+       k_now, -1, 3},
+      {"ran an older round", complete(3, 1), 0, -1, 1, 2, JoinStep::join_wait_list, -1, k_now, -1,
+       2},
+      {"ran this round, now joining", joining(3), 0, -1, 1, 2, JoinStep::take_slot, -1, k_now, -1,
+       3},
   };
   for (const auto& tc : cases) {
-    auto s = settings(tc.min_nodes, tc.max_nodes);
-    EXPECT_EQ(to_string(decide_join(tc.state, tc.self, tc.now, k_join_deadline, s)),
+    check(tc);
+  }
+}
+
+TEST(RdzvDecideJoin, Joining) {
+  const WallMs soon = k_now + 1'000;
+  const JoinCase cases[] = {
+      {"no slot", joining(), 0, -1, 2, 4, JoinStep::take_slot},
+      {"slot of an older round", joining(2), 3, 1, 2, 4, JoinStep::take_slot},
+      {"below min waits on its rank key", joining(), 1, 0, 2, 4, JoinStep::await_assignment,
+       k_now + k_block},
+      {"reaching min starts the last call", joining(), 2, 0, 2, 4, JoinStep::set_deadline},
+      {"beyond min, no deadline yet", joining(), 3, 0, 2, 4, JoinStep::set_deadline},
+      {"min but checked already", joining(0, std::nullopt, 2), 2, 0, 2, 4,
+       JoinStep::await_assignment, k_now + k_block},
+      {"slot 3 wakes at the deadline", joining(0, soon), 3, 0, 2, 8, JoinStep::await_assignment,
+       soon},
+      {"slot 1 wakes at the deadline", joining(0, soon), 1, 0, 2, 8, JoinStep::await_assignment,
+       soon},
+      {"slot 4 wakes only after join_block", joining(0, soon), 4, 0, 2, 8,
+       JoinStep::await_assignment, k_now + k_block},
+      {"a far deadline: join_block first", joining(0, k_now + 20'000), 2, 0, 2, 8,
+       JoinStep::await_assignment, k_now + k_block},
+      {"the join deadline bounds the wait", joining(), 1, 0, 2, 4, JoinStep::await_assignment,
+       k_join_deadline + 1, k_join_deadline - 100},
+      {"reaching max claims", joining(), 4, 0, 2, 4, JoinStep::claim},
+      {"reaching max claims before a last call", joining(0, soon), 4, 0, 2, 4, JoinStep::claim},
+      {"min == max claims at once", joining(), 3, 0, 3, 3, JoinStep::claim},
+      {"max but already checked", joining(0, std::nullopt, 4), 4, 0, 2, 4,
+       JoinStep::await_assignment, k_now + k_block},
+      {"beyond what was checked claims", joining(0, std::nullopt, 4), 5, 0, 2, 4, JoinStep::claim},
+      {"at the deadline any slot claims", joining(0, k_now), 7, 0, 2, 8, JoinStep::claim},
+      {"after the deadline a checked slot claims", joining(0, k_now - 1, 3), 2, 0, 2, 8,
+       JoinStep::claim},
+  };
+  for (const auto& tc : cases) {
+    check(tc);
+  }
+}
+
+TEST(RdzvDecideJoin, Closing) {
+  const JoinCase cases[] = {
+      {"in the close: wait on the rank key", closing(0, 3, "x", k_now - 1'000), 2, 0, 2, 4,
+       JoinStep::await_assignment, k_now + k_block},
+      {"the stale bound caps the wait", closing(0, 3, "x", k_now - k_stale + 1'000), 3, 0, 2, 4,
+       JoinStep::await_assignment, k_now + 1'001},
+      {"at the stale bound: not yet", closing(0, 3, "x", k_now - k_stale), 1, 0, 2, 4,
+       JoinStep::await_assignment, k_now + 1},
+      {"closer went silent", closing(0, 3, "x", k_now - k_stale - 1), 1, 0, 2, 4,
+       JoinStep::abort_stale_close},
+      {"stale, seen by a newcomer", closing(0, 3, "x", k_now - k_stale - 1), 0, -1, 2, 4,
+       JoinStep::abort_stale_close},
+      {"slot beyond the close polls", closing(0, 3, "x", k_now), 4, 0, 2, 4, JoinStep::wait,
+       k_now + k_poll},
+      {"no slot polls", closing(0, 3, "x", k_now), 0, -1, 2, 4, JoinStep::wait, k_now + k_poll},
+      {"slot of an older round polls", closing(1, 3, "x", k_now), 2, 0, 2, 4, JoinStep::wait,
+       k_now + k_poll},
+  };
+  for (const auto& tc : cases) {
+    check(tc);
+  }
+}
+
+TEST(RdzvDecideJoin, Complete) {
+  const JoinCase cases[] = {
+      {"own slot: read the assignment", complete(0, 3), 3, 0, 2, 4, JoinStep::await_assignment,
+       k_now + 60'000},
+      {"no slot, room: wait list", complete(0, 3), 0, -1, 2, 4, JoinStep::join_wait_list},
+      {"slot beyond size: wait list", complete(0, 3), 4, 0, 2, 4, JoinStep::join_wait_list},
+      {"already counted: wait", complete(0, 3), 0, -1, 2, 4, JoinStep::wait, k_now + k_poll, k_now,
+       0},
+      {"counted in an older round", complete(1, 3), 0, -1, 2, 4, JoinStep::join_wait_list, -1,
+       k_now, 0},
+      {"full: wait", complete(0, 4), 0, -1, 2, 4, JoinStep::wait, k_now + k_poll},
+      {"full, slot beyond size: wait", complete(0, 4), 5, 0, 2, 4, JoinStep::wait},
+  };
+  for (const auto& tc : cases) {
+    check(tc);
+  }
+}
+
+TEST(RdzvDecideJoin, StepNames) {
+  EXPECT_EQ(to_string(JoinStep::take_slot), "take_slot");
+  EXPECT_EQ(to_string(JoinStep::abort_stale_close), "abort_stale_close");
+  EXPECT_EQ(to_string(RunSignal::membership_changed), "membership_changed");
+  EXPECT_EQ(to_string(RunSignal::store_lost), "store_lost");
+}
+
+TEST(RdzvTransition, DeadlineStartsTheLastCallOnce) {
+  auto h = with_deadline(joining(2), 2, k_now, settings(2, 4));
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->deadline, std::optional<WallMs>(k_now + 30'000));
+  EXPECT_EQ(h->round, 2);
+  EXPECT_FALSE(with_deadline(*h, 2, k_now + 5, settings(2, 4))) << "already set";
+  EXPECT_FALSE(with_deadline(joining(3), 2, k_now, settings(2, 4))) << "other round";
+  EXPECT_FALSE(with_deadline(closed(joining(2)), 2, k_now, settings(2, 4)));
+  EXPECT_FALSE(with_deadline(closing(2, 2, "x", k_now), 2, k_now, settings(2, 4)));
+}
+
+TEST(RdzvTransition, ClaimMovesToClosing) {
+  auto h = with_claim(joining(1, k_now - 5), 1, 6, a.id(), k_now);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->phase, Phase::closing);
+  EXPECT_EQ(h->size, 6);
+  EXPECT_EQ(h->closer, a.id());
+  EXPECT_EQ(h->closing_since, k_now);
+  EXPECT_EQ(h->deadline, std::optional<WallMs>(k_now - 5));
+  EXPECT_FALSE(with_claim(*h, 1, 6, b.id(), k_now)) << "someone else claimed";
+  EXPECT_FALSE(with_claim(joining(2), 1, 6, a.id(), k_now));
+  EXPECT_FALSE(with_claim(closed(joining(1)), 1, 6, a.id(), k_now));
+  EXPECT_FALSE(with_claim(complete(1, 2), 1, 6, a.id(), k_now));
+}
+
+TEST(RdzvTransition, NextRoundStartsEmptyAndSaysWhy) {
+  RoundHeader h = complete(4, 3);
+  h.failed_round = FailedRound{4, a.id()};
+  h.waiting = 2;
+  h.waiting_ids = {d.id()};
+  h.error = "x";
+  auto n = with_next_round(h, 4, Phase::complete, {c.id()}, {b.id()});
+  ASSERT_TRUE(n);
+  RoundHeader expected;
+  expected.round = 5;
+  expected.failed_round = FailedRound{4, a.id()};
+  expected.ended = RoundEnd{4, {c.id()}, {b.id()}};
+  EXPECT_EQ(*n, expected);
+  EXPECT_FALSE(with_next_round(h, 3, Phase::complete, {}, {})) << "other round";
+  EXPECT_FALSE(with_next_round(h, 4, Phase::closing, {}, {})) << "other phase";
+  EXPECT_FALSE(with_next_round(closed(h), 4, Phase::complete, {}, {}));
+  auto from_closing = with_next_round(closing(4, 2, "x", k_now), 4, Phase::closing, {}, {});
+  ASSERT_TRUE(from_closing);
+  EXPECT_EQ(from_closing->round, 5);
+  EXPECT_EQ(from_closing->phase, Phase::joining);
+}
+
+TEST(RdzvTransition, NextRoundCutsIdLists) {
+  std::vector<std::string> many;
+  for (int i = 0; i < 40; ++i) {
+    many.push_back(node("n" + std::to_string(i)).id());
+  }
+  auto n = with_next_round(complete(0, 40), 0, Phase::complete, many, many);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->ended.left.size(), k_max_named_ids);
+  EXPECT_EQ(n->ended.lost.size(), k_max_named_ids);
+  EXPECT_EQ(n->ended.left.back(), many[31]);
+}
+
+TEST(RdzvTransition, WaitListCountsAndNames) {
+  auto one = with_waiting(complete(2, 2), 2, c.id(), 1);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->waiting, 1);
+  EXPECT_EQ(one->waiting_ids, std::vector<std::string>{c.id()});
+  auto two = with_waiting(*one, 2, d.id(), 1);
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->waiting, 2);
+  EXPECT_EQ(two->waiting_ids, (std::vector<std::string>{c.id(), d.id()}));
+  auto back = with_waiting(*two, 2, c.id(), -1);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->waiting, 1);
+  EXPECT_EQ(back->waiting_ids, std::vector<std::string>{d.id()});
+  EXPECT_TRUE(with_waiting(closing(2, 2, "x", k_now), 2, c.id(), 1)) << "closing counts too";
+  EXPECT_FALSE(with_waiting(joining(2), 2, c.id(), 1)) << "a joining round takes slots";
+  EXPECT_FALSE(with_waiting(complete(3, 2), 2, c.id(), 1)) << "other round";
+  EXPECT_FALSE(with_waiting(closed(complete(2, 2)), 2, c.id(), 1));
+  EXPECT_FALSE(with_waiting(complete(2, 2), 2, c.id(), -1)) << "nobody to remove";
+}
+
+TEST(RdzvTransition, WaitListNamesOnlyTheFirst32) {
+  RoundHeader h = complete(0, 1);
+  for (int i = 0; i < 40; ++i) {
+    auto n = with_waiting(h, 0, node("w" + std::to_string(i)).id(), 1);
+    ASSERT_TRUE(n);
+    h = *n;
+  }
+  EXPECT_EQ(h.waiting, 40);
+  EXPECT_EQ(h.waiting_ids.size(), k_max_named_ids);
+  auto less = with_waiting(h, 0, node("w39").id(), -1);  // not named: only the count changes
+  ASSERT_TRUE(less);
+  EXPECT_EQ(less->waiting, 39);
+  EXPECT_EQ(less->waiting_ids.size(), k_max_named_ids);
+}
+
+TEST(RdzvTransition, FailureIsReportedOncePerRound) {
+  auto h = with_failure(complete(3, 2), 3, b.id());
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->failed_round, (FailedRound{3, b.id()}));
+  EXPECT_FALSE(with_failure(*h, 3, a.id())) << "already reported";
+  RoundHeader older = complete(3, 2);
+  older.failed_round = FailedRound{2, a.id()};
+  auto newer = with_failure(older, 3, b.id());
+  ASSERT_TRUE(newer);
+  EXPECT_EQ(newer->failed_round, (FailedRound{3, b.id()}));
+  EXPECT_FALSE(with_failure(complete(4, 2), 3, a.id())) << "other round";
+  EXPECT_FALSE(with_failure(joining(3), 3, a.id())) << "not running";
+  EXPECT_FALSE(with_failure(closed(complete(3, 2)), 3, a.id()));
+}
+
+TEST(RdzvTransition, CloseOnce) {
+  auto h = with_closed(complete(1, 2));
+  ASSERT_TRUE(h);
+  EXPECT_TRUE(h->closed);
+  EXPECT_EQ(h->round, 1);
+  EXPECT_FALSE(with_closed(*h));
+}
+
+TEST(RdzvTransition, CompleteTakesThePlansFacts) {
+  ClosePlan plan;
+  plan.complete = true;
+  plan.members = {a, b, c};
+  plan.workers = 12;
+  plan.error = "two static";
+  RoundHeader h = closing(2, 4, a.id(), k_now);
+  h.deadline = k_now - 1;
+  auto n = with_complete(h, 2, a.id(), plan);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->phase, Phase::complete);
+  EXPECT_FALSE(n->deadline);
+  EXPECT_TRUE(n->closer.empty());
+  EXPECT_EQ(n->members, 3);
+  EXPECT_EQ(n->workers, 12);
+  EXPECT_EQ(n->error, "two static");
+  EXPECT_EQ(n->size, 4);
+  EXPECT_FALSE(with_complete(h, 2, b.id(), plan)) << "not the closer";
+  EXPECT_FALSE(with_complete(h, 1, a.id(), plan)) << "other round";
+  EXPECT_FALSE(with_complete(joining(2), 2, a.id(), plan)) << "aborted meanwhile";
+  EXPECT_FALSE(with_complete(closed(h), 2, a.id(), plan));
+}
+
+TEST(RdzvTransition, AbortGoesBackToJoiningAndRemembersTheCheck) {
+  ClosePlan keep;
+  keep.keep_deadline = true;
+  RoundHeader h = closing(2, 4, a.id(), k_now);
+  h.deadline = k_now + 9;
+  const auto s = settings(2, 4);
+  auto kept = with_abort(h, 2, a.id(), keep, k_now, s);
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(*kept, joining(2, k_now + 9, 4));
+  auto dropped = with_abort(h, 2, a.id(), ClosePlan{}, k_now, s);
+  ASSERT_TRUE(dropped);
+  EXPECT_EQ(*dropped, joining(2, std::nullopt, 4));
+  RoundHeader no_call = h;
+  no_call.deadline.reset();
+  auto started = with_abort(no_call, 2, a.id(), keep, k_now, s);
+  ASSERT_TRUE(started);
+  EXPECT_EQ(*started, joining(2, k_now + s.last_call_timeout.count(), 4))
+      << "min nodes are in: the last call starts";
+  ClosePlan unwritten;
+  unwritten.missing = 1;
+  auto again = with_abort(h, 2, a.id(), unwritten, k_now, s);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->checked, h.checked) << "a slot still being written: the same slots may claim";
+  EXPECT_FALSE(with_abort(h, 2, b.id(), keep, k_now, s)) << "not the closer";
+  EXPECT_FALSE(with_abort(joining(2), 2, a.id(), keep, k_now, s));
+  EXPECT_FALSE(with_abort(closed(h), 2, a.id(), keep, k_now, s));
+}
+
+struct RunCase {
+  const char* name;
+  RoundHeader header;
+  int max_nodes;
+  RunSignal expected;
+};
+
+RoundHeader failed_by(RoundHeader h, int round, const NodeDesc& n) {
+  h.failed_round = FailedRound{round, n.id()};
+  return h;
+}
+
+RoundHeader waiting(RoundHeader h, int n) {
+  h.waiting = n;
+  return h;
+}
+
+TEST(RdzvDecideWhileRunning, Table) {
+  const auto ab = complete(3, 2);
+  const RunCase cases[] = {
+      {"steady", ab, 4, RunSignal::none},
+      {"closed", closed(ab), 4, RunSignal::closed},
+      {"closed before a failure", closed(failed_by(ab, 3, b)), 4, RunSignal::closed},
+      {"peer failed", failed_by(ab, 3, b), 4, RunSignal::peer_failed},
+      {"peer failed after the round moved on", failed_by(joining(4), 3, b), 4,
+       RunSignal::peer_failed},
+      {"own failure report", failed_by(ab, 3, a), 4, RunSignal::none},
+      {"own report, round moved on", failed_by(joining(4), 3, a), 4, RunSignal::membership_changed},
+      {"old failure report", failed_by(ab, 2, b), 4, RunSignal::none},
+      {"round moved on", joining(4), 4, RunSignal::membership_changed},
+      {"round moved on and complete", complete(4, 2), 4, RunSignal::membership_changed},
+      {"waiting with room", waiting(ab, 1), 4, RunSignal::membership_changed},
+      {"waiting, full", waiting(ab, 1), 2, RunSignal::none},
+  };
+  for (const auto& tc : cases) {
+    EXPECT_EQ(to_string(decide_while_running(tc.header, a, 3, settings(1, tc.max_nodes))),
               to_string(tc.expected))
         << tc.name;
   }
 }
 
-TEST(RdzvApply, FirstJoinAddsParticipantWithHeartbeat) {
-  auto s = apply(Action::add_to_participants, RdzvState{}, a, k_now, settings(2, 4));
-  ASSERT_EQ(s.participants.count(a.id()), 1U);
-  EXPECT_EQ(s.last_heartbeats.at(a.id()), k_now);
-  EXPECT_FALSE(s.complete);
-  EXPECT_FALSE(s.deadline.has_value());
-}
-
-TEST(RdzvApply, ReachingMinStartsLastCall) {
-  auto s = apply(Action::add_to_participants, joining({a}, k_now), b, k_now, settings(2, 4));
-  ASSERT_TRUE(s.deadline.has_value());
-  EXPECT_EQ(*s.deadline, k_now + 30'000);
-  EXPECT_FALSE(s.complete);
-}
-
-TEST(RdzvApply, ReachingMaxCompletesImmediately) {
-  auto s = apply(Action::add_to_participants, joining({b, c}, k_now), a, k_now, settings(2, 3));
-  EXPECT_TRUE(s.complete);
-  EXPECT_FALSE(s.deadline.has_value());
-  EXPECT_EQ(s.participants.at(a.id()).rank, 0);
-  EXPECT_EQ(s.participants.at(b.id()).rank, 1);
-  EXPECT_EQ(s.participants.at(c.id()).rank, 2);
-}
-
-TEST(RdzvApply, JoiningLeavesTheWaitList) {
-  RdzvState s = with_waiting(RdzvState{}, b, k_now);
-  s.round = 1;
-  auto next = apply(Action::add_to_participants, s, b, k_now, settings(1, 4));
-  EXPECT_TRUE(next.wait_list.empty());
-  EXPECT_EQ(next.participants.count(b.id()), 1U);
-}
-
-TEST(RdzvApply, LateJoinerGoesOnWaitList) {
-  auto s = apply(Action::add_to_wait_list, running({a}, k_now), b, k_now + 7, settings(1, 2));
-  EXPECT_EQ(s.wait_list.count(b.id()), 1U);
-  EXPECT_EQ(s.last_heartbeats.at(b.id()), k_now + 7);
-  EXPECT_EQ(s.participants.size(), 1U);
-}
-
-TEST(RdzvApply, LastParticipantLeavingStartsNextRound) {
-  auto s = with_waiting(running({a}, k_now, 4), b, k_now);
-  auto next = apply(Action::remove_from_participants, s, a, k_now, settings(1, 2));
-  EXPECT_EQ(next.round, 5);
-  EXPECT_FALSE(next.complete);
-  EXPECT_TRUE(next.participants.empty());
-  EXPECT_EQ(next.last_heartbeats.count(a.id()), 0U);
-  EXPECT_EQ(next.wait_list.count(b.id()), 1U);
-}
-
-TEST(RdzvApply, LeavingNonEmptyCompleteRoundKeepsRound) {
-  auto next =
-      apply(Action::remove_from_participants, running({a, b}, k_now, 2), a, k_now, settings(1, 2));
-  EXPECT_EQ(next.round, 2);
-  EXPECT_TRUE(next.complete);
-}
-
-TEST(RdzvApply, DroppingBelowMinClearsLastCall) {
-  auto s = with_deadline(joining({a, b}, k_now), k_now + 30'000);
-  auto next = apply(Action::remove_from_participants, s, b, k_now, settings(2, 4));
-  EXPECT_FALSE(next.deadline.has_value());
-  EXPECT_EQ(next.participants.size(), 1U);
-}
-
-TEST(RdzvApply, CloseAndReportFailure) {
-  auto s = running({a, b}, k_now, 3);
-  EXPECT_TRUE(apply(Action::mark_closed, s, a, k_now, settings(2, 2)).closed);
-  auto failed = apply(Action::report_failure, s, b, k_now, settings(2, 2));
-  ASSERT_TRUE(failed.failed_round.has_value());
-  EXPECT_EQ(failed.failed_round->round, 3);
-  EXPECT_EQ(failed.failed_round->reporter, b.id());
-}
-
-TEST(RdzvApply, WaitChangesNothing) {
-  auto s = running({a, b}, k_now);
-  for (Action act : {Action::wait, Action::done, Action::error_closed, Action::error_timeout}) {
-    EXPECT_EQ(apply(act, s, a, k_now, settings(2, 2)), s) << to_string(act);
-  }
-}
-
-TEST(RdzvRanks, EndpointHostFirstThenNodeIndexThenAddr) {
-  NodeDesc host = node("zz");
-  host.is_endpoint_host = true;
-  NodeDesc idx1 = node("yy");
-  idx1.node_index = 1;
-  NodeDesc idx0 = node("xx");
-  idx0.node_index = 0;
-  NodeDesc plain_b = node("b");
-  NodeDesc plain_a_pid2 = node("a", 2);
-  NodeDesc plain_a_pid1 = node("a", 1);
-  auto s = joining({plain_b, idx1, plain_a_pid2, host, idx0, plain_a_pid1}, k_now);
-  auto done = apply(Action::mark_complete, s, host, k_now, settings(1, 8));
-  auto order = ordered_participants(done);
-  std::vector<std::string> ids;
-  for (const auto& n : order) {
-    ids.push_back(n.id());
-  }
-  EXPECT_EQ(ids, (std::vector<std::string>{host.id(), idx0.id(), idx1.id(), plain_a_pid1.id(),
-                                           plain_a_pid2.id(), plain_b.id()}));
-  EXPECT_EQ(done.participants.at(host.id()).rank, 0);
-  EXPECT_EQ(done.participants.at(plain_b.id()).rank, 5);
-}
-
-TEST(RdzvDecideExit, Table) {
-  auto s = running({a, b}, k_now);
-  EXPECT_EQ(decide_exit(s, a, k_now, k_join_deadline), Action::remove_from_participants);
-  EXPECT_EQ(decide_exit(s, c, k_now, k_join_deadline), Action::done);
-  EXPECT_EQ(decide_exit(s, a, k_join_deadline + 1, k_join_deadline), Action::error_timeout);
-}
-
-TEST(RdzvDecideLeave, Table) {
-  auto s = with_waiting(running({a, b}, k_now), c, k_now);
-  EXPECT_EQ(decide_leave(s, a, k_now, k_now + 1), Action::leave);
-  EXPECT_EQ(decide_leave(s, c, k_now, k_now + 1), Action::leave) << "waiting nodes leave too";
-  EXPECT_EQ(decide_leave(s, d, k_now, k_now + 1), Action::done);
-  EXPECT_EQ(decide_leave(s, a, k_now + 2, k_now + 1), Action::error_timeout);
-  EXPECT_EQ(decide_leave(s, d, k_now + 2, k_now + 1), Action::done);
-}
-
-TEST(RdzvApply, LeavingARunningRoundIsRecordedForTheSurvivors) {
-  auto s = apply(Action::leave, running({a, b, c}, k_now, 4), c, k_now, settings(2, 3));
-  EXPECT_EQ(s.participants.count(c.id()), 0U);
-  EXPECT_EQ(s.last_heartbeats.count(c.id()), 0U);
-  EXPECT_EQ(s.left, (std::set<std::string>{c.id()}));
-  EXPECT_EQ(s.round, 4);
-  EXPECT_EQ(decide_while_running(s, a, 4, {a, b, c}, settings(2, 3)),
-            RunSignal::membership_changed);
-}
-
-TEST(RdzvApply, LeavingTheWaitListOrAJoiningRoundIsNotRecorded) {
-  auto waiting = apply(Action::leave, with_waiting(running({a, b}, k_now), c, k_now), c, k_now,
-                       settings(1, 3));
-  EXPECT_EQ(waiting.wait_list.count(c.id()), 0U);
-  EXPECT_EQ(waiting.last_heartbeats.count(c.id()), 0U);
-  EXPECT_TRUE(waiting.left.empty());
-  auto joining_round = apply(Action::leave, with_deadline(joining({a, b}, k_now), k_now + 1'000), b,
-                             k_now, settings(2, 3));
-  EXPECT_EQ(joining_round.participants.count(b.id()), 0U);
-  EXPECT_TRUE(joining_round.left.empty());
-  EXPECT_FALSE(joining_round.deadline.has_value()) << "below min: the last call stops";
-}
-
-TEST(RdzvApply, RoundEndClearsWhoLeft) {
-  auto s = apply(Action::leave, running({a, b}, k_now, 2), b, k_now, settings(1, 2));
-  ASSERT_EQ(s.left.size(), 1U);
-  auto next = apply(Action::remove_from_participants, s, a, k_now, settings(1, 2));
-  EXPECT_EQ(next.round, 3);
-  EXPECT_TRUE(next.left.empty());
-  auto all_left = apply(Action::leave, running({a}, k_now, 2), a, k_now, settings(1, 2));
-  EXPECT_EQ(all_left.round, 3);
-  EXPECT_TRUE(all_left.left.empty());
+TEST(RdzvIsSilent, NoBeatOrOlderThanTheKeepAliveBound) {
+  const auto s = settings(1, 2);
+  EXPECT_TRUE(is_silent(std::nullopt, k_now, s));
+  EXPECT_FALSE(is_silent(k_now, k_now, s));
+  EXPECT_FALSE(is_silent(k_now - k_stale, k_now, s));
+  EXPECT_TRUE(is_silent(k_now - k_stale - 1, k_now, s));
+  EXPECT_FALSE(is_silent(k_now + 2'000, k_now, s)) << "clock skew: a beat from the future";
 }
 
 TEST(RdzvDecideStoreUnreachable, LostOnlyAfterFailingForTheKeepAliveBound) {
@@ -247,171 +391,8 @@ TEST(RdzvDecideStoreUnreachable, LostOnlyAfterFailingForTheKeepAliveBound) {
   EXPECT_EQ(decide_store_unreachable(k_now - 15'000, k_now, settings(1, 2)), RunSignal::store_lost);
 }
 
-TEST(RdzvDecideClose, Table) {
-  EXPECT_EQ(decide_close(RdzvState{}, k_now, k_now + 1), Action::mark_closed);
-  EXPECT_EQ(decide_close(closed(RdzvState{}), k_now, k_now + 1), Action::done);
-  EXPECT_EQ(decide_close(RdzvState{}, k_now + 2, k_now + 1), Action::error_timeout);
-}
-
-TEST(RdzvDecideReportFailure, Table) {
-  auto s = running({a, b}, k_now, 2);
-  EXPECT_EQ(decide_report_failure(s, 2, k_now, k_now + 1), Action::report_failure);
-  EXPECT_EQ(decide_report_failure(s, 1, k_now, k_now + 1), Action::done);
-  EXPECT_EQ(decide_report_failure(closed(s), 2, k_now, k_now + 1), Action::done);
-  auto reported = apply(Action::report_failure, s, a, k_now, settings(2, 2));
-  EXPECT_EQ(decide_report_failure(reported, 2, k_now, k_now + 1), Action::done);
-  auto older = apply(Action::report_failure, running({a, b}, k_now, 1), a, k_now, settings(2, 2));
-  older.round = 2;
-  EXPECT_EQ(decide_report_failure(older, 2, k_now, k_now + 1), Action::report_failure);
-  EXPECT_EQ(decide_report_failure(s, 2, k_now + 2, k_now + 1), Action::error_timeout);
-}
-
-TEST(RdzvSanitize, DropsDeadParticipantAndWaiter) {
-  // keep-alive 5 s x 3: dead when the beat is older than 15 s.
-  auto s = with_waiting(running({a, b, c}, k_now), d, k_now - 15'001);
-  s = with_beat(s, b, k_now - 15'001);
-  s = with_beat(s, c, k_now - 15'000);
-  auto out = sanitize(s, k_now, settings(2, 4));
-  ASSERT_EQ(out.dropped.size(), 2U);
-  EXPECT_EQ(out.state.participants.count(b.id()), 0U);
-  EXPECT_EQ(out.state.participants.count(c.id()), 1U);
-  EXPECT_EQ(out.state.wait_list.count(d.id()), 0U);
-  EXPECT_EQ(out.state.last_heartbeats.count(b.id()), 0U);
-  EXPECT_TRUE(out.state.complete);
-}
-
-TEST(RdzvSanitize, AllParticipantsDeadStartsNextRound) {
-  auto s = running({a, b}, k_now - 20'000, 7);
-  auto out = sanitize(s, k_now, settings(1, 2));
-  EXPECT_EQ(out.state.round, 8);
-  EXPECT_FALSE(out.state.complete);
-  EXPECT_EQ(out.dropped.size(), 2U);
-}
-
-TEST(RdzvSanitize, DeadJoinerBelowMinClearsLastCall) {
-  auto s = with_deadline(joining({a, b}, k_now), k_now + 30'000);
-  s = with_beat(s, b, k_now - 16'000);
-  auto out = sanitize(s, k_now, settings(2, 4));
-  EXPECT_FALSE(out.state.deadline.has_value());
-}
-
-TEST(RdzvSanitize, FreshStateUnchanged) {
-  auto s = running({a, b}, k_now - 1'000);
-  auto out = sanitize(s, k_now, settings(2, 2));
-  EXPECT_TRUE(out.dropped.empty());
-  EXPECT_EQ(out.state, s);
-}
-
-struct RunCase {
-  const char* name;
-  RdzvState state;
-  NodeDesc self;
-  int round;
-  int max_nodes;
-  RunSignal expected;
-};
-
-RdzvState failed_by(RdzvState s, int round, const NodeDesc& n) {
-  s.failed_round = FailedRound{round, n.id()};
-  return s;
-}
-
-TEST(RdzvDecideWhileRunning, Table) {
-  const auto ab = running({a, b}, k_now, 3);
-  const RunCase cases[] = {
-      {"steady", ab, a, 3, 4, RunSignal::none},
-      {"closed", closed(ab), a, 3, 4, RunSignal::closed},
-      {"peer failed", failed_by(ab, 3, b), a, 3, 4, RunSignal::peer_failed},
-      {"own failure report", failed_by(ab, 3, a), a, 3, 4, RunSignal::none},
-      {"old failure report", failed_by(ab, 2, b), a, 3, 4, RunSignal::none},
-      {"node waiting with room", with_waiting(ab, c, k_now), a, 3, 4,
-       RunSignal::membership_changed},
-      {"node waiting without room", with_waiting(ab, c, k_now), a, 3, 2, RunSignal::none},
-      {"member gone", running({a}, k_now, 3), a, 3, 4, RunSignal::membership_changed},
-      {"round moved on", running({a, b}, k_now, 4), a, 3, 4, RunSignal::membership_changed},
-  };
-  for (const auto& tc : cases) {
-    EXPECT_EQ(to_string(decide_while_running(tc.state, tc.self, tc.round, {a, b},
-                                             settings(1, tc.max_nodes))),
-              to_string(tc.expected))
-        << tc.name;
-  }
-}
-
-TEST(RdzvMessages, ProgressNamesNodesAndTimeLeft) {
-  auto s =
-      with_deadline(joining({node("node1"), node("node2"), node("node3")}, k_now), k_now + 29'500);
-  EXPECT_EQ(render_progress(s, node("node1"), k_now, k_join_deadline, settings(3, 4)),
-            "rendezvous job round 0: 3/4 nodes (node1, node2, node3), waiting up to 30s for more");
-}
-
-TEST(RdzvMessages, ProgressFallsBackToIdsForSharedAddresses) {
-  auto s = joining({node("h", 1), node("h", 2)}, k_now);
-  EXPECT_EQ(render_progress(s, node("h", 1), k_now, k_now + 600'000, settings(3, 3)),
-            "rendezvous job round 0: 2/3 nodes (h_1_0, h_2_0), waiting up to 600s for more");
-}
-
-TEST(RdzvMessages, TimeoutNamesExpectedArrivedAndLost) {
-  auto s = joining({node("node2")}, k_now);
-  s.round = 2;
-  auto msg = render_timeout(s, settings(3, 3), {node("node1"), node("node2")},
-                            {node("node1"), node("node2"), node("node3")});
-  EXPECT_EQ(msg,
-            "rendezvous job round 2 timed out after 600s (join_timeout): expected 3 nodes, "
-            "2 arrived (node1, node2); lost since the previous round: node3");
-}
-
-TEST(RdzvMessages, TimeoutWithRangeAndFractionalSeconds) {
-  auto st = settings(2, 4);
-  st.join_timeout = std::chrono::milliseconds(1'250);
-  auto msg = render_timeout(RdzvState{}, st, {node("n1")}, {});
-  EXPECT_EQ(msg,
-            "rendezvous job round 0 timed out after 1.25s (join_timeout): expected 2 to 4 "
-            "nodes, 1 arrived (n1)");
-}
-
-TEST(RdzvMessages, SignalTellsLeftFromLost) {
-  auto s = apply(Action::leave, running({a, b, c}, k_now, 3), c, k_now, settings(1, 4));
-  s.participants.erase(b.id());  // b was dropped as dead
-  EXPECT_EQ(render_signal(RunSignal::membership_changed, s, a, 3, {a, b, c}, settings(1, 4)),
-            "rendezvous job round 3: membership changed (c left; lost b); the group re-forms");
-}
-
-TEST(RdzvMessages, SignalSaysWhenThisNodeWasDropped) {
-  auto s = running({a, b}, k_now, 4);
-  EXPECT_EQ(render_signal(RunSignal::membership_changed, s, c, 3, {a, b, c}, settings(1, 4)),
-            "rendezvous job round 3: this node (c) was dropped from the round: no keep-alive of "
-            "it reached the store for 15s (was the agent stopped or cut off?); it joins the next "
-            "round");
-}
-
-TEST(RdzvMessages, StoreLostNamesTheSilenceTheBoundAndTheError) {
-  EXPECT_EQ(render_store_lost(settings(1, 2), k_now - 16'250, k_now,
-                              "store: check on 10.0.0.1:29400: Connection refused"),
-            "rendezvous job: lost the rendezvous store: no answer for 16.25s (the keep-alive "
-            "bound is 15s), so no round can form again; last error: store: check on "
-            "10.0.0.1:29400: Connection refused");
-}
-
-TEST(RdzvMessages, SignalNamesLostAndWaitingNodes) {
-  auto s = with_waiting(running({a}, k_now, 3), d, k_now);
-  EXPECT_EQ(render_signal(RunSignal::membership_changed, s, a, 3, {a, b}, settings(1, 4)),
-            "rendezvous job round 3: membership changed (lost b; waiting to join d); the group "
-            "re-forms");
-  EXPECT_EQ(render_signal(RunSignal::peer_failed, failed_by(s, 3, b), a, 3, {a, b}, settings(1, 4)),
-            "rendezvous job round 3: node b_100_0 reported a failed worker group; restarting "
-            "together");
-}
-
-TEST(RdzvMessages, LongNodeListsAreCutShort) {
-  std::vector<NodeDesc> many;
-  for (int i = 0; i < 40; ++i) {
-    many.push_back(node("n" + std::to_string(i)));
-  }
-  auto names = render_node_names(many);
-  EXPECT_EQ(names.rfind("n0, n1, ", 0), 0U) << names;
-  EXPECT_NE(names.find(", n31, ... and 8 more"), std::string::npos) << names;
-  EXPECT_EQ(names.find("n32"), std::string::npos) << names;
+TEST(RdzvStaleClose, BoundIsTheKeepAliveBound) {
+  EXPECT_EQ(stale_close_bound(settings(1, 2)), std::chrono::milliseconds(k_stale));
 }
 
 TEST(RdzvBackoff, WindowDoublesFromTwoMillisecondsUpToTheCap) {
@@ -424,7 +405,9 @@ TEST(RdzvBackoff, WindowDoublesFromTwoMillisecondsUpToTheCap) {
   EXPECT_EQ(contention_backoff(1000, milliseconds(150), 0.5), milliseconds(75));
   EXPECT_EQ(contention_backoff(5, milliseconds(150), 0.0), milliseconds(0));
   EXPECT_EQ(contention_backoff(5, milliseconds(0), 0.5), milliseconds(0));
+  EXPECT_EQ(contention_backoff(-3, milliseconds(150), 0.5), milliseconds(0));
   EXPECT_LE(contention_backoff(1000, milliseconds(150), 1.5), milliseconds(150));
+  EXPECT_EQ(contention_backoff(3, milliseconds(150), -1.0), milliseconds(0));
 }
 
 }  // namespace

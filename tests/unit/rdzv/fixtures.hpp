@@ -20,28 +20,48 @@ inline RdzvSettings settings(int min_nodes, int max_nodes) {
   s.run_id = "job";
   s.min_nodes = min_nodes;
   s.max_nodes = max_nodes;
-  return s;  // torch defaults: last call 30 s, keep-alive 5 s x 3, rollback grace 5 s
+  return s;  // torch defaults: last call 30 s, keep-alive 5 s x 3; join_block 5 s, poll 150 ms
 }
 
-/// An incomplete round with `nodes` as participants, all beating at `now`.
-inline RdzvState joining(const std::vector<NodeDesc>& nodes, WallMs now) {
-  RdzvState s;
-  for (const auto& n : nodes) {
-    s.participants[n.id()] = Participant{n, 0};
-    s.last_heartbeats[n.id()] = now;
-  }
-  return s;
+/// Round `round` taking slots; `deadline` when the last call runs.
+inline RoundHeader joining(int round = 0, std::optional<WallMs> deadline = std::nullopt,
+                           int checked = 0) {
+  RoundHeader h;
+  h.round = round;
+  h.deadline = deadline;
+  h.checked = checked;
+  return h;
 }
 
-/// A complete round with ranks in the order given.
-inline RdzvState running(const std::vector<NodeDesc>& nodes, WallMs now, int round = 0) {
-  RdzvState s = joining(nodes, now);
-  s.round = round;
-  s.complete = true;
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    s.participants[nodes[i].id()].rank = static_cast<int>(i);
-  }
-  return s;
+/// Round `round` being closed by `closer` since `since`, for slots 1..size.
+inline RoundHeader closing(int round, int size, const std::string& closer, WallMs since) {
+  RoundHeader h = joining(round);
+  h.phase = Phase::closing;
+  h.size = size;
+  h.closer = closer;
+  h.closing_since = since;
+  return h;
 }
+
+/// Round `round` running with `members` nodes out of `size` slots.
+inline RoundHeader complete(int round, int members, int size = -1) {
+  RoundHeader h = joining(round);
+  h.phase = Phase::complete;
+  h.members = members;
+  h.workers = members;
+  h.size = size < 0 ? members : size;
+  return h;
+}
+
+/// What the closer reads for a slot whose node beat at `beat`.
+inline SlotRead read(const NodeDesc& n, WallMs beat) {
+  return SlotRead{encode_node(n), std::to_string(beat)};
+}
+
+/// A withdrawn slot (its node is kept, marked).
+inline SlotRead withdrawn() { return SlotRead{encode_withdrawn(node("10.9.9.9", 9)), ""}; }
+
+/// A slot taken and not written (yet).
+inline SlotRead missing() { return SlotRead{"", ""}; }
 
 }  // namespace ddprun::rdzv::test

@@ -17,21 +17,23 @@ rdzv::NodeDesc node(const std::string& addr, std::int64_t pid, int nproc) {
 }
 
 /// Round 1 running on two nodes (host b is rank 0: it hosts the store), one node waiting.
-rdzv::RdzvState running_state() {
-  rdzv::RdzvState s;
-  s.round = 1;
-  s.complete = true;
+Snapshot running_snapshot() {
+  Snapshot s;
+  auto& h = s.header;
+  h.round = 1;
+  h.phase = rdzv::Phase::complete;
+  h.size = 2;
+  h.members = 2;
+  h.workers = 12;
+  h.failed_round = rdzv::FailedRound{0, "10.0.0.1_4242_0"};
+  h.waiting = 1;
+  h.waiting_ids = {"10.0.0.3_9_0"};
   auto a = node("10.0.0.1", 4242, 8);
   auto b = node("10.0.0.22", 77, 4);
   b.is_endpoint_host = true;
-  s.participants[a.id()] = rdzv::Participant{a, 1};
-  s.participants[b.id()] = rdzv::Participant{b, 0};
-  auto w = node("10.0.0.3", 9, 2);
-  s.wait_list[w.id()] = w;
-  s.last_heartbeats[a.id()] = k_now - 3'200;
-  s.last_heartbeats[b.id()] = k_now - 150;
-  s.last_heartbeats[w.id()] = k_now + 500;  // clock skew
-  s.failed_round = rdzv::FailedRound{0, a.id()};
+  s.nodes = {b, a};
+  s.heartbeats[a.id()] = k_now - 3'200;
+  s.heartbeats[b.id()] = k_now + 500;  // clock skew
   return s;
 }
 
@@ -41,70 +43,110 @@ TEST(StatusRender, AgeHasOneDecimalAndNeverGoesNegative) {
   EXPECT_EQ(render_age(k_now + 900, k_now), "0.0s ago");
 }
 
-TEST(StatusRender, TableMatchesGolden) {
+TEST(StatusRender, CompleteRoundTableMatchesGolden) {
   const std::string golden = R"(round 1 (1 re-rendezvous), complete, open
 last failure: round 0, reported by 10.0.0.1_4242_0
 participants: 2 nodes, 12 workers
   RANK  NODE             ADDR       PID   NPROC  ROLE     HEARTBEAT
-  0     10.0.0.22_77_0   10.0.0.22  77    4      default  0.1s ago
+  0     10.0.0.22_77_0   10.0.0.22  77    4      default  0.0s ago
   1     10.0.0.1_4242_0  10.0.0.1   4242  8      default  3.2s ago
 waiting: 1 nodes
-  NODE          ADDR      PID  NPROC  ROLE     HEARTBEAT
-  10.0.0.3_9_0  10.0.0.3  9    2      default  0.0s ago
+  10.0.0.3_9_0
 )";
-  EXPECT_EQ(render_status_table(running_state(), k_now), golden);
+  EXPECT_EQ(render_status_table(running_snapshot(), k_now), golden);
 }
 
 TEST(StatusRender, JoiningRoundShowsNoRanksAndTheLastCall) {
-  rdzv::RdzvState s;
-  s.deadline = k_now + 2'500;
-  s.closed = true;
-  auto a = node("h1", 5, 1);
-  s.participants[a.id()] = rdzv::Participant{a, 0};
+  Snapshot s;
+  s.header.deadline = k_now + 2'500;
+  s.header.closed = true;
+  s.nodes = {node("h1", 5, 1), node("h2", 6, 2)};
+  s.heartbeats["h2_6_0"] = k_now - 100;
   const std::string golden = R"(round 0, joining (last call ends in 2.5s), closed
 last failure: none
-participants: 1 nodes, 1 workers
+participants: 2 nodes, 3 workers
   RANK  NODE    ADDR  PID  NPROC  ROLE     HEARTBEAT
   -     h1_5_0  h1    5    1      default  -
+  -     h2_6_0  h2    6    2      default  0.1s ago
 waiting: 0 nodes
 )";
   EXPECT_EQ(render_status_table(s, k_now), golden);
 }
 
-TEST(StatusRender, EmptyStateHasNoTables) {
-  EXPECT_EQ(render_status_table(rdzv::RdzvState{}, k_now),
+TEST(StatusRender, WaitingIdsAreCutWithACount) {
+  Snapshot s = running_snapshot();
+  s.header.waiting = 40;
+  s.header.waiting_ids = {"w0_1_0", "w1_1_0"};
+  const std::string table = render_status_table(s, k_now);
+  EXPECT_NE(table.find("waiting: 40 nodes\n  w0_1_0\n  w1_1_0\n  ... and 38 more\n"),
+            std::string::npos)
+      << table;
+}
+
+TEST(StatusRender, EndedRoundAndErrorLines) {
+  Snapshot s;
+  s.header.round = 3;
+  s.header.ended = rdzv::RoundEnd{2, {"a_1_0"}, {"b_2_0", "c_3_0"}};
+  s.header.phase = rdzv::Phase::complete;
+  s.header.error = "--node-rank 0 is used by two agents";
+  EXPECT_EQ(render_status_table(s, k_now),
+            "round 3 (3 re-rendezvous), complete, open\nlast failure: none\n"
+            "round 2 ended: left a_1_0; lost b_2_0, c_3_0\n"
+            "error: --node-rank 0 is used by two agents\n"
+            "participants: 0 nodes, 0 workers\nwaiting: 0 nodes\n");
+  s.header.ended = rdzv::RoundEnd{2, {}, {"b_2_0"}};
+  EXPECT_NE(render_status_table(s, k_now).find("\nround 2 ended: lost b_2_0\n"), std::string::npos);
+  s.header.ended = rdzv::RoundEnd{2, {"a_1_0"}, {}};
+  EXPECT_NE(render_status_table(s, k_now).find("\nround 2 ended: left a_1_0\n"), std::string::npos);
+}
+
+TEST(StatusRender, EmptySnapshotHasNoTables) {
+  EXPECT_EQ(render_status_table(Snapshot{}, k_now),
             "round 0, joining, open\nlast failure: none\nparticipants: 0 nodes, 0 workers\n"
             "waiting: 0 nodes\n");
 }
 
 TEST(StatusRender, JsonMatchesGolden) {
-  const auto j = nlohmann::json::parse(render_status_json(running_state(), k_now));
+  const auto j = nlohmann::json::parse(render_status_json(running_snapshot(), k_now));
   const auto golden = nlohmann::json::parse(R"({
-    "round": 1, "restarts": 1, "complete": true, "closed": false, "workers": 12,
-    "now_ms": 1700000010000, "deadline_ms": null,
+    "round": 1, "restarts": 1, "phase": "complete", "complete": true, "closed": false,
+    "workers": 12, "now_ms": 1700000010000, "deadline_ms": null, "error": "",
     "failed_round": {"round": 0, "reporter": "10.0.0.1_4242_0"},
+    "ended": {"round": -1, "left": [], "lost": []},
     "participants": [
       {"rank": 0, "id": "10.0.0.22_77_0", "addr": "10.0.0.22", "pid": 77, "local_id": 0,
        "nproc": 4, "role": "default", "endpoint_host": true, "node_index": null,
-       "last_heartbeat_ms": 1700000009850, "heartbeat_age_s": 0.15},
+       "last_heartbeat_ms": 1700000010500, "heartbeat_age_s": 0.0},
       {"rank": 1, "id": "10.0.0.1_4242_0", "addr": "10.0.0.1", "pid": 4242, "local_id": 0,
        "nproc": 8, "role": "default", "endpoint_host": false, "node_index": null,
        "last_heartbeat_ms": 1700000006800, "heartbeat_age_s": 3.2}],
-    "waiting": [
-      {"id": "10.0.0.3_9_0", "addr": "10.0.0.3", "pid": 9, "local_id": 0, "nproc": 2,
-       "role": "default", "endpoint_host": false, "node_index": null,
-       "last_heartbeat_ms": 1700000010500, "heartbeat_age_s": 0.0}]
+    "waiting": 1,
+    "waiting_ids": ["10.0.0.3_9_0"]
   })");
   EXPECT_EQ(j, golden) << j.dump(2);
 }
 
-TEST(StatusRender, JsonOfJoiningRoundHasNullRanks) {
-  rdzv::RdzvState s;
+TEST(StatusRender, JsonOfJoiningRoundHasNullRanksAndTheDeadline) {
+  Snapshot s;
+  s.header.deadline = k_now + 2'500;
+  s.header.ended = rdzv::RoundEnd{4, {"a_1_0"}, {}};
+  s.header.round = 5;
   auto a = node("h1", 5, 1);
-  s.participants[a.id()] = rdzv::Participant{a, 0};
+  a.node_index = 7;
+  s.nodes = {a};
   const auto j = nlohmann::json::parse(render_status_json(s, k_now));
+  EXPECT_EQ(j["phase"], "joining");
+  EXPECT_EQ(j["complete"], false);
+  EXPECT_EQ(j["deadline_ms"], k_now + 2'500);
+  EXPECT_EQ(j["ended"], nlohmann::json::parse(R"({"round": 4, "left": ["a_1_0"], "lost": []})"));
   EXPECT_TRUE(j["participants"][0]["rank"].is_null());
+  EXPECT_EQ(j["participants"][0]["node_index"], 7);
   EXPECT_TRUE(j["participants"][0]["heartbeat_age_s"].is_null());
+  EXPECT_TRUE(j["participants"][0]["last_heartbeat_ms"].is_null());
+}
+
+TEST(StatusRender, JsonIsOneLine) {
+  EXPECT_EQ(render_status_json(running_snapshot(), k_now).find('\n'), std::string::npos);
 }
 
 }  // namespace

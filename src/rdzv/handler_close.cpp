@@ -1,0 +1,225 @@
+// DynamicRendezvous: closing a round (the claimer's O(nodes) work), reading what this node got,
+// and what a join that fails or waits tells the user.
+
+#include "ddprun/rdzv/handler.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace ddprun::rdzv {
+namespace {
+
+constexpr std::size_t k_write_batch = 1024;  ///< pairs per MULTI_SET
+/// How long a closer waits, in all, for slots taken but not yet written.
+constexpr std::chrono::milliseconds k_slot_write_grace{1000};
+
+}  // namespace
+
+// A slot is taken (ADD) and written (SET) in two steps; a close can fall between them. Missing
+// slots get a short grace, together, before they are counted out.
+asio::awaitable<void> DynamicRendezvous::fill_missing(const std::vector<std::string>& keys,
+                                                      std::vector<std::string>& texts) {
+  const WallMs until = wall_now() + k_slot_write_grace.count();
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    if (!texts[i].empty()) {
+      continue;
+    }
+    const auto left = std::chrono::milliseconds(std::max<WallMs>(1, until - wall_now()));
+    if (auto got = co_await kv_.get(keys[i], left); got) {
+      texts[i] = std::move(*got);
+    }
+  }
+}
+
+asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& h) {
+  const int round = h.round;
+  const std::string me = self_.id();
+  auto size = co_await kv_.add(slots_key(settings_.run_id, round), 0);
+  if (!size) {
+    co_return size.error();
+  }
+  auto claimed = co_await update([&](const RoundHeader& c) {
+    return with_claim(c, round, static_cast<int>(*size), me, wall_now());
+  });
+  if (!claimed) {
+    co_return claimed.error();
+  }
+  if (claimed->round != round || claimed->phase != Phase::closing || claimed->closer != me) {
+    co_return Result<void>{};  // another node closes it, or the round moved on
+  }
+  std::vector<std::string> keys;
+  for (int s = 1; s <= claimed->size; ++s) {
+    keys.push_back(slot_key(settings_.run_id, round, s));
+  }
+  auto nodes = co_await read_many(keys);
+  if (!nodes) {
+    co_return nodes.error();
+  }
+  co_await fill_missing(keys, *nodes);
+  keys.clear();
+  for (const auto& text : *nodes) {
+    auto node = decode_slot(text);
+    keys.push_back(heartbeat_key(settings_.run_id, node ? node->id() : "-"));
+  }
+  auto beats = co_await read_many(keys);
+  if (!beats) {
+    co_return beats.error();
+  }
+  std::vector<SlotRead> reads;
+  for (std::size_t i = 0; i < nodes->size(); ++i) {
+    reads.push_back(SlotRead{(*nodes)[i], (*beats)[i]});
+  }
+  const ClosePlan plan = plan_close(reads, *claimed, wall_now(), settings_);
+  if (!plan.complete) {
+    spdlog::info("rendezvous {} round {}: only {} of the {} slots are live; the round keeps joining",
+                 settings_.run_id, round, plan.live, claimed->size);
+    auto undone = co_await update(
+        [&](const RoundHeader& c) { return with_abort(c, round, me, plan, wall_now(), settings_); });
+    co_return undone ? Result<void>{} : Result<void>(undone.error());
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (std::size_t i = 0; i < plan.assignments.size(); ++i) {
+    pairs.emplace_back(rank_key(settings_.run_id, round, static_cast<int>(i) + 1),
+                       encode_assignment(plan.assignments[i]));
+  }
+  pairs.emplace_back(members_key(settings_.run_id, round), encode_members(plan.members));
+  for (std::size_t at = 0; at < pairs.size(); at += k_write_batch) {
+    const auto end = std::min(pairs.size(), at + k_write_batch);
+    std::vector<std::pair<std::string, std::string>> batch(
+        pairs.begin() + static_cast<std::ptrdiff_t>(at),
+        pairs.begin() + static_cast<std::ptrdiff_t>(end));
+    auto written = co_await kv_.multi_set(std::move(batch));
+    if (!written) {
+      co_return written.error();
+    }
+  }
+  auto done = co_await update(
+      [&](const RoundHeader& c) { return with_complete(c, round, me, plan); });
+  co_return done ? Result<void>{} : Result<void>(done.error());
+}
+
+// The rank key appears when the closer has planned the round; its value is trusted before the
+// header says complete (the closer's last step), so thousands of woken nodes do not poll the
+// header meanwhile. Should the closer die before that step, the round is started over and
+// watch() ends the run that began.
+asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::await_assignment(
+    const RoundHeader& h, WallMs until) {
+  const auto wait = std::chrono::milliseconds(std::max<WallMs>(1, until - wall_now()));
+  auto text = co_await kv_.get(rank_key(settings_.run_id, h.round, slot_), wait);
+  if (!text && text.error().code == ErrorCode::timeout && h.phase != Phase::complete) {
+    co_return std::optional<RoundResult>();  // look at the header again
+  }
+  if (!text) {
+    co_return text.error();
+  }
+  auto a = decode_assignment(*text);
+  if (!a) {
+    co_return a.error();
+  }
+  if (!a->error.empty()) {
+    co_return make_error(ErrorCode::config, a->error);
+  }
+  if (!a->member) {
+    spdlog::info("rendezvous {} round {} closed without this node ({}); it waits for the next",
+                 settings_.run_id, h.round, a->why);
+    slot_ = 0;
+    slot_round_ = -1;
+    co_return std::optional<RoundResult>();
+  }
+  RoundResult r{h.round, a->group_rank, a->group_world_size, *a, {}};
+  if (a->group_world_size <= static_cast<int>(k_max_named_ids)) {
+    auto members = co_await read_one(members_key(settings_.run_id, h.round));
+    if (members) {
+      if (auto list = decode_members(*members); list) {
+        r.members = std::move(*list);
+      }
+    }
+  }
+  co_return std::optional<RoundResult>(std::move(r));
+}
+
+asio::awaitable<Result<void>> DynamicRendezvous::withdraw() {
+  if (slot_ > 0 && slot_round_ >= 0) {
+    auto blanked =
+        co_await kv_.set(slot_key(settings_.run_id, slot_round_, slot_), encode_withdrawn(self_));
+    if (!blanked) {
+      co_return blanked.error();
+    }
+    auto counted = co_await kv_.add(gone_key(settings_.run_id, slot_round_), 1);
+    if (!counted) {
+      co_return counted.error();
+    }
+    slot_ = 0;
+    slot_round_ = -1;
+  }
+  if (waiting_round_ >= 0) {
+    const int round = waiting_round_;
+    const std::string me = self_.id();
+    auto removed =
+        co_await update([&](const RoundHeader& c) { return with_waiting(c, round, me, -1); });
+    if (!removed) {
+      co_return removed.error();
+    }
+    waiting_round_ = -1;
+  }
+  co_return Result<void>{};
+}
+
+asio::awaitable<DynamicRendezvous::Arrivals> DynamicRendezvous::arrivals(int round) {
+  auto slots = co_await kv_.add(slots_key(settings_.run_id, round), 0);
+  auto gone = co_await kv_.add(gone_key(settings_.run_id, round), 0);
+  if (!slots || !gone) {
+    co_return Arrivals{};
+  }
+  Arrivals out;
+  out.live = static_cast<int>(std::max<std::int64_t>(0, *slots - *gone));
+  out.taken = static_cast<int>(*slots);
+  std::vector<std::string> keys;
+  for (int s = 1; s <= out.taken && keys.size() < k_max_named_ids; ++s) {
+    keys.push_back(slot_key(settings_.run_id, round, s));
+  }
+  if (auto texts = co_await read_many(keys); texts) {
+    for (const auto& t : *texts) {
+      if (auto n = decode_slot(t)) {
+        (is_withdrawn(t) ? out.withdrawn : out.live_named).push_back(std::move(*n));
+      }
+    }
+  }
+  std::sort(out.live_named.begin(), out.live_named.end(), rank_before);
+  co_return out;
+}
+
+asio::awaitable<void> DynamicRendezvous::log_progress(const RoundHeader& h) {
+  const WallMs now = wall_now();
+  if (now < next_progress_log_) {
+    co_return;
+  }
+  next_progress_log_ = now + settings_.progress_interval.count();
+  auto seen = co_await arrivals(h.round);
+  spdlog::info("{}", render_progress(h, seen.live, seen.live_named, now, join_deadline_, settings_));
+}
+
+asio::awaitable<Error> DynamicRendezvous::join_failed(const RoundHeader& h, JoinStep step) {
+  if (step == JoinStep::error_closed) {
+    (void)co_await withdraw();
+    co_return Error{ErrorCode::closed, render_closed(settings_)};
+  }
+  // Every node that took a slot arrived, including one that timed out a moment before this
+  // one and withdrew: only those that never came are "lost".
+  auto seen = co_await arrivals(h.round);
+  auto named = seen.live_named;
+  named.insert(named.end(), seen.withdrawn.begin(), seen.withdrawn.end());
+  std::sort(named.begin(), named.end(), rank_before);
+  if (auto undone = co_await withdraw(); !undone) {
+    spdlog::warn("rendezvous {}: could not withdraw from round {}: {}", settings_.run_id, h.round,
+                 undone.error().message);
+  }
+  std::vector<NodeDesc> previous;
+  if (last_round_) {
+    previous = last_round_->members;
+  }
+  co_return Error{ErrorCode::timeout, render_timeout(h, settings_, seen.taken, named, previous)};
+}
+
+}  // namespace ddprun::rdzv
