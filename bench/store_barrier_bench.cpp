@@ -22,6 +22,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -61,18 +63,24 @@ struct Run {
   std::vector<Clock::time_point> wakes;
 
   void fail(const Error& e) {
-    if (errors++ == 0) first_error = e.message;
+    if (errors++ == 0) {
+      first_error = e.message;
+    }
   }
 };
 
 /// Soft RLIMIT_NOFILE raised to the hard limit; returns the soft limit in force.
 std::size_t raise_open_file_limit() {
   rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) {
+    return 0;
+  }
   if (lim.rlim_cur < lim.rlim_max) {
     rlimit raised = lim;
     raised.rlim_cur = lim.rlim_max;
-    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+      lim = raised;
+    }
   }
   return lim.rlim_cur == RLIM_INFINITY ? SIZE_MAX : static_cast<std::size_t>(lim.rlim_cur);
 }
@@ -96,13 +104,17 @@ std::optional<double> cpu_seconds(long pid) {
   std::ifstream stat(fmt::format("/proc/{}/stat", pid));
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   const auto close = text.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
+  if (close == std::string::npos) {
+    return std::nullopt;
+  }
   std::istringstream fields(text.substr(close + 1));
   std::string field;
   constexpr int k_utime_field = 12;  // 1-based fields after "pid (comm)": state is the first
   double ticks = 0;
   for (int i = 1; i <= k_utime_field + 1 && fields >> field; ++i) {
-    if (i >= k_utime_field) ticks += std::stod(field);
+    if (i >= k_utime_field) {
+      ticks += std::stod(field);
+    }
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
@@ -113,7 +125,9 @@ asio::awaitable<void> connect_lane(Run& run) {
   while (run.next < run.clients.size()) {
     Client& c = *run.clients[run.next++];
     auto ok = co_await c.check(std::vector<std::string>(1, "/barrier_bench/warmup"));
-    if (!ok) run.fail(ok.error());
+    if (!ok) {
+      run.fail(ok.error());
+    }
     ++run.done;
   }
 }
@@ -124,7 +138,9 @@ asio::awaitable<void> barrier_member(Run& run, Client& c, std::size_t i, const s
   if (!count) {
     run.fail(count.error());
   } else if (*count == n) {
-    if (auto set = co_await c.set(ns + "done", "1"); !set) run.fail(set.error());
+    if (auto set = co_await c.set(ns + "done", "1"); !set) {
+      run.fail(set.error());
+    }
   } else if (auto got = co_await c.get(ns + "done"); !got) {
     run.fail(got.error());
   }
@@ -195,7 +211,9 @@ void print_report(const Args& a, const Run& run, const Report& r) {
         a.connections, run.errors, r.connect_s, r.barrier_s, r.median_wake_s, rss, per_conn,
         server_cpu, r.client_cpu_s);
   }
-  if (run.errors > 0) std::cerr << "store_barrier_bench: first error: " << run.first_error << "\n";
+  if (run.errors > 0) {
+    std::cerr << "store_barrier_bench: first error: " << run.first_error << "\n";
+  }
 }
 
 /// Every client adds, the last one sets "done", the others wait for it; fills the timings.
@@ -214,8 +232,12 @@ bool barrier_phase(asio::io_context& io, Run& run, const Args& a, Clock::time_po
   const bool ok = run_until_done(io, run, deadline);
   r.client_cpu_s = own_cpu_seconds() - own0;
   const auto cpu1 = a.server_pid > 0 ? cpu_seconds(a.server_pid) : std::nullopt;
-  if (cpu0 && cpu1) r.server_cpu_s = *cpu1 - *cpu0;
-  if (!ok) return false;
+  if (cpu0 && cpu1) {
+    r.server_cpu_s = *cpu1 - *cpu0;
+  }
+  if (!ok) {
+    return false;
+  }
   auto wakes = run.wakes;
   std::sort(wakes.begin(), wakes.end());
   auto since = [&](Clock::time_point t) {
@@ -235,7 +257,9 @@ int bench(const Args& a, const std::string& host, std::uint16_t port) {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(a.timeout_seconds));
   Report r;
-  if (a.server_pid > 0) r.rss_before_kib = vm_rss_kib(a.server_pid);
+  if (a.server_pid > 0) {
+    r.rss_before_kib = vm_rss_kib(a.server_pid);
+  }
   const auto t_connect = Clock::now();
   for (std::size_t i = 0; i < std::min(a.connect_parallel, a.connections); ++i) {
     asio::co_spawn(io, connect_lane(run), asio::detached);
@@ -243,14 +267,20 @@ int bench(const Args& a, const std::string& host, std::uint16_t port) {
   bool ok = run_until_done(io, run, deadline);
   r.connect_s = std::chrono::duration<double>(Clock::now() - t_connect).count();
   std::this_thread::sleep_for(k_settle);
-  if (a.server_pid > 0) r.rss_after_kib = vm_rss_kib(a.server_pid);
-  if (ok && run.errors == 0) ok = barrier_phase(io, run, a, deadline, r);
+  if (a.server_pid > 0) {
+    r.rss_after_kib = vm_rss_kib(a.server_pid);
+  }
+  if (ok && run.errors == 0) {
+    ok = barrier_phase(io, run, a, deadline, r);
+  }
   if (!ok) {
     run.fail(make_error(ErrorCode::timeout,
                         fmt::format("{} of {} connections finished within --timeout-seconds {}",
                                     run.done, a.connections, a.timeout_seconds)));
   }
-  for (auto& c : run.clients) c->close();
+  for (auto& c : run.clients) {
+    c->close();
+  }
   print_report(a, run, r);
   return run.errors == 0 ? 0 : 1;
 }
@@ -287,16 +317,21 @@ int run_main(const Args& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("store_barrier_bench: N-way store barrier over N connections");
-  Args a;
-  app.add_option("--connections", a.connections)->capture_default_str();
-  app.add_option("--endpoint", a.endpoint, "HOST:PORT (default: in-process server)");
-  app.add_option("--server-pid", a.server_pid, "server process whose VmRSS growth to report");
-  app.add_option("--timeout-seconds", a.timeout_seconds, "bound on the whole run")
-      ->capture_default_str();
-  app.add_option("--connect-parallel", a.connect_parallel, "connections opened at once")
-      ->capture_default_str();
-  app.add_flag("--json", a.json, "one JSON object instead of key=value");
-  CLI11_PARSE(app, argc, argv);
-  return run_main(a);
+  try {
+    CLI::App app("store_barrier_bench: N-way store barrier over N connections");
+    Args a;
+    app.add_option("--connections", a.connections)->capture_default_str();
+    app.add_option("--endpoint", a.endpoint, "HOST:PORT (default: in-process server)");
+    app.add_option("--server-pid", a.server_pid, "server process whose VmRSS growth to report");
+    app.add_option("--timeout-seconds", a.timeout_seconds, "bound on the whole run")
+        ->capture_default_str();
+    app.add_option("--connect-parallel", a.connect_parallel, "connections opened at once")
+        ->capture_default_str();
+    app.add_flag("--json", a.json, "one JSON object instead of key=value");
+    CLI11_PARSE(app, argc, argv);
+    return run_main(a);
+  } catch (const std::exception& e) {  // e.g. a thread or socket failure: one line, no abort
+    (void)std::fprintf(stderr, "store_barrier_bench: internal error: %s\n", e.what());
+    return 1;
+  }
 }

@@ -19,7 +19,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -83,7 +85,9 @@ asio::awaitable<void> worker(Client& c, const BenchArgs& a, std::vector<std::uin
     }
     stats.latencies_us.push_back(
         std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-    if (!ok) ++stats.errors;
+    if (!ok) {
+      ++stats.errors;
+    }
   }
 }
 
@@ -91,15 +95,23 @@ asio::awaitable<void> worker(Client& c, const BenchArgs& a, std::vector<std::uin
 /// CHECK after the SETs makes sure the server has applied them (D0 SET has no reply).
 asio::awaitable<void> preload(Client& c, std::size_t keys, Stats& stats) {
   KeyValues initial;
-  for (std::size_t k = 0; k < keys; ++k) initial.emplace_back(fmt::format("/bench/{}", k), "x");
+  for (std::size_t k = 0; k < keys; ++k) {
+    initial.emplace_back(fmt::format("/bench/{}", k), "x");
+  }
   if (!co_await c.multi_set(std::move(initial))) ++stats.errors;
   if (!co_await c.check(std::vector<std::string>(1, "/bench/0"))) ++stats.errors;
 }
 
 store::Op pick_op(std::uint32_t r, const std::vector<std::uint32_t>& mix) {
-  if (r < mix[0]) return Op::set;
-  if (r < mix[0] + mix[1]) return Op::get;
-  if (r < mix[0] + mix[1] + mix[2]) return Op::add;
+  if (r < mix[0]) {
+    return Op::set;
+  }
+  if (r < mix[0] + mix[1]) {
+    return Op::get;
+  }
+  if (r < mix[0] + mix[1] + mix[2]) {
+    return Op::add;
+  }
   return Op::check;
 }
 
@@ -153,12 +165,16 @@ asio::awaitable<void> pipelined_worker(const ClientOptions& o, const BenchArgs& 
                                asio::redirect_error(asio::use_awaitable, ec));
     failed = ec || !co_await bench::read_replies(sock, buf, ops, sent, ps);
   }
-  if (failed) ++stats.errors;
+  if (failed) {
+    ++stats.errors;
+  }
   stats.latencies_us = std::move(ps.latencies_us);
 }
 
 double percentile(std::vector<double>& v, double p) {
-  if (v.empty()) return 0;
+  if (v.empty()) {
+    return 0;
+  }
   const auto idx = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(idx), v.end());
   return v[idx];
@@ -168,10 +184,14 @@ std::optional<std::vector<std::uint32_t>> parse_mix(const std::string& text) {
   std::vector<std::uint32_t> mix;
   for (const auto& p : util::split(text, ':')) {
     const auto w = util::parse_int_in(p, 0, k_max_weight);
-    if (!w) return std::nullopt;
+    if (!w) {
+      return std::nullopt;
+    }
     mix.push_back(static_cast<std::uint32_t>(*w));
   }
-  if (mix.size() != k_mix_parts) return std::nullopt;
+  if (mix.size() != k_mix_parts) {
+    return std::nullopt;
+  }
   return mix;
 }
 
@@ -209,7 +229,9 @@ std::size_t load(const BenchArgs& a, const std::vector<std::uint32_t>& mix,
     Client loader(io, o);
     asio::co_spawn(io, preload(loader, a.keys, stats[0]), asio::detached);
     io.run_for(k_grace);
-    if (!io.stopped()) abandon("preload", k_grace);
+    if (!io.stopped()) {
+      abandon("preload", k_grace);
+    }
     io.restart();
   }
   if (stats[0].errors > 0) {
@@ -230,10 +252,14 @@ std::size_t load(const BenchArgs& a, const std::vector<std::uint32_t>& mix,
     asio::co_spawn(io, worker(*clients.back(), a, mix, end, seed, stats[i]), asio::detached);
   }
   io.run_for(std::chrono::duration_cast<Clock::duration>(end - Clock::now()) + k_grace);
-  if (!io.stopped()) abandon("timed phase", k_grace);
+  if (!io.stopped()) {
+    abandon("timed phase", k_grace);
+  }
   report(a, stats, std::chrono::duration<double>(Clock::now() - t0).count());
   std::size_t errors = 0;
-  for (const auto& s : stats) errors += s.errors;
+  for (const auto& s : stats) {
+    errors += s.errors;
+  }
   return errors;
 }
 
@@ -279,18 +305,23 @@ int run(const BenchArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app("store_bench: load generator for the ddprun store");
-  BenchArgs a;
-  app.add_option("--connections", a.connections)->capture_default_str();
-  app.add_option("--seconds", a.seconds)->capture_default_str();
-  app.add_option("--keys", a.keys)->capture_default_str();
-  app.add_option("--dialect", a.dialect, "d0 or d2")->capture_default_str();
-  app.add_option("--mix", a.mix, "SET:GET:ADD:CHECK weights")->capture_default_str();
-  app.add_option("--endpoint", a.endpoint, "HOST:PORT (default: in-process server)");
-  app.add_flag("--json", a.json, "one JSON object instead of key=value");
-  app.add_option("--pipeline", a.pipeline,
-                 "requests per write on raw D0 sockets (0: one at a time through Client)")
-      ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  return run(a);
+  try {
+    CLI::App app("store_bench: load generator for the ddprun store");
+    BenchArgs a;
+    app.add_option("--connections", a.connections)->capture_default_str();
+    app.add_option("--seconds", a.seconds)->capture_default_str();
+    app.add_option("--keys", a.keys)->capture_default_str();
+    app.add_option("--dialect", a.dialect, "d0 or d2")->capture_default_str();
+    app.add_option("--mix", a.mix, "SET:GET:ADD:CHECK weights")->capture_default_str();
+    app.add_option("--endpoint", a.endpoint, "HOST:PORT (default: in-process server)");
+    app.add_flag("--json", a.json, "one JSON object instead of key=value");
+    app.add_option("--pipeline", a.pipeline,
+                   "requests per write on raw D0 sockets (0: one at a time through Client)")
+        ->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+    return run(a);
+  } catch (const std::exception& e) {  // e.g. a thread or socket failure: one line, no abort
+    (void)std::fprintf(stderr, "store_bench: internal error: %s\n", e.what());
+    return 1;
+  }
 }

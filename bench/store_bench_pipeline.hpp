@@ -28,7 +28,9 @@ inline std::size_t d0_reply_size(store::Op op, std::string_view buf) {
     case store::Op::check:
       return buf.empty() ? 0 : 1;
     case store::Op::get: {
-      if (buf.size() < k_word) return 0;
+      if (buf.size() < k_word) {
+        return 0;
+      }
       const auto total = k_word + store::get_u64(buf.substr(0, k_word));
       return buf.size() >= total ? static_cast<std::size_t>(total) : 0;
     }
@@ -56,7 +58,9 @@ struct ReplyBuffer {
               data.begin() + static_cast<std::ptrdiff_t>(len), data.begin());
     len -= pos;
     pos = 0;
-    if (len == data.size()) data.resize(data.size() * 2);
+    if (len == data.size()) {
+      data.resize(data.size() * 2);
+    }
   }
 };
 
@@ -82,7 +86,9 @@ inline asio::awaitable<bool> read_replies(asio::ip::tcp::socket& sock, ReplyBuff
       const auto n = co_await sock.async_read_some(
           asio::buffer(buf.data.data() + buf.len, buf.data.size() - buf.len),
           asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) co_return false;
+      if (ec) {
+        co_return false;
+      }
       buf.len += n;
     }
     buf.pos += size;

@@ -31,7 +31,7 @@ TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
 echo "== clang + ASan/UBSan build (and the fuzzers)"
 CC=clang CXX=clang++ bash scripts/build.sh build-ci-asan -DDDPRUN_WERROR=ON \
   -DDDPRUN_ASAN=ON -DDDPRUN_UBSAN=ON -DDDPRUN_FUZZ=ON
-echo "== clang-tidy (.clang-tidy, with the ASan build's compile commands)"
+echo "== clang-tidy over src/, tests/, bench/ (.clang-tidy, with the ASan build's compile commands)"
 bash scripts/tidy.sh build-ci-asan
 echo "== tests (clang, ASan + UBSan)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Runs clang-tidy (.clang-tidy: every check an error) over src/ (and the headers it includes)
-# with the compile commands of a clang build directory: scripts/tidy.sh BUILD_DIR [PATH_REGEX]
+# Runs clang-tidy (.clang-tidy: every check an error) over src/, tests/ and bench/ (and the
+# headers they include) with the compile commands of a clang build directory:
+# scripts/tidy.sh BUILD_DIR [PATH_REGEX]
 # The directory only needs to be configured (CMAKE_EXPORT_COMPILE_COMMANDS is always on);
-# CI reuses its clang ASan build. PATH_REGEX picks other files, e.g. "$PWD/tests/" (not yet
-# clean: docs/reliability.md lists what it finds there).
+# CI reuses its clang ASan build (DDPRUN_FUZZ=ON, so tests/fuzz is covered too). PATH_REGEX
+# (Python re, searched in each absolute source path) picks fewer files, e.g. "$PWD/src/".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: scripts/tidy.sh BUILD_DIR [PATH_REGEX]}
-files=${2:-"$PWD/src/"}
+files=${2:-"$PWD/(src|tests|bench)/"}
 if [[ ! -f "$dir/compile_commands.json" ]]; then
   echo "tidy: $dir/compile_commands.json missing; configure $dir with clang first" >&2
   exit 2

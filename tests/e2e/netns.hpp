@@ -116,13 +116,13 @@ inline void start_pair(Agents& agents, const NetnsPair& net, const std::string& 
 }
 
 /// Skips the test unless it can create network namespaces.
-#define DDPRUN_REQUIRE_NETNS(pair)                                        \
-  if (geteuid() != 0) {                                                   \
-    GTEST_SKIP() << "needs root to create network namespaces";            \
-  }                                                                       \
-  NetnsPair pair;                                                         \
-  if (!pair.why_not().empty()) {                                          \
-    GTEST_SKIP() << "network namespaces unavailable: " << pair.why_not(); \
+#define DDPRUN_REQUIRE_NETNS(pair)                                          \
+  if (geteuid() != 0) {                                                     \
+    GTEST_SKIP() << "needs root to create network namespaces";              \
+  }                                                                         \
+  NetnsPair pair;                                                           \
+  if (!(pair).why_not().empty()) {                                          \
+    GTEST_SKIP() << "network namespaces unavailable: " << (pair).why_not(); \
   }
 
 }  // namespace ddprun::test::multinode

@@ -90,6 +90,7 @@ std::string rank_file(const std::string& run, int attempt, int local_rank,
 
 std::vector<std::string> chatter_lines(const std::string& stream, int rank, int n) {
   std::vector<std::string> out;
+  out.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     out.push_back(stream + " rank=" + std::to_string(rank) + " i=" + std::to_string(i));
   }
@@ -275,11 +276,7 @@ struct PipedRun {
 
 pid_t spawn_with_stdout(const std::vector<std::string>& argv, int out_fd,
                         const std::string& err_path) {
-  std::vector<char*> cargv;
-  for (const auto& a : argv) {
-    cargv.push_back(const_cast<char*>(a.c_str()));
-  }
-  cargv.push_back(nullptr);
+  auto cargv = exec_args(argv);
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);

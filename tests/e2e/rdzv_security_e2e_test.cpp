@@ -30,7 +30,7 @@ constexpr auto k_refusal_timeout = std::chrono::seconds(30);
 
 std::string write_token(const std::string& dir, const std::string& name, const std::string& text,
                         mode_t mode = 0600) {
-  const std::string path = dir + "/" + name;
+  std::string path = dir + "/" + name;
   std::ofstream(path) << text << "\n";
   chmod(path.c_str(), mode);
   return path;

@@ -35,7 +35,9 @@ ddprun::store::Dialect pick_dialect(std::uint8_t b) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace ddprun::store;
-  if (size < 2) return 0;
+  if (size < 2) {
+    return 0;
+  }
   const DecodeLimits limits{k_fuzz_max_key, k_fuzz_max_value, k_fuzz_max_keys, k_fuzz_max_request};
   Decoder decoder(limits, pick_dialect(data[0]));
   const std::size_t chunk = std::size_t{data[1]} + 1;
@@ -51,7 +53,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         decoder.resolve_silence();
         continue;
       }
-      if (r.status != DecodeStatus::request) break;
+      if (r.status != DecodeStatus::request) {
+        break;
+      }
       (void)kv.apply(static_cast<ConnId>(n++ % k_conns), r.request);
     }
   }

@@ -27,8 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size < 1) {
     return 0;
   }
-  // The first byte is the worker's exit status: 0..127, or a signal as a negative code.
-  const int exit_code = static_cast<std::int8_t>(data[0]);
+  // The first byte is the worker's exit status: 0..127, or a signal as a negative code (the
+  // byte read as two's complement, -128..-1).
+  const int exit_code = data[0] < 128 ? data[0] : data[0] - 256;
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   auto record = parse_error_file(text);
   if (!record && record.error().message.find_first_of("\r\n") != std::string::npos) {

@@ -23,13 +23,18 @@ class Subprocess {
  public:
   static std::unique_ptr<Subprocess> spawn(const std::vector<std::string>& argv) {
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return nullptr;
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+      return nullptr;
+    }
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
     posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
     std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.reserve(argv.size() + 1);
+    for (const auto& a : argv) {
+      args.push_back(const_cast<char*>(a.c_str()));
+    }
     args.push_back(nullptr);
     pid_t pid = 0;
     const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
@@ -62,7 +67,9 @@ class Subprocess {
         buf_.erase(0, nl + 1);
         return line;
       }
-      if (!fill(deadline)) return std::nullopt;
+      if (!fill(deadline)) {
+        return std::nullopt;
+      }
     }
   }
 
@@ -80,12 +87,18 @@ class Subprocess {
   bool fill(std::chrono::steady_clock::time_point deadline) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
+    if (left.count() <= 0) {
+      return false;
+    }
     pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+      return false;
+    }
     char chunk[4096];
     const ssize_t n = read(fd_, chunk, sizeof chunk);
-    if (n <= 0) return false;
+    if (n <= 0) {
+      return false;
+    }
     buf_.append(chunk, static_cast<std::size_t>(n));
     return true;
   }

@@ -18,6 +18,16 @@ extern char** environ;
 
 namespace ddprun::test {
 
+std::vector<char*> exec_args(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (const auto& s : strings) {
+    out.push_back(const_cast<char*>(s.c_str()));
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
 namespace {
 
 std::vector<std::string> child_env(const RunOptions& o) {
@@ -39,6 +49,7 @@ std::vector<std::string> child_env(const RunOptions& o) {
     vars[k] = v;
   }
   std::vector<std::string> out;
+  out.reserve(vars.size());
   for (const auto& [k, v] : vars) {
     out.push_back(k + "=" + v);
   }
@@ -46,17 +57,9 @@ std::vector<std::string> child_env(const RunOptions& o) {
 }
 
 pid_t spawn(const std::vector<std::string>& argv, const RunOptions& o, int out_fd, int err_fd) {
-  auto env = child_env(o);
-  std::vector<char*> cargv;
-  std::vector<char*> cenv;
-  for (const auto& a : argv) {
-    cargv.push_back(const_cast<char*>(a.c_str()));
-  }
-  cargv.push_back(nullptr);
-  for (const auto& e : env) {
-    cenv.push_back(const_cast<char*>(e.c_str()));
-  }
-  cenv.push_back(nullptr);
+  const auto env = child_env(o);
+  auto cargv = exec_args(argv);
+  auto cenv = exec_args(env);
   pid_t pid = fork();
   if (pid == 0) {
     setpgid(0, 0);

@@ -27,6 +27,10 @@ struct RunOptions {
   std::chrono::milliseconds timeout{60000};
 };
 
+/// `strings` as the null-terminated pointer array execve() takes; it points into `strings`,
+/// which must outlive it.
+std::vector<char*> exec_args(const std::vector<std::string>& strings);
+
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 int free_port();
 

@@ -93,7 +93,7 @@ pid_t spawn_sh(const std::string& script, ChildStdio io) {
     if (io.err_fd >= 0) {
       ::dup2(io.err_fd, STDERR_FILENO);
     }
-    ::signal(SIGPIPE, SIG_DFL);
+    (void)::signal(SIGPIPE, SIG_DFL);  // best effort: the child is about to exec
     ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
@@ -103,7 +103,7 @@ pid_t spawn_sh(const std::string& script, ChildStdio io) {
 class RouterTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ::signal(SIGPIPE, SIG_IGN);
+    ASSERT_NE(::signal(SIGPIPE, SIG_IGN), SIG_ERR);
     char tmpl[] = "/tmp/ddprun_router_XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;

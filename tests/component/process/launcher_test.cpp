@@ -105,9 +105,9 @@ TEST(PosixLauncher, SignalGroupReachesGrandchildren) {
 
 TEST(PosixLauncher, ResetsIgnoredSignalsInTheChild) {
   PosixLauncher launcher;
-  std::signal(SIGTERM, SIG_IGN);
+  ASSERT_NE(std::signal(SIGTERM, SIG_IGN), SIG_ERR);
   auto pid = launcher.spawn(sh("kill -TERM $$; sleep 5"));
-  std::signal(SIGTERM, SIG_DFL);
+  ASSERT_NE(std::signal(SIGTERM, SIG_DFL), SIG_ERR);
   ASSERT_TRUE(pid);
   EXPECT_EQ(wait_exit(*pid).signal, SIGTERM);
 }

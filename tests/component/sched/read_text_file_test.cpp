@@ -21,7 +21,7 @@ class ReadTextFile : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   std::string write(const std::string& name, const std::string& text) {
-    const auto path = (dir_ / name).string();
+    auto path = (dir_ / name).string();
     std::ofstream(path, std::ios::binary) << text;
     return path;
   }

@@ -34,7 +34,9 @@ constexpr std::chrono::milliseconds k_short_frame_timeout{200};
 
 /// A connection that must keep working: one GETNUMKEYS round trip.
 bool good_client_works(RawConn& c) {
-  if (!c.send(*encode_request(Dialect::d0, {Op::get_num_keys}))) return false;
+  if (!c.send(*encode_request(Dialect::d0, {Op::get_num_keys}))) {
+    return false;
+  }
   return c.recv(8).has_value();
 }
 
@@ -70,7 +72,9 @@ TEST(StoreAbuse, RandomBytesAreDroppedAndLeaveNothingBehind) {
   for (std::size_t i = 0; i < k_random_blobs; ++i) {
     RawConn bad(port);
     std::string blob(k_random_blob_bytes, '\0');
-    for (auto& c : blob) c = static_cast<char>(byte(rng));
+    for (auto& c : blob) {
+      c = static_cast<char>(byte(rng));
+    }
     bad.send(blob);  // may fail half-way once the server has closed it
     sent += blob.size();
     ASSERT_TRUE(good_client_works(good)) << "blob " << i;
@@ -135,9 +139,15 @@ TEST(StoreAbuse, StalledPartialRequestIsDroppedIdleAndWaitingConnectionsStay) {
 /// Raises the soft open-file limit so that the flood fits (the test's and the server's fds).
 bool ensure_open_files(rlim_t want) {
   rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return false;
-  if (lim.rlim_cur >= want) return true;
-  if (lim.rlim_max < want) return false;
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) {
+    return false;
+  }
+  if (lim.rlim_cur >= want) {
+    return true;
+  }
+  if (lim.rlim_max < want) {
+    return false;
+  }
   lim.rlim_cur = want;
   return setrlimit(RLIMIT_NOFILE, &lim) == 0;
 }

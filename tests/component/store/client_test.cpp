@@ -28,7 +28,9 @@ bool run_on(asio::io_context& io, F body) {
       },
       asio::detached);
   const auto deadline = std::chrono::steady_clock::now() + k_test_deadline;
-  while (!done && std::chrono::steady_clock::now() < deadline) io.run_one_for(100ms);
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    io.run_one_for(100ms);
+  }
   return done;
 }
 

@@ -22,14 +22,19 @@ using testing::internal::CaptureStdout;
 using testing::internal::GetCapturedStderr;
 using testing::internal::GetCapturedStdout;
 
-int run(std::vector<std::string> args, std::string* out = nullptr, std::string* err = nullptr) {
+int run(const std::vector<std::string>& args, std::string* out = nullptr,
+        std::string* err = nullptr) {
   CaptureStdout();
   CaptureStderr();
   const int rc = store_command(args);
   const std::string o = GetCapturedStdout();
   const std::string e = GetCapturedStderr();
-  if (out != nullptr) *out = o;
-  if (err != nullptr) *err = e;
+  if (out != nullptr) {
+    *out = o;
+  }
+  if (err != nullptr) {
+    *err = e;
+  }
   return rc;
 }
 

@@ -156,7 +156,9 @@ TEST(StoreServer, RequestSentOneByteAtATimeIsServed) {
   const auto port = st.start();
   RawConn c(port);
   const std::string bytes = *encode_request(Dialect::d0, {Op::compare_set, "/cs", "", "v"});
-  for (char ch : bytes) c.send(std::string(1, ch));
+  for (char ch : bytes) {
+    c.send(std::string(1, ch));
+  }
   EXPECT_EQ(recv_hex(c, 9), "01 00 00 00 00 00 00 00 76");
 }
 

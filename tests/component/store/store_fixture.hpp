@@ -26,7 +26,7 @@ inline constexpr std::chrono::milliseconds k_io_timeout{5000};
 /// Runs a store Server on its own thread; every access goes through on_io().
 class ServerThread {
  public:
-  explicit ServerThread(store::ServerOptions options = {})
+  explicit ServerThread(const store::ServerOptions& options = {})
       : work_(asio::make_work_guard(io_)), server_(io_, options) {}
   ~ServerThread() {
     on_io([this] {
@@ -39,7 +39,9 @@ class ServerThread {
 
   std::uint16_t start(const std::string& host = "127.0.0.1") {
     const auto r = server_.listen(host, 0);
-    if (!r) return 0;
+    if (!r) {
+      return 0;
+    }
     thread_ = std::thread([this] { io_.run(); });
     return server_.port();
   }
@@ -64,7 +66,9 @@ class ServerThread {
   bool eventually(P pred, std::chrono::milliseconds timeout = k_io_timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < deadline) {
-      if (on_io([&] { return pred(server_); })) return true;
+      if (on_io([&] { return pred(server_); })) {
+        return true;
+      }
       std::this_thread::yield();
     }
     return false;
@@ -105,11 +109,15 @@ class RawConn {
     std::string out;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (out.size() < n) {
-      if (!readable(deadline)) return std::nullopt;
+      if (!readable(deadline)) {
+        return std::nullopt;
+      }
       char chunk[4096];
       const auto want = std::min(sizeof chunk, n - out.size());
       const ssize_t got = ::recv(fd_, chunk, want, 0);
-      if (got <= 0) return std::nullopt;
+      if (got <= 0) {
+        return std::nullopt;
+      }
       out.append(chunk, static_cast<std::size_t>(got));
     }
     return out;
@@ -118,10 +126,14 @@ class RawConn {
   bool closed_by_peer(std::chrono::milliseconds timeout = k_io_timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
-      if (!readable(deadline)) return false;
+      if (!readable(deadline)) {
+        return false;
+      }
       char c;
       const ssize_t got = ::recv(fd_, &c, 1, 0);
-      if (got <= 0) return true;
+      if (got <= 0) {
+        return true;
+      }
     }
   }
   /// True when nothing arrives within `window` (used only to assert absence).

@@ -38,7 +38,9 @@ std::map<std::string, std::string> parse_results(const std::string& output) {
   std::istringstream in(output);
   std::string name;
   std::string value;
-  while (in >> name && std::getline(in >> std::ws, value)) results[name] = value;
+  while (in >> name && std::getline(in >> std::ws, value)) {
+    results[name] = value;
+  }
   return results;
 }
 
@@ -50,7 +52,9 @@ std::string run_torch_client(std::uint16_t port) {
 }
 
 TEST(StoreTorch, Torch113ClientAgainstOurServer) {
-  if (!torch_available()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch.distributed";
+  if (!torch_available()) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch.distributed";
+  }
   test::ServerThread st;
   const auto port = st.start();
   const std::string output = run_torch_client(port);
@@ -78,7 +82,9 @@ TEST(StoreTorch, Torch113ClientAgainstOurServer) {
 // Workers cannot authenticate: against a store with a rendezvous token, torch 1.13 sees exactly
 // the store it saw before (the protected rendezvous keys are not even counted).
 TEST(StoreTorch, Torch113ClientAgainstServerWithToken) {
-  if (!torch_available()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch.distributed";
+  if (!torch_available()) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch.distributed";
+  }
   ServerOptions opts;
   opts.token = "job-secret";
   test::ServerThread st(opts);
@@ -104,7 +110,9 @@ class TorchServer {
  public:
   bool start() {
     proc_ = Subprocess::spawn({k_python, script("torch_server.py")});
-    if (!proc_) return false;
+    if (!proc_) {
+      return false;
+    }
     while (auto line = proc_->read_line(k_startup_timeout)) {
       if (line->rfind("port ", 0) == 0) {
         port_ = static_cast<std::uint16_t>(std::stoi(line->substr(5)));
@@ -121,7 +129,9 @@ class TorchServer {
 };
 
 TEST(StoreTorch, OurD0ClientAgainstTorch113Server) {
-  if (!torch_available()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch.distributed";
+  if (!torch_available()) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch.distributed";
+  }
   TorchServer torch;
   ASSERT_TRUE(torch.start());
   ClientOptions opts;
@@ -159,7 +169,9 @@ std::unique_ptr<Subprocess> spawn_gloo_rank(std::uint16_t port, int rank) {
 }
 
 TEST(StoreTorch, GlooJobUsesOurServerAsAgentStore) {
-  if (!torch_available()) GTEST_SKIP() << "/usr/bin/python3 cannot import torch.distributed";
+  if (!torch_available()) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch.distributed";
+  }
   test::ServerThread st;
   const auto port = st.start();
   auto rank0 = spawn_gloo_rank(port, 0);

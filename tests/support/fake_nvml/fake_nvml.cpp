@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 namespace {
 
@@ -24,6 +25,12 @@ struct PciInfo {  // nvmlPciInfo_t v3
   char bus_id[32];
 };
 
+// Device i's handle points at g_device_index[i], which holds i (NVML handles are opaque).
+constexpr int k_nvml_invalid_argument = 2;  // NVML_ERROR_INVALID_ARGUMENT
+unsigned g_device_index[64];
+
+unsigned index_of(void* device) { return *static_cast<const unsigned*>(device); }
+
 }  // namespace
 
 extern "C" {
@@ -38,20 +45,23 @@ int nvmlDeviceGetCount_v2(unsigned* count) {
 }
 
 int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** device) {
-  *device = reinterpret_cast<void*>(static_cast<std::size_t>(index) + 1);
+  if (index >= std::size(g_device_index)) {
+    return k_nvml_invalid_argument;
+  }
+  g_device_index[index] = index;
+  *device = &g_device_index[index];
   return 0;
 }
 
 int nvmlDeviceGetUUID(void* device, char* uuid, unsigned length) {
-  std::snprintf(uuid, length, "GPU-fake-%zu", reinterpret_cast<std::size_t>(device) - 1);
+  (void)std::snprintf(uuid, length, "GPU-fake-%u", index_of(device));
   return 0;
 }
 
 int nvmlDeviceGetPciInfo_v3(void* device, PciInfo* info) {
   std::memset(info, 0, sizeof *info);
-  info->bus = static_cast<unsigned>(env_int("FAKE_NVML_BUS_BASE", 0x3b)) +
-              static_cast<unsigned>(reinterpret_cast<std::size_t>(device) - 1);
-  std::snprintf(info->bus_id, sizeof info->bus_id, "00000000:%02X:00.0", info->bus);
+  info->bus = static_cast<unsigned>(env_int("FAKE_NVML_BUS_BASE", 0x3b)) + index_of(device);
+  (void)std::snprintf(info->bus_id, sizeof info->bus_id, "00000000:%02X:00.0", info->bus);
   return 0;
 }
 

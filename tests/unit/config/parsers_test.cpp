@@ -49,7 +49,7 @@ TEST(ParseEndpoint, TorchrunRules) {
 
 namespace {
 
-Result<LaunchConfig> resolve_args(std::vector<std::string> args, util::Env env = {}) {
+Result<LaunchConfig> resolve_args(const std::vector<std::string>& args, const util::Env& env = {}) {
   auto parsed = cli::parse_args(args, env);
   if (!parsed) {
     return parsed.error();
@@ -169,7 +169,7 @@ TEST(Resolve, PythonInterpreterPrecedence) {
 
 namespace {
 
-Result<LaunchConfig> resolve_with(std::vector<std::string> args, HostFacts host) {
+Result<LaunchConfig> resolve_with(const std::vector<std::string>& args, const HostFacts& host) {
   auto parsed = cli::parse_args(args, {});
   if (!parsed) {
     return parsed.error();

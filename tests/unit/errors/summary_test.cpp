@@ -13,6 +13,13 @@ namespace ddprun::errors {
 namespace {
 
 constexpr std::int64_t k_t0 = 1795946178;
+// Summary lines longer than a source line, named so that the expected tables below stay lists
+// of one literal per line.
+constexpr char k_traceback_line[] =
+    "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html";
+constexpr char k_oom_hint_line[] =
+    "  hint      : SIGKILL while the kernel's OOM-kill counter rose; the worker likely ran out of "
+    "memory";
 
 std::string fake_time(std::int64_t epoch) {
   static const std::map<std::int64_t, std::string> k_times = {{k_t0, "2026-11-29_09:56:18"},
@@ -62,9 +69,7 @@ TEST(RenderSummary, MatchesCapturedExitCodeBox) {
              "------------------------------------------------------------",
              "Root Cause (first observed failure):", "[0]:", "  time      : 2026-11-29_09:56:18",
              "  host      : localhost", "  rank      : 1 (local_rank: 1)",
-             "  exitcode  : 3 (pid: 9074) ", "  error_file: <N/A>",
-             "  traceback : To enable traceback see: "
-             "https://pytorch.org/docs/stable/elastic/errors.html",
+             "  exitcode  : 3 (pid: 9074) ", "  error_file: <N/A>", k_traceback_line,
              "============================================================"}));
 }
 
@@ -112,8 +117,7 @@ TEST(RenderSummary, ListsOtherFailuresAndPicksEarliestAsRoot) {
                    "  rank      : 3 (local_rank: 3)",
                    "  exitcode  : 4 (pid: 103) ",
                    "  error_file: <N/A>",
-                   "  traceback : To enable traceback see: "
-                   "https://pytorch.org/docs/stable/elastic/errors.html",
+                   k_traceback_line,
                    "------------------------------------------------------------",
                    "Root Cause (first observed failure):",
                    "[0]:",
@@ -134,18 +138,17 @@ TEST(RenderSummary, AddsHintAndStderrBelowTorchrunLinesWithoutWidening) {
   in.oom_hint = true;
   in.stderr_tail = {"allocating 64 GiB", "still allocating"};
   std::vector<ProcessFailure> failures = {make_failure(in)};
-  EXPECT_EQ(render_summary("t", "h", failures, fake_time),
-            lines({"===================================================", "t FAILED",
-                   "---------------------------------------------------", "Failures:",
-                   "  <NO_OTHER_FAILURES>", "---------------------------------------------------",
-                   "Root Cause (first observed failure):", "[0]:",
-                   "  time      : 2026-11-29_09:56:18", "  host      : h",
-                   "  rank      : 0 (local_rank: 0)", "  exitcode  : -9 (pid: 77)  (SIGKILL)",
-                   "  error_file: <N/A>", "  traceback : Signal 9 (SIGKILL) received by PID 77",
-                   "  hint      : SIGKILL while the kernel's OOM-kill counter rose; the worker "
-                   "likely ran out of memory",
-                   "  stderr    : allocating 64 GiB", "              still allocating",
-                   "==================================================="}));
+  EXPECT_EQ(
+      render_summary("t", "h", failures, fake_time),
+      lines({"===================================================", "t FAILED",
+             "---------------------------------------------------", "Failures:",
+             "  <NO_OTHER_FAILURES>", "---------------------------------------------------",
+             "Root Cause (first observed failure):", "[0]:", "  time      : 2026-11-29_09:56:18",
+             "  host      : h", "  rank      : 0 (local_rank: 0)",
+             "  exitcode  : -9 (pid: 77)  (SIGKILL)", "  error_file: <N/A>",
+             "  traceback : Signal 9 (SIGKILL) received by PID 77", k_oom_hint_line,
+             "  stderr    : allocating 64 GiB", "              still allocating",
+             "==================================================="}));
 }
 
 TEST(RenderSummary, NotesAGarbageErrorFileAndKeepsItsPath) {

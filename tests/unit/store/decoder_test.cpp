@@ -177,7 +177,9 @@ TEST_P(StoreDecoderMalformed, FailsWithMessage) {
   Decoder d(limits, c.forced);
   d.feed(from_hex(c.hex));
   auto r = d.next();
-  while (r.status == DecodeStatus::request) r = d.next();
+  while (r.status == DecodeStatus::request) {
+    r = d.next();
+  }
   ASSERT_EQ(r.status, DecodeStatus::error) << c.name;
   EXPECT_EQ(r.error, c.error) << c.name;
   EXPECT_EQ(d.next().status, DecodeStatus::error) << "decoder stays failed";

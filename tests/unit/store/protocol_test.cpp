@@ -147,7 +147,9 @@ void expect_round_trip(Dialect dialect) {
       continue;
     }
     Decoder decoder({}, dialect == Dialect::d2 ? Dialect::legacy_auto : dialect);
-    if (dialect == Dialect::d2) decoder.feed(encode_validate());
+    if (dialect == Dialect::d2) {
+      decoder.feed(encode_validate());
+    }
     decoder.feed(*bytes);
     const auto result = decoder.next();
     ASSERT_EQ(result.status, DecodeStatus::request) << to_string(op) << ": " << result.error;
