@@ -1,6 +1,7 @@
 # Sourced by scripts/fuzz-smoke.sh and scripts/fuzz-long.sh (run from the repository root).
 # shellcheck shell=bash
 
+# shellcheck disable=SC2034  # the scripts that source this file use these
 readonly fuzz_targets=(decoder_fuzz hostlist_fuzz rdzv_conf_fuzz std_spec_fuzz error_file_fuzz)
 readonly fuzz_rss_limit_mb=2048
 readonly fuzz_slow_input_s=10

@@ -54,7 +54,7 @@ run_target() {
   execs=$(stat_of number_of_executed_units "$work/log")
   seconds=$((end - start > 0 ? end - start : 1))
   crashes=$(find "$work/artifacts" -type f | wc -l)
-  local status=done
+  local status="done"
   if ((rc != 0 || crashes > 0)); then
     status="FAILED (exit $rc; log $work/log)"
     crashes=$((crashes > 0 ? crashes : 1))

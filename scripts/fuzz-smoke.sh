@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/fuzz-lib.sh
 
-build=build-ci-asan
+build="build-ci-asan"
 seconds=60
 if [[ $# -ge 1 && $1 =~ ^[0-9]+$ ]]; then
   seconds=$1
@@ -31,7 +31,7 @@ for target in "${fuzz_targets[@]}"; do
   work=$scratch/$target
   fuzz_scratch "$target" "$work"
   mapfile -t flags < <(fuzz_options "$target")
-  echo "== $target: ${seconds}s on $(ls "$work/corpus" | wc -l) seed inputs ${flags[*]}"
+  echo "== $target: ${seconds}s on $(find "$work/corpus" -type f | wc -l) seed inputs ${flags[*]}"
   if "$bin" "${flags[@]}" -max_total_time="$seconds" -rss_limit_mb=$fuzz_rss_limit_mb \
       -timeout=$fuzz_slow_input_s -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
       "$work/corpus" >"$work/log" 2>&1; then
