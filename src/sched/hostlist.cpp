@@ -34,6 +34,16 @@ Error bad(std::string_view whole, const std::string& why) {
   return make_error(ErrorCode::config, "hostlist " + shown(whole) + ": " + why);
 }
 
+/// What every step of one expansion needs: the whole text (for messages) and the caps.
+struct Expansion {
+  std::string_view whole;
+  const HostlistLimits& limits;
+
+  [[nodiscard]] Error too_many_names() const {
+    return bad(whole, "more than " + std::to_string(limits.max_names) + " names");
+  }
+};
+
 Result<std::vector<std::string_view>> tokenize(std::string_view text) {
   std::vector<std::string_view> tokens;
   std::size_t start = std::string_view::npos;
@@ -71,8 +81,9 @@ std::string padded(std::uint64_t value, std::size_t width) {
 }
 
 /// One "lo-hi" or "num" item appended to `out` as zero-padded texts.
-Result<void> append_range(std::string_view item, std::string_view whole,
+Result<void> append_range(std::string_view item, const Expansion& ex,
                           std::vector<std::string>& out) {
+  const auto whole = ex.whole;
   const auto dash = item.find('-');
   const auto lo_text = item.substr(0, dash);
   const auto hi_text = dash == std::string_view::npos ? lo_text : item.substr(dash + 1);
@@ -88,12 +99,12 @@ Result<void> append_range(std::string_view item, std::string_view whole,
   if (lo > hi) {
     return bad(whole, "range " + shown(item) + " has low > high");
   }
-  if (hi - lo >= k_max_range_hosts) {
+  if (hi - lo >= ex.limits.max_range_hosts) {
     return bad(whole, "range " + shown(item) + " spans more than " +
-                          std::to_string(k_max_range_hosts) + " hosts");
+                          std::to_string(ex.limits.max_range_hosts) + " hosts");
   }
-  if (out.size() + (hi - lo + 1) > k_max_hostlist_names) {
-    return bad(whole, "more than " + std::to_string(k_max_hostlist_names) + " names");
+  if (out.size() + (hi - lo + 1) > ex.limits.max_names) {
+    return ex.too_many_names();
   }
   for (auto v = lo; v <= hi; ++v) {
     out.push_back(padded(v, lo_text.size()));
@@ -102,10 +113,10 @@ Result<void> append_range(std::string_view item, std::string_view whole,
 }
 
 /// The inside of one bracket group ("1-3,5") as number texts.
-Result<std::vector<std::string>> expand_ranges(std::string_view body, std::string_view whole) {
+Result<std::vector<std::string>> expand_ranges(std::string_view body, const Expansion& ex) {
   std::vector<std::string> numbers;
   for (const auto& item : util::split(body, ',')) {
-    auto r = append_range(item, whole, numbers);
+    auto r = append_range(item, ex, numbers);
     if (!r) {
       return r.error();
     }
@@ -116,13 +127,13 @@ Result<std::vector<std::string>> expand_ranges(std::string_view body, std::strin
 /// acc x (literal + number) for every number; checks the caps first.
 Result<void> extend(std::vector<std::string>& acc, std::string_view literal,
                     const std::vector<std::string>& numbers, std::size_t already,
-                    std::string_view whole) {
-  if (acc.size() > k_max_prefix_expansions) {
-    return bad(whole, "more than " + std::to_string(k_max_prefix_expansions) +
-                          " prefix expansions before a bracket group");
+                    const Expansion& ex) {
+  if (acc.size() > ex.limits.max_prefix_expansions) {
+    return bad(ex.whole, "more than " + std::to_string(ex.limits.max_prefix_expansions) +
+                             " prefix expansions before a bracket group");
   }
-  if (already + acc.size() * numbers.size() > k_max_hostlist_names) {
-    return bad(whole, "more than " + std::to_string(k_max_hostlist_names) + " names");
+  if (already + acc.size() * numbers.size() > ex.limits.max_names) {
+    return ex.too_many_names();
   }
   std::vector<std::string> next;
   next.reserve(acc.size() * numbers.size());
@@ -136,21 +147,24 @@ Result<void> extend(std::vector<std::string>& acc, std::string_view literal,
   return {};
 }
 
-Result<void> expand_token(std::string_view token, std::string_view whole,
+Result<void> expand_token(std::string_view token, const Expansion& ex,
                           std::vector<std::string>& out) {
   std::vector<std::string> acc{""};
   std::size_t pos = 0;
   for (auto open = token.find('['); open != std::string_view::npos; open = token.find('[', pos)) {
     const auto close = token.find(']', open);  // the tokenizer guarantees it exists
-    auto numbers = expand_ranges(token.substr(open + 1, close - open - 1), whole);
+    auto numbers = expand_ranges(token.substr(open + 1, close - open - 1), ex);
     if (!numbers) {
       return numbers.error();
     }
-    auto r = extend(acc, token.substr(pos, open - pos), *numbers, out.size(), whole);
+    auto r = extend(acc, token.substr(pos, open - pos), *numbers, out.size(), ex);
     if (!r) {
       return r;
     }
     pos = close + 1;
+  }
+  if (out.size() + acc.size() > ex.limits.max_names) {  // a plain name counts too
+    return ex.too_many_names();
   }
   for (auto& a : acc) {
     out.push_back(std::move(a) + std::string(token.substr(pos)));
@@ -160,7 +174,8 @@ Result<void> expand_token(std::string_view token, std::string_view whole,
 
 }  // namespace
 
-Result<std::vector<std::string>> expand_hostlist(std::string_view text) {
+Result<std::vector<std::string>> expand_hostlist(std::string_view text,
+                                                 const HostlistLimits& limits) {
   if (text.find_first_of("{}") != std::string_view::npos) {
     return bad(text, "hostlist functions ('{...}') need slurmctld and are not supported");
   }
@@ -168,9 +183,10 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view text) {
   if (!tokens) {
     return tokens.error();
   }
+  const Expansion ex{text, limits};
   std::vector<std::string> hosts;
   for (auto token : *tokens) {
-    auto r = expand_token(token, text, hosts);
+    auto r = expand_token(token, ex, hosts);
     if (!r) {
       return r.error();
     }
@@ -178,14 +194,15 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view text) {
   return hosts;
 }
 
-Result<std::vector<int>> expand_per_node_counts(std::string_view text) {
+Result<std::vector<int>> expand_per_node_counts(std::string_view text,
+                                                const HostlistLimits& limits) {
   std::vector<int> counts;
   for (const auto& item : util::split(text, ',')) {
     std::string_view s = util::trim(item);
     std::int64_t repeat = 1;
     if (const auto paren = s.find("(x"); paren != std::string_view::npos && s.back() == ')') {
       auto r = util::parse_int_in(s.substr(paren + 2, s.size() - paren - 3), 1,
-                                  static_cast<std::int64_t>(k_max_hostlist_names));
+                                  static_cast<std::int64_t>(limits.max_names));
       if (!r) {
         return make_error(ErrorCode::config, "per-node counts " + shown(text) +
                                                  ": expected N or N(xM) items, got " + shown(s));
@@ -194,7 +211,7 @@ Result<std::vector<int>> expand_per_node_counts(std::string_view text) {
       s = s.substr(0, paren);
     }
     auto n = util::parse_int_in(s, 0, 1'000'000);
-    if (!n || counts.size() + static_cast<std::size_t>(repeat) > k_max_hostlist_names) {
+    if (!n || counts.size() + static_cast<std::size_t>(repeat) > limits.max_names) {
       return make_error(ErrorCode::config, "per-node counts " + shown(text) +
                                                ": expected N or N(xM) items, got " + shown(item));
     }

@@ -20,16 +20,28 @@ inline constexpr std::size_t k_max_hostlist_names = 1'000'000;
 /// Longest number (in characters, zero padding included) inside brackets.
 inline constexpr std::size_t k_max_range_digits = 18;
 
+/// The caps of one expansion. Production uses the defaults (Slurm's); smaller ones let a fuzzer
+/// reach every cap error without building a million names per input.
+struct HostlistLimits {
+  std::size_t max_range_hosts = k_max_range_hosts;
+  std::size_t max_prefix_expansions = k_max_prefix_expansions;
+  std::size_t max_names = k_max_hostlist_names;
+};
+
 /// Expands a hostlist in input order, duplicates kept, nothing sorted.
 /// Grammar: tokens separated by ',', ' ', '\t' or '\n' (runs collapse; commas inside brackets do
 /// not split). A token is a plain name or `prefix[ranges]suffix`, where `ranges` is
 /// `num` or `lo-hi` items joined by commas; the prefix may hold earlier bracket groups (expanded
 /// as outer loops, varying slowest). Zero padding width = the length of the low bound as written.
 /// "" gives an empty list. Errors (ErrorCode::config) name the whole text and the fault:
-/// unbalanced brackets, lo > hi, non-digits, a range over k_max_range_hosts, too many names.
-Result<std::vector<std::string>> expand_hostlist(std::string_view text);
+/// unbalanced brackets, lo > hi, non-digits, a range over max_range_hosts, more than
+/// max_prefix_expansions names before a bracket group, more than max_names names.
+Result<std::vector<std::string>> expand_hostlist(std::string_view text,
+                                                 const HostlistLimits& limits = {});
 
-/// Slurm's "2(x3),1" tasks/CPUs-per-node form expanded to one count per node ([2, 2, 2, 1]).
-Result<std::vector<int>> expand_per_node_counts(std::string_view text);
+/// Slurm's "2(x3),1" tasks/CPUs-per-node form expanded to one count per node ([2, 2, 2, 1]);
+/// at most limits.max_names counts.
+Result<std::vector<int>> expand_per_node_counts(std::string_view text,
+                                                const HostlistLimits& limits = {});
 
 }  // namespace ddprun::sched

@@ -152,6 +152,61 @@ TEST(Hostlist, RejectsTooManyNamesAcrossTokens) {
   EXPECT_NE(expand_error(text).find("1000000"), std::string::npos);
 }
 
+TEST(Hostlist, DefaultCapsAreTheProductionOnes) {
+  const HostlistLimits defaults;
+  EXPECT_EQ(defaults.max_range_hosts, k_max_range_hosts);
+  EXPECT_EQ(defaults.max_prefix_expansions, k_max_prefix_expansions);
+  EXPECT_EQ(defaults.max_names, k_max_hostlist_names);
+}
+
+TEST(Hostlist, DefaultNameCapGivesItsOneLineError) {
+  std::string text;
+  for (int i = 0; i < 16; ++i) {
+    text += "n[0-65535],";
+  }
+  EXPECT_EQ(expand_error(text),
+            "hostlist '" + text.substr(0, 80) + "...': more than 1000000 names");
+  EXPECT_EQ(expand_hostlist(text, HostlistLimits{}).error().message, expand_error(text));
+}
+
+TEST(Hostlist, DefaultPrefixCapGivesItsOneLineError) {
+  EXPECT_EQ(expand_error("a[0-65535]b[0-1]c[1]"),
+            "hostlist 'a[0-65535]b[0-1]c[1]': more than 65536 prefix expansions before a "
+            "bracket group");
+}
+
+TEST(Hostlist, SmallCapsGiveTheSameOneLineErrors) {
+  const HostlistLimits small{.max_range_hosts = 8, .max_prefix_expansions = 4, .max_names = 16};
+  EXPECT_EQ(expand_hostlist("n[1-17]", small).error().message,
+            "hostlist 'n[1-17]': range '1-17' spans more than 8 hosts");
+  EXPECT_EQ(expand_hostlist("n[1-8],m[1-8],o1", small).error().message,
+            "hostlist 'n[1-8],m[1-8],o1': more than 16 names");
+  EXPECT_EQ(expand_hostlist("a[1-5]b[1]", small).error().message,
+            "hostlist 'a[1-5]b[1]': more than 4 prefix expansions before a bracket group");
+  EXPECT_EQ(expand_hostlist("a[1-4]b[1-5]", small).error().message,
+            "hostlist 'a[1-4]b[1-5]': more than 16 names");
+}
+
+TEST(Hostlist, SmallCapsAcceptWhatFitsWithTheSameHosts) {
+  const HostlistLimits small{.max_range_hosts = 8, .max_prefix_expansions = 4, .max_names = 16};
+  const auto* text = "a[1-4]b[1-4]";
+  auto r = expand_hostlist(text, small);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->size(), 16u);
+  EXPECT_EQ(*r, expand_ok(text));
+}
+
+TEST(Hostlist, PlainNamesCountTowardsTheNameCap) {
+  // Found while making the caps a parameter: names without brackets were added unchecked, so
+  // a list could end with more than max_names hosts.
+  const HostlistLimits small{.max_names = 3};
+  EXPECT_EQ(expand_hostlist("a,b,c", small)->size(), 3u);
+  EXPECT_EQ(expand_hostlist("a,b,c,d", small).error().message,
+            "hostlist 'a,b,c,d': more than 3 names");
+  EXPECT_EQ(expand_hostlist("n[1-2]x,c,d", small).error().message,
+            "hostlist 'n[1-2]x,c,d': more than 3 names");
+}
+
 TEST(Hostlist, RejectsOverlongNumbers) {
   EXPECT_NE(expand_error("n[0000000000000000001]").find("digits"), std::string::npos);
 }
@@ -176,6 +231,17 @@ TEST(PerNodeCounts, ExpandsRepeatGroups) {
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(*r, (std::vector<int>{2, 2, 2, 1}));
   EXPECT_EQ(*expand_per_node_counts("8"), std::vector<int>{8});
+}
+
+TEST(PerNodeCounts, CapsTheNumberOfCounts) {
+  EXPECT_EQ(expand_per_node_counts("1(x1000000)")->size(), k_max_hostlist_names);
+  EXPECT_FALSE(expand_per_node_counts("1(x1000000),2").has_value());
+  const HostlistLimits small{.max_names = 4};
+  EXPECT_EQ(expand_per_node_counts("1(x3),2", small)->size(), 4u);
+  auto r = expand_per_node_counts("1(x3),2(x2)", small);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message,
+            "per-node counts '1(x3),2(x2)': expected N or N(xM) items, got '2(x2)'");
 }
 
 TEST(PerNodeCounts, RejectsMalformedItems) {
