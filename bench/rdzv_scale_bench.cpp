@@ -134,9 +134,7 @@ void report(const Args& a, Outcome& out) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   Args a;
   CLI::App app{"simulated-scale c10d rendezvous against one store"};
   app.add_option("--nodes", a.nodes)->check(CLI::Range(1, 1 << 20));
@@ -178,4 +176,15 @@ int main(int argc, char** argv) {
     server_thread.join();
   }
   return out.done_ms.size() == static_cast<std::size_t>(a.nodes) ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const std::exception& e) {  // e.g. a thread or socket failure: one line, no abort
+    std::cerr << "rdzv_scale_bench: internal error: " << e.what() << "\n";
+    return 1;
+  }
 }

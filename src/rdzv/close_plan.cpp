@@ -98,12 +98,12 @@ ClosePlan plan_close(const std::vector<SlotRead>& reads, const RoundHeader& h, W
   ClosePlan plan;
   auto live = live_slots(reads, now, settings, plan.assignments);
   plan.live = static_cast<int>(live.size());
-  plan.missing = static_cast<int>(std::count_if(
-      plan.assignments.begin(), plan.assignments.end(),
-      [](const Assignment& a) { return a.why == "missing"; }));
+  plan.missing =
+      static_cast<int>(std::count_if(plan.assignments.begin(), plan.assignments.end(),
+                                     [](const Assignment& a) { return a.why == "missing"; }));
   const bool last_call_over = h.deadline && now >= *h.deadline;
-  plan.complete = plan.live >= settings.max_nodes ||
-                  (plan.live >= settings.min_nodes && last_call_over);
+  plan.complete =
+      plan.live >= settings.max_nodes || (plan.live >= settings.min_nodes && last_call_over);
   if (!plan.complete) {
     plan.keep_deadline = plan.live >= settings.min_nodes;
     plan.assignments.clear();

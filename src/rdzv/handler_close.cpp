@@ -72,10 +72,12 @@ asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& 
   }
   const ClosePlan plan = plan_close(reads, *claimed, wall_now(), settings_);
   if (!plan.complete) {
-    spdlog::info("rendezvous {} round {}: only {} of the {} slots are live; the round keeps joining",
-                 settings_.run_id, round, plan.live, claimed->size);
-    auto undone = co_await update(
-        [&](const RoundHeader& c) { return with_abort(c, round, me, plan, wall_now(), settings_); });
+    spdlog::info(
+        "rendezvous {} round {}: only {} of the {} slots are live; the round keeps joining",
+        settings_.run_id, round, plan.live, claimed->size);
+    auto undone = co_await update([&](const RoundHeader& c) {
+      return with_abort(c, round, me, plan, wall_now(), settings_);
+    });
     co_return undone ? Result<void>{} : Result<void>(undone.error());
   }
   std::vector<std::pair<std::string, std::string>> pairs;
@@ -94,8 +96,8 @@ asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& 
       co_return written.error();
     }
   }
-  auto done = co_await update(
-      [&](const RoundHeader& c) { return with_complete(c, round, me, plan); });
+  auto done =
+      co_await update([&](const RoundHeader& c) { return with_complete(c, round, me, plan); });
   co_return done ? Result<void>{} : Result<void>(done.error());
 }
 
@@ -197,7 +199,8 @@ asio::awaitable<void> DynamicRendezvous::log_progress(const RoundHeader& h) {
   }
   next_progress_log_ = now + settings_.progress_interval.count();
   auto seen = co_await arrivals(h.round);
-  spdlog::info("{}", render_progress(h, seen.live, seen.live_named, now, join_deadline_, settings_));
+  spdlog::info("{}",
+               render_progress(h, seen.live, seen.live_named, now, join_deadline_, settings_));
 }
 
 asio::awaitable<Error> DynamicRendezvous::join_failed(const RoundHeader& h, JoinStep step) {

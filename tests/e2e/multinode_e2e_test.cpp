@@ -32,6 +32,7 @@ std::vector<std::map<std::string, std::string>> worker_envs(const std::string& d
   for (const auto& e : fs::directory_iterator(dir)) {
     names.insert(e.path().string());
   }
+  out.reserve(names.size());
   for (const auto& n : names) {
     out.push_back(parse_env_file(n));
   }

@@ -27,13 +27,17 @@ class Cluster {
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
   ~Cluster() {
-    for (auto& a : agents_) {
-      if (a) {
-        a->stop();
+    try {
+      for (auto& a : agents_) {
+        if (a) {
+          a->stop();
+        }
       }
+      ctx_.restart();
+      ctx_.poll();  // lets the stopped loops see their cancelled timers and finish
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "a rendezvous coroutine threw at teardown: " << e.what();
     }
-    ctx_.restart();
-    ctx_.poll();  // lets the stopped loops see their cancelled timers and finish
   }
 
   DynamicRendezvous& add(NodeDesc node, RdzvSettings settings) {
@@ -50,6 +54,7 @@ class Cluster {
 
   std::vector<Slot<Result<RoundResult>>> next_rounds(const std::vector<std::size_t>& who) {
     std::vector<Slot<Result<RoundResult>>> out;
+    out.reserve(who.size());
     for (auto i : who) {
       out.push_back(start(ctx_, agents_.at(i)->next_round()));
     }

@@ -57,7 +57,7 @@ asio::awaitable<void> store_into(asio::awaitable<T> aw, Slot<T> out) {
 template <typename T>
 Slot<T> start(asio::io_context& ctx, asio::awaitable<T> aw) {
   auto slot = std::make_shared<std::optional<T>>();
-  asio::co_spawn(ctx, store_into(std::move(aw), slot), [](std::exception_ptr e) {
+  asio::co_spawn(ctx, store_into(std::move(aw), slot), [](const std::exception_ptr& e) {
     if (e) {
       std::rethrow_exception(e);
     }

@@ -29,6 +29,7 @@ const NodeDesc e = node("e");
 
 std::vector<std::string> ids(const std::vector<NodeDesc>& nodes) {
   std::vector<std::string> out;
+  out.reserve(nodes.size());
   for (const auto& n : nodes) {
     out.push_back(n.id());
   }
@@ -157,6 +158,7 @@ TEST(RdzvPlanClose, ASingleMemberWatchesNobody) {
 
 TEST(RdzvPlanClose, TheWatchRingOfALargeRoundIsOneCycle) {
   std::vector<SlotRead> reads;
+  reads.reserve(40);
   for (int i = 0; i < 40; ++i) {
     reads.push_back(read(node("n" + std::to_string(100 + i)), k_now));
   }

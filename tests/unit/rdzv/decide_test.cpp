@@ -215,6 +215,7 @@ TEST(RdzvTransition, NextRoundStartsEmptyAndSaysWhy) {
 
 TEST(RdzvTransition, NextRoundCutsIdLists) {
   std::vector<std::string> many;
+  many.reserve(40);
   for (int i = 0; i < 40; ++i) {
     many.push_back(node("n" + std::to_string(i)).id());
   }

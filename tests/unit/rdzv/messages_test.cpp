@@ -27,6 +27,7 @@ const NodeDesc d = node("d");
 
 std::vector<NodeDesc> numbered(const std::string& prefix, int n) {
   std::vector<NodeDesc> out;
+  out.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     out.push_back(node(prefix + std::to_string(i)));
   }
@@ -35,6 +36,7 @@ std::vector<NodeDesc> numbered(const std::string& prefix, int n) {
 
 std::vector<std::string> ids_of(const std::vector<NodeDesc>& nodes) {
   std::vector<std::string> out;
+  out.reserve(nodes.size());
   for (const auto& n : nodes) {
     out.push_back(n.id());
   }

@@ -142,6 +142,7 @@ TEST(RdzvState, RankOrderIsEndpointHostThenNodeIndexThenAddrPidLocalId) {
   std::vector<NodeDesc> nodes{b, idx1, a2, a1_local1, host, idx0, a1};
   std::sort(nodes.begin(), nodes.end(), rank_before);
   std::vector<std::string> ids;
+  ids.reserve(nodes.size());
   for (const auto& n : nodes) {
     ids.push_back(n.id());
   }
