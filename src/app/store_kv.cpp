@@ -66,23 +66,6 @@ void StoreKv::bound_operations(std::chrono::milliseconds bound) {
   options_.op_timeout = std::min(options_.op_timeout, bound);
 }
 
-asio::awaitable<Result<std::optional<std::string>>> StoreKv::get_now(std::string key) {
-  auto c = lease();
-  std::vector<std::string> keys{key};
-  auto present = co_await c->check(std::move(keys));
-  if (!present) {
-    co_return present.error();
-  }
-  if (!*present) {
-    co_return std::optional<std::string>();
-  }
-  auto value = co_await c->get(std::move(key));
-  if (!value) {
-    co_return value.error();
-  }
-  co_return std::optional<std::string>(std::move(*value));
-}
-
 asio::awaitable<Result<std::string>> StoreKv::compare_set(std::string key, std::string expected,
                                                           std::string desired) {
   auto c = lease();

@@ -16,7 +16,6 @@ class StoreKv final : public rdzv::Kv {
  public:
   StoreKv(asio::io_context& ctx, store::ClientOptions options);
 
-  asio::awaitable<Result<std::optional<std::string>>> get_now(std::string key) override;
   asio::awaitable<Result<std::string>> compare_set(std::string key, std::string expected,
                                                    std::string desired) override;
   asio::awaitable<Result<void>> set(std::string key, std::string value) override;

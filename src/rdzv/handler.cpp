@@ -62,7 +62,6 @@ asio::awaitable<Result<DynamicRendezvous::Header>> DynamicRendezvous::read_heade
   if (!h) {
     co_return h.error();
   }
-  last_waiting_ = h->waiting;
   co_return Header{std::move(*h), std::move(text)};
 }
 

@@ -59,7 +59,7 @@ asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& 
   co_await fill_missing(keys, *nodes);
   keys.clear();
   for (const auto& text : *nodes) {
-    auto node = decode_slot(text);
+    auto node = decode_node(text);  // "" and withdrawn slots: no heartbeat to look at
     keys.push_back(heartbeat_key(settings_.run_id, node ? node->id() : "-"));
   }
   auto beats = co_await read_many(keys);

@@ -5,13 +5,6 @@
 
 namespace ddprun::rdzv {
 
-asio::awaitable<Result<std::optional<std::string>>> MemoryKv::get_now(std::string key) {
-  if (failing_) {
-    co_return failure("get", key);
-  }
-  co_return peek(key);
-}
-
 asio::awaitable<Result<std::string>> MemoryKv::compare_set(std::string key, std::string expected,
                                                            std::string desired) {
   if (failing_) {

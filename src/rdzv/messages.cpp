@@ -9,8 +9,6 @@ namespace ddprun::rdzv {
 namespace {
 
 constexpr WallMs k_ms_per_second = 1000;
-/// Longer node lists are cut short in messages: "a, b, ... and 4062 more".
-constexpr std::size_t k_max_named_nodes = k_max_named_ids;
 
 std::string expected_nodes(const RdzvSettings& settings) {
   if (settings.min_nodes == settings.max_nodes) {
@@ -107,7 +105,7 @@ std::string render_node_names(const std::vector<NodeDesc>& nodes) {
   }
   const bool by_addr = addrs.size() == nodes.size();
   std::string out;
-  const std::size_t shown = std::min(nodes.size(), k_max_named_nodes);
+  const std::size_t shown = std::min(nodes.size(), k_max_named_ids);
   for (std::size_t i = 0; i < shown; ++i) {
     out += (out.empty() ? "" : ", ") + (by_addr ? nodes[i].addr : nodes[i].id());
   }

@@ -90,8 +90,6 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   /// Stops heartbeats and closes the run (bounded by close_timeout); later joins fail.
   asio::awaitable<Result<void>> shutdown();
 
-  /// Nodes on the wait list at the last sync.
-  int num_nodes_waiting() const { return last_waiting_; }
   const NodeDesc& self() const { return self_; }
   const RdzvSettings& settings() const { return settings_; }
 
@@ -159,7 +157,6 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   bool ever_joined_ = false;
   WallMs join_deadline_ = 0;
   WallMs next_progress_log_ = 0;
-  int last_waiting_ = 0;
   int slot_ = 0;  ///< this node's slot in slot_round_
   int slot_round_ = -1;
   int waiting_round_ = -1;  ///< the round whose wait list counts this node

@@ -19,8 +19,6 @@ namespace ddprun::rdzv {
 class Kv {
  public:
   virtual ~Kv() = default;
-  /// The value of `key`, or nullopt when it is missing; never blocks on the key.
-  virtual asio::awaitable<Result<std::optional<std::string>>> get_now(std::string key) = 0;
   /// TCPStore compare_set: stores `desired` when the current value equals `expected`, or when
   /// the key is missing and `expected` is empty. Returns the value now stored (`expected`
   /// itself when the key is missing and `expected` is not empty, as TCPStore does).
@@ -49,7 +47,6 @@ class MemoryKv final : public Kv {
  public:
   explicit MemoryKv(asio::io_context& ctx) : ctx_(ctx) {}
 
-  asio::awaitable<Result<std::optional<std::string>>> get_now(std::string key) override;
   asio::awaitable<Result<std::string>> compare_set(std::string key, std::string expected,
                                                    std::string desired) override;
   asio::awaitable<Result<void>> set(std::string key, std::string value) override;
@@ -92,9 +89,6 @@ class MemoryKvClient final : public Kv {
  public:
   explicit MemoryKvClient(MemoryKv& kv) : kv_(kv) {}
 
-  asio::awaitable<Result<std::optional<std::string>>> get_now(std::string key) override {
-    return kv_.get_now(std::move(key));
-  }
   asio::awaitable<Result<std::string>> compare_set(std::string key, std::string expected,
                                                    std::string desired) override {
     return kv_.compare_set(std::move(key), std::move(expected), std::move(desired));

@@ -29,12 +29,12 @@ TEST(MemoryKv, CompareSetFollowsTcpStore) {
   EXPECT_EQ(kv.peek("k"), std::optional<std::string>("v2"));
 }
 
-TEST(MemoryKv, GetNowAddAndSet) {
+TEST(MemoryKv, MultiGetNowAddAndSet) {
   asio::io_context ctx;
   MemoryKv kv(ctx);
-  EXPECT_FALSE(run(ctx, kv.get_now("k"))->has_value());
+  EXPECT_EQ(*run(ctx, kv.multi_get_now({"k"})), std::vector<std::string>{""}) << "missing";
   EXPECT_TRUE(run(ctx, kv.set("k", "v")));
-  EXPECT_EQ(run(ctx, kv.get_now("k"))->value(), "v");
+  EXPECT_EQ(*run(ctx, kv.multi_get_now({"k", "x"})), (std::vector<std::string>{"v", ""}));
   EXPECT_EQ(*run(ctx, kv.add("n", 2)), 2);
   EXPECT_EQ(*run(ctx, kv.add("n", 0)), 2);
   EXPECT_EQ(*run(ctx, kv.add("n", -3)), -1);
@@ -66,7 +66,7 @@ TEST(MemoryKv, FailAllFailsEveryCall) {
   asio::io_context ctx;
   MemoryKv kv(ctx);
   kv.fail_all(true);
-  EXPECT_FALSE(run(ctx, kv.get_now("k")));
+  EXPECT_FALSE(run(ctx, kv.multi_get_now({"k"})));
   EXPECT_FALSE(run(ctx, kv.set("k", "v")));
   EXPECT_FALSE(run(ctx, kv.add("k", 1)));
   EXPECT_FALSE(run(ctx, kv.compare_set("k", "", "v")));
