@@ -5,14 +5,19 @@
 
 #include "ddprun/store/client.hpp"
 #include "ddprun/store/server.hpp"
+#include "ddprun/store/token.hpp"
+#include "ddprun/util/env.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>  // environ
+
 #include <algorithm>
 #include <iostream>
+#include <map>
 
 namespace ddprun::store {
 namespace {
@@ -36,6 +41,7 @@ struct Args {
   std::string legacy_dialect = "auto";
   std::string endpoint = k_default_endpoint;
   double timeout_s = k_default_timeout_s;
+  std::string token_file;
   std::string key;
   std::string value;
   std::int64_t delta = 0;
@@ -111,8 +117,38 @@ Result<ClientOptions> client_options(const Args& a, Dialect dialect) {
   return o;
 }
 
+/// The agents' keys (under ddprun/) need the rendezvous token when their store has one, and
+/// the key list hides them without it: those verbs take the token from --token-file,
+/// DDPRUN_RDZV_TOKEN or the job's token file, as the agents do, and fail at once (probe) when the
+/// store wants one they lack. Other keys never authenticate, so a token in the environment does
+/// not get in the way of a plain store.
+Result<void> use_token_if_needed(const std::string& verb, const Args& a, ClientOptions& o) {
+  const bool listing = verb == "keys";
+  if (!listing && !is_protected_key(a.key)) {
+    return {};
+  }
+  std::map<std::string, std::string> conf;
+  if (!a.token_file.empty()) {
+    conf.emplace("token_file", a.token_file);
+  }
+  auto token = load_token(decide_token_source(conf, util::Env::from_environ(environ)));
+  if (!token) {
+    return token.error();
+  }
+  if (listing && !*token) {
+    return {};  // the unprotected keys only
+  }
+  use_rdzv_auth(o, *token);
+  return {};
+}
+
 int run_client(const std::string& verb, const Args& a) {
   auto opts = client_options(a, verb == "keys" ? Dialect::d2 : Dialect::d0);
+  if (opts) {
+    if (auto auth = use_token_if_needed(verb, a, *opts); !auth) {
+      opts = auth.error();
+    }
+  }
   if (!opts) {
     std::cerr << "ddprun store: " << opts.error().message << "\n";
     return k_exit_usage;
@@ -168,6 +204,9 @@ void add_client_options(CLI::App* sub, Args& a) {
   sub->add_option("--endpoint", a.endpoint, "store address HOST:PORT")->capture_default_str();
   sub->add_option("--timeout", a.timeout_s, "seconds for connect and each operation")
       ->capture_default_str();
+  sub->add_option("--token-file", a.token_file,
+                  "the rendezvous token, for keys under ddprun/ (default: DDPRUN_RDZV_TOKEN, "
+                  "then the Slurm/PBS job's .ddprun/token)");
 }
 
 void build(CLI::App& app, Args& a) {

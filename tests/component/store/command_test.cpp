@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "store_fixture.hpp"
@@ -54,6 +57,61 @@ TEST(StoreCommand, ClientVerbsAgainstServer) {
   std::string err;
   EXPECT_EQ(run({"get", "/k", "--endpoint", ep}, &out, &err), 1);
   EXPECT_EQ(err, "ddprun store: key '/k' not found\n");
+}
+
+/// A file under TMPDIR holding `text`, mode 0600 (a token file must not be readable by others).
+std::string token_file(const std::string& text) {
+  std::string path = (std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp");
+  path += "/ddprun-store-token-XXXXXX";
+  const int fd = ::mkstemp(path.data());
+  EXPECT_GE(fd, 0);
+  ::close(fd);
+  std::ofstream(path) << text << "\n";
+  EXPECT_EQ(::chmod(path.c_str(), 0600), 0);
+  return path;
+}
+
+TEST(StoreCommand, AgentKeysOfAnAuthenticatedStoreNeedItsToken) {
+  ::unsetenv("DDPRUN_RDZV_TOKEN");
+  ServerOptions options;
+  options.token = "job-secret";
+  test::ServerThread st(options);
+  const std::string ep = "127.0.0.1:" + std::to_string(st.start());
+  const std::string good = token_file("job-secret");
+  const std::string wrong = token_file("other-secret");
+  std::string out;
+  std::string err;
+  EXPECT_EQ(run({"set", "ddprun/rdzv/j/state", "{}", "--endpoint", ep, "--token-file", good}), 0);
+  EXPECT_EQ(run({"get", "ddprun/rdzv/j/state", "--endpoint", ep, "--token-file", good}, &out), 0);
+  EXPECT_EQ(out, "{}\n");
+  // A worker key needs no token, even when one is given or the store has one.
+  EXPECT_EQ(run({"set", "/w", "1", "--endpoint", ep}), 0);
+  EXPECT_EQ(run({"get", "/w", "--endpoint", ep, "--token-file", wrong}, &out), 0);
+  EXPECT_EQ(out, "1\n");
+  // The key list hides the agents' keys without the token.
+  EXPECT_EQ(run({"keys", "--endpoint", ep}, &out), 0);
+  EXPECT_EQ(out, "/w\n");
+  EXPECT_EQ(run({"keys", "--endpoint", ep, "--token-file", good}, &out), 0);
+  EXPECT_EQ(out, "/w\nddprun/rdzv/j/state\n");
+  // Without the token, or with another one: exit 1 and one line saying so.
+  EXPECT_EQ(run({"get", "ddprun/rdzv/j/state", "--endpoint", ep}, &out, &err), 1);
+  EXPECT_NE(err.find("requires a token"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(run({"del", "ddprun/rdzv/j/state", "--endpoint", ep, "--token-file", wrong}, &out,
+                &err),
+            1);
+  EXPECT_NE(err.find("uses a different token"), std::string::npos) << err;
+  // The token comes from the environment too, as the agents take it.
+  ::setenv("DDPRUN_RDZV_TOKEN", "job-secret", 1);
+  EXPECT_EQ(run({"get", "ddprun/rdzv/j/state", "--endpoint", ep}, &out, &err), 0) << err;
+  ::unsetenv("DDPRUN_RDZV_TOKEN");
+  // An unreadable token file is a usage error naming it.
+  EXPECT_EQ(::chmod(good.c_str(), 0644), 0);
+  EXPECT_EQ(run({"get", "ddprun/x", "--endpoint", ep, "--token-file", good}, &out, &err), 2);
+  EXPECT_NE(err.find(good), std::string::npos) << err;
+  EXPECT_NE(err.find("chmod 600"), std::string::npos) << err;
+  ::unlink(good.c_str());
+  ::unlink(wrong.c_str());
 }
 
 TEST(StoreCommand, UsageErrorsExitTwoWithOneLine) {
