@@ -7,6 +7,7 @@
 #include "ddprun/status/render.hpp"
 #include "ddprun/store/client.hpp"
 #include "ddprun/store/token.hpp"
+#include "ddprun/util/subcommand.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -183,22 +184,11 @@ int show(const Args& a, const config::Endpoint& ep, const std::optional<std::str
 }  // namespace
 
 int status_command(const std::vector<std::string>& args) {
-  std::vector<std::string> words = args;
-  if (!words.empty() && words.front() == "status") {
-    words.erase(words.begin());
-  }
   CLI::App app("ddprun status: print a c10d rendezvous' state", "ddprun status");
   Args a;
   build(app, a);
-  std::reverse(words.begin(), words.end());  // CLI11 consumes a reversed vector
-  try {
-    app.parse(words);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return k_exit_ok;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "ddprun status: " << e.what() << "\n";
-    return k_exit_usage;
+  if (auto done = util::parse_subcommand(app, "status", args)) {
+    return *done;
   }
   auto ep = config::parse_endpoint(a.endpoint, k_default_rdzv_port);
   if (!ep) {

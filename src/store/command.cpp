@@ -8,6 +8,7 @@
 #include "ddprun/store/token.hpp"
 #include "ddprun/util/env.hpp"
 #include "ddprun/util/strings.hpp"
+#include "ddprun/util/subcommand.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -272,22 +273,11 @@ Result<std::pair<std::string, std::uint16_t>> parse_endpoint(std::string_view te
 }
 
 int store_command(const std::vector<std::string>& args) {
-  std::vector<std::string> words = args;
-  if (!words.empty() && words.front() == "store") {
-    words.erase(words.begin());
-  }
   CLI::App app("ddprun store: TCPStore-compatible server and client", "ddprun store");
   Args a;
   build(app, a);
-  std::reverse(words.begin(), words.end());  // CLI11 consumes a reversed vector
-  try {
-    app.parse(words);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return k_exit_ok;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "ddprun store: " << e.what() << "\n";
-    return k_exit_usage;
+  if (auto done = util::parse_subcommand(app, "store", args)) {
+    return *done;
   }
   const std::string verb = app.get_subcommands().front()->get_name();
   return verb == "serve" ? serve(a) : run_client(verb, a);
