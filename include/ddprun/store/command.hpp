@@ -6,7 +6,8 @@
 //                                                                      [--token-file PATH]
 //
 // Keys are raw wire keys (PyTorch's TCPStore adds a leading "/": torch key "k" is "/k"). The
-// agents' keys (ddprun/...) and their listing use the rendezvous token, found as the agents find it.
+// agents' keys (ddprun/...) and their listing use the rendezvous token, found as the agents find
+// it.
 
 #include "ddprun/util/result.hpp"
 

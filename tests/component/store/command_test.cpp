@@ -97,9 +97,8 @@ TEST(StoreCommand, AgentKeysOfAnAuthenticatedStoreNeedItsToken) {
   EXPECT_EQ(run({"get", "ddprun/rdzv/j/state", "--endpoint", ep}, &out, &err), 1);
   EXPECT_NE(err.find("requires a token"), std::string::npos) << err;
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
-  EXPECT_EQ(run({"del", "ddprun/rdzv/j/state", "--endpoint", ep, "--token-file", wrong}, &out,
-                &err),
-            1);
+  EXPECT_EQ(
+      run({"del", "ddprun/rdzv/j/state", "--endpoint", ep, "--token-file", wrong}, &out, &err), 1);
   EXPECT_NE(err.find("uses a different token"), std::string::npos) << err;
   // The token comes from the environment too, as the agents take it.
   ::setenv("DDPRUN_RDZV_TOKEN", "job-secret", 1);
