@@ -24,7 +24,8 @@ asio::awaitable<Result<Round>> LocalRendezvous::next_round(int restart_count) {
   round.info = RoundInfo{master_.addr,      master_.port, restart_count,
                          cfg_.max_restarts, cfg_.rdzv_id, master_.use_agent_store,
                          cfg_.role};
-  round.ranks = assign_ranks({NodeInfo{cfg_.role, 0, cfg_.nproc_per_node}}, 0);
+  const int n = cfg_.nproc_per_node;
+  round.ranks = worker_ranks(NodePlace{0, 1, n, 0, n, 0, n});  // the one node is the world
   co_return round;
 }
 

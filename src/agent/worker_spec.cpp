@@ -6,35 +6,6 @@
 
 namespace ddprun::agent {
 
-std::vector<WorkerRanks> assign_ranks(const std::vector<NodeInfo>& nodes, int group_rank) {
-  auto sorted = nodes;
-  std::sort(sorted.begin(), sorted.end(),
-            [](const NodeInfo& a, const NodeInfo& b) { return a.group_rank < b.group_rank; });
-  int base = 0;
-  int world = 0;
-  int role_base = 0;
-  int role_world = 0;
-  const NodeInfo* self = nullptr;
-  for (const auto& n : sorted) {
-    if (n.group_rank == group_rank) {
-      self = &n;
-    }
-  }
-  if (self == nullptr) {
-    return {};
-  }
-  for (const auto& n : sorted) {
-    world += n.local_world_size;
-    base += n.group_rank < group_rank ? n.local_world_size : 0;
-    if (n.role == self->role) {
-      role_world += n.local_world_size;
-      role_base += n.group_rank < group_rank ? n.local_world_size : 0;
-    }
-  }
-  return worker_ranks(NodePlace{group_rank, static_cast<int>(sorted.size()), self->local_world_size,
-                                base, world, role_base, role_world});
-}
-
 std::vector<WorkerRanks> worker_ranks(const NodePlace& p) {
   std::vector<WorkerRanks> out;
   out.reserve(static_cast<std::size_t>(p.local_world_size));

@@ -23,13 +23,6 @@ struct WorkerRanks {
   int role_world_size = 1;
 };
 
-/// What one agent contributes to a round (spec §3.2 role info).
-struct NodeInfo {
-  std::string role;
-  int group_rank = 0;
-  int local_world_size = 1;
-};
-
 /// Values shared by every worker of one round.
 struct RoundInfo {
   std::string master_addr;
@@ -52,12 +45,10 @@ struct NodePlace {
   int role_world_size = 1;
 };
 
-/// The ranks of the workers of the node at `place` (local ranks 0..local_world_size-1).
+/// The ranks of the workers of the node at `place` (local ranks 0..local_world_size-1). The
+/// place's prefix sums over group ranks (spec §3.2) come from the rendezvous (rdzv::plan_close),
+/// or are the whole world for a single node.
 std::vector<WorkerRanks> worker_ranks(const NodePlace& place);
-
-/// Global and role ranks as prefix sums over group ranks (spec §3.2), for the node
-/// `group_rank`. `nodes` may come in any order.
-std::vector<WorkerRanks> assign_ranks(const std::vector<NodeInfo>& nodes, int group_rank);
 
 /// The worker's argv (spec §1.3): interpreter, -u, -m, script, legacy flag, args; every
 /// argument after the program passes through ${local_rank} substitution.

@@ -19,28 +19,21 @@ config::LaunchConfig python_config() {
 
 }  // namespace
 
-TEST(AssignRanks, HeterogeneousPrefixSums) {
-  // Spec §2.2: agents with nproc 1 and 3 give ranks 0 and 1..3, world 4.
-  std::vector<NodeInfo> nodes{{"default", 1, 3}, {"default", 0, 1}};
-  auto second = assign_ranks(nodes, 1);
-  ASSERT_EQ(second.size(), 3u);
+TEST(WorkerRanks, ConsecutiveRanksFromTheNodesPlace) {
+  // Spec §2.2: agents with nproc 1 and 3 give ranks 0 and 1..3, world 4. The second one, in a
+  // role of its own that starts at 0 and holds its 3 workers:
+  auto second = worker_ranks(NodePlace{1, 2, 3, 1, 4, 0, 3});
+  ASSERT_EQ(second.size(), 3U);
   EXPECT_EQ(second[0].rank, 1);
   EXPECT_EQ(second[2].rank, 3);
   EXPECT_EQ(second[2].local_rank, 2);
+  EXPECT_EQ(second[2].group_rank, 1);
+  EXPECT_EQ(second[2].role_rank, 2);
   EXPECT_EQ(second[0].world_size, 4);
   EXPECT_EQ(second[0].group_world_size, 2);
   EXPECT_EQ(second[0].local_world_size, 3);
-  EXPECT_EQ(assign_ranks(nodes, 0)[0].rank, 0);
-  EXPECT_TRUE(assign_ranks(nodes, 5).empty());
-}
-
-TEST(AssignRanks, RoleRanksCountOnlyTheSameRole) {
-  std::vector<NodeInfo> nodes{{"trainer", 0, 2}, {"reader", 1, 1}, {"trainer", 2, 2}};
-  auto third = assign_ranks(nodes, 2);
-  EXPECT_EQ(third[0].rank, 3);
-  EXPECT_EQ(third[0].role_rank, 2);
-  EXPECT_EQ(third[0].role_world_size, 4);
-  EXPECT_EQ(third[0].world_size, 5);
+  EXPECT_EQ(second[0].role_world_size, 3);
+  EXPECT_TRUE(worker_ranks(NodePlace{0, 1, 0, 0, 0, 0, 0}).empty());
 }
 
 TEST(WorkerArgv, PythonScriptWithMacroSubstitution) {
