@@ -71,7 +71,7 @@ asio::awaitable<Result<agent::Round>> ElasticRendezvous::next_round(int restart_
   // the keep-alive bound, not a reason to keep retrying for the whole join_timeout.
   kv_->bound_operations(rdzv::keep_alive_bound(dyn_->settings()));
   std::optional<rdzv::MasterEndpoint> mine;
-  if (r->group_rank == 0) {
+  if (r->group_rank() == 0) {
     auto ep = my_worker_store(*r);
     if (!ep) {
       co_return ep.error();

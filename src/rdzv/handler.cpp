@@ -182,8 +182,8 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
   ever_joined_ = true;
   last_round_ = *result;
   spdlog::info("rendezvous {} round {} complete: group_rank={} group_world_size={} ({})",
-               settings_.run_id, result->round, result->group_rank, result->group_world_size,
-               result->members.empty() ? std::to_string(result->group_world_size) + " nodes"
+               settings_.run_id, result->round, result->group_rank(), result->group_world_size(),
+               result->members.empty() ? std::to_string(result->group_world_size()) + " nodes"
                                        : render_node_names(result->members));
   co_return result;
 }

@@ -129,7 +129,7 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::await_ass
     slot_round_ = -1;
     co_return std::optional<RoundResult>();
   }
-  RoundResult r{h.round, a->group_rank, a->group_world_size, *a, {}};
+  RoundResult r{h.round, *a, {}};
   if (a->group_world_size <= static_cast<int>(k_max_named_ids)) {
     auto members = co_await read_one(members_key(settings_.run_id, h.round));
     if (members) {

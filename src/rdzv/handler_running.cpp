@@ -213,7 +213,7 @@ asio::awaitable<Result<MasterEndpoint>> DynamicRendezvous::exchange_master(
     RoundResult round, std::optional<MasterEndpoint> mine) {
   auto keep = shared_from_this();
   const std::string prefix = round_prefix(settings_.run_id, round.round);
-  if (round.group_rank == 0) {
+  if (round.group_rank() == 0) {
     if (!mine) {
       co_return make_error(ErrorCode::internal, "exchange_master: group rank 0 has no endpoint");
     }
@@ -253,14 +253,14 @@ asio::awaitable<Result<void>> DynamicRendezvous::exit_barrier(std::chrono::milli
     if (!count) {
       co_return count.error();
     }
-    if (*count >= last_round_->group_world_size) {
+    if (*count >= last_round_->group_world_size()) {
       co_return Result<void>{};
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       co_return make_error(ErrorCode::timeout,
                            "rendezvous " + settings_.run_id +
                                ": exit barrier: " + std::to_string(*count) + "/" +
-                               std::to_string(last_round_->group_world_size) +
+                               std::to_string(last_round_->group_world_size()) +
                                " nodes done after " + std::to_string(timeout.count()) + " ms");
     }
     co_await sleep(settings_.poll_interval);

@@ -1,7 +1,7 @@
 // Rendezvous security and derived ports, end to end on loopback addresses:
 //  - two c10d agents with the same token form the round; an agent with a wrong token, one
-//    without a token and an unauthenticated `ddprun store set` on the state key are refused
-//    with a clear error and change nothing; `ddprun status` needs the token too;
+//    without a token and a stranger's unauthenticated SET of the state key are refused with a
+//    clear error and change nothing; `ddprun status` and `ddprun store` need the token too;
 //  - a token file readable by others is refused before anything starts;
 //  - under a (faked) Slurm step whose first derived port is taken by a foreign listener, node 0
 //    hosts on the next candidate and node 1 finds it.
@@ -41,6 +41,30 @@ std::vector<std::string> agent(int i, int port, const std::string& conf) {
                 {"--no_python", "/bin/true"});
 }
 
+/// A stranger's SET of `key` (PyTorch's pre-2.1 wire format, which any TCPStore client
+/// speaks: op 0, then key and value, each after a little-endian u64 length). The store must
+/// close the connection (within 10 s).
+void raw_set(int port, const std::string& key, const std::string& value) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  timeval limit{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+  std::string frame(1, '\0');
+  for (const auto* text : {&key, &value}) {
+    const std::uint64_t n = text->size();
+    frame.append(reinterpret_cast<const char*>(&n), sizeof n).append(*text);
+  }
+  ASSERT_EQ(send(fd, frame.data(), frame.size(), MSG_NOSIGNAL), static_cast<ssize_t>(frame.size()));
+  char byte = 0;
+  EXPECT_EQ(recv(fd, &byte, 1, 0), 0) << "the store kept a stranger's SET connection open";
+  close(fd);
+}
+
 TEST(RdzvSecurityE2E, SameTokenJoinsWrongOrMissingTokenIsRefused) {
   const int port = free_port();
   const auto dir = make_temp_dir("ddprun-auth-");
@@ -60,10 +84,14 @@ TEST(RdzvSecurityE2E, SameTokenJoinsWrongOrMissingTokenIsRefused) {
   EXPECT_TRUE(contains(agents.err(tokenless), "rendezvous at " + endpoint + " requires a token; "))
       << agents.err(tokenless);
 
-  run({ddprun_bin(), "store", "set", "ddprun/rdzv/mnjob/state", "{}", "--endpoint", endpoint});
+  raw_set(port, "ddprun/rdzv/mnjob/state", "{}");
   EXPECT_TRUE(
       eventually([&] { return contains(agents.err(0), "on protected key"); }, k_event_timeout))
       << agents.err(0);
+  auto store_without =
+      run({ddprun_bin(), "store", "set", "ddprun/rdzv/mnjob/state", "{}", "--endpoint", endpoint});
+  EXPECT_EQ(store_without.status, 1);
+  EXPECT_TRUE(contains(store_without.err, "requires a token")) << store_without.err;
   auto status_without =
       run({ddprun_bin(), "status", "--rdzv_endpoint", endpoint, "--rdzv_id", "mnjob"});
   EXPECT_EQ(status_without.status, 1);

@@ -114,18 +114,17 @@ TEST(RdzvHandler, ThreeNodesFormRoundWithPredictableRanks) {
   c.add(host, fast_settings(3, 3));
   auto rounds = c.form({0, 1, 2});
   ASSERT_EQ(rounds.size(), 3U);
-  EXPECT_EQ(rounds[0].group_rank, 2);
-  EXPECT_EQ(rounds[1].group_rank, 1);
-  EXPECT_EQ(rounds[2].group_rank, 0);
+  EXPECT_EQ(rounds[0].group_rank(), 2);
+  EXPECT_EQ(rounds[1].group_rank(), 1);
+  EXPECT_EQ(rounds[2].group_rank(), 0);
   for (const auto& r : rounds) {
     EXPECT_EQ(r.round, 0);
-    EXPECT_EQ(r.group_world_size, 3);
+    EXPECT_EQ(r.group_world_size(), 3);
     EXPECT_EQ(addrs(r), (std::vector<std::string>{"node-c", "node-a", "node-b"}));
     ASSERT_EQ(r.members.size(), 3U);
     EXPECT_EQ(r.members[0].nproc, 3);
     EXPECT_EQ(r.members[2].nproc, 1);
     EXPECT_EQ(r.assignment.world_size, 6);
-    EXPECT_EQ(r.assignment.group_rank, r.group_rank);
   }
   EXPECT_EQ(rounds[2].assignment.worker_base, 0);
   EXPECT_EQ(rounds[1].assignment.worker_base, 3);
@@ -140,7 +139,7 @@ TEST(RdzvHandler, MasterEndpointComesFromGroupRankZero) {
   c.add(make_node("node-b"), fast_settings(2, 2));
   auto rounds = c.form({0, 1});
   ASSERT_EQ(rounds.size(), 2U);
-  ASSERT_EQ(rounds[0].group_rank, 0);
+  ASSERT_EQ(rounds[0].group_rank(), 0);
   auto follower = start(c.ctx_, c.agents_[1]->exchange_master(rounds[1], std::nullopt));
   auto leader =
       start(c.ctx_, c.agents_[0]->exchange_master(rounds[0], MasterEndpoint{"node-a", 29511}));
@@ -157,9 +156,9 @@ TEST(RdzvHandler, ElasticRoundCompletesAfterLastCall) {
   c.add(make_node("node-b"), fast_settings(1, 3));
   auto rounds = c.form({0, 1});
   ASSERT_EQ(rounds.size(), 2U);
-  EXPECT_EQ(rounds[0].group_world_size, 2);
+  EXPECT_EQ(rounds[0].group_world_size(), 2);
   EXPECT_EQ(rounds[0].round, rounds[1].round);
-  EXPECT_NE(rounds[0].group_rank, rounds[1].group_rank);
+  EXPECT_NE(rounds[0].group_rank(), rounds[1].group_rank());
 }
 
 TEST(RdzvHandler, LateJoinerWaitsAndNextRoundIncludesIt) {
@@ -183,7 +182,7 @@ TEST(RdzvHandler, LateJoinerWaitsAndNextRoundIncludesIt) {
   for (auto& s : second) {
     ASSERT_TRUE(s->value()) << s->value().error().message;
     EXPECT_EQ(s->value()->round, first[0].round + 1);
-    EXPECT_EQ(s->value()->group_world_size, 3);
+    EXPECT_EQ(s->value()->group_world_size(), 3);
   }
 }
 
@@ -225,7 +224,7 @@ TEST(RdzvHandler, ASilentMemberIsReportedLostByItsWatcherAndSurvivorsReform) {
   EXPECT_EQ(h.ended, (RoundEnd{0, {}, {make_node("node-c").id()}}));
   auto rounds = c.form({0, 1});
   ASSERT_EQ(rounds.size(), 2U);
-  EXPECT_EQ(rounds[0].group_world_size, 2);
+  EXPECT_EQ(rounds[0].group_world_size(), 2);
   EXPECT_EQ(addrs(rounds[0]), (std::vector<std::string>{"node-a", "node-b"}));
 }
 
@@ -474,9 +473,8 @@ TEST(RdzvHandler, FortyNodesFormWithoutAMembersListAndWithPrefixSums) {
   std::map<int, std::size_t> by_rank;  // group rank -> agent
   for (std::size_t i = 0; i < rounds.size(); ++i) {
     EXPECT_TRUE(rounds[i].members.empty()) << "more than 32 members: no list";
-    EXPECT_EQ(rounds[i].group_world_size, k_nodes);
-    EXPECT_EQ(rounds[i].assignment.group_world_size, k_nodes);
-    by_rank[rounds[i].group_rank] = i;
+    EXPECT_EQ(rounds[i].group_world_size(), k_nodes);
+    by_rank[rounds[i].group_rank()] = i;
   }
   ASSERT_EQ(by_rank.size(), static_cast<std::size_t>(k_nodes));
   int base = 0;
