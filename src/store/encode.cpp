@@ -77,6 +77,7 @@ void put_body(std::string& out, const Request& req) {
 }  // namespace
 
 void put_u8(std::string& out, std::uint8_t v) { out.push_back(static_cast<char>(v)); }
+std::string one_byte(std::uint8_t v) { return std::string(1, static_cast<char>(v)); }
 void put_u32(std::string& out, std::uint32_t v) { put_le(out, v); }
 void put_u64(std::string& out, std::uint64_t v) { put_le(out, v); }
 void put_i64(std::string& out, std::int64_t v) { put_le(out, static_cast<std::uint64_t>(v)); }

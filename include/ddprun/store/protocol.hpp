@@ -138,6 +138,8 @@ class Decoder {
 // --- Encoders (little-endian, explicit) ---
 
 void put_u8(std::string& out, std::uint8_t v);
+/// A one-byte reply (READY, STOP_WAITING, ...).
+std::string one_byte(std::uint8_t v);
 void put_u32(std::string& out, std::uint32_t v);
 void put_u64(std::string& out, std::uint64_t v);
 void put_i64(std::string& out, std::int64_t v);
