@@ -8,6 +8,8 @@
 
 #include "ddprun/rdzv/handler.hpp"
 
+#include "ddprun/util/batches.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -104,14 +106,10 @@ asio::awaitable<Result<std::string>> DynamicRendezvous::read_one(std::string key
 
 asio::awaitable<Result<std::vector<std::string>>> DynamicRendezvous::read_many(
     std::vector<std::string> keys) {
-  constexpr std::size_t k_batch = 1024;  ///< keys per request, well inside the store's limits
   std::vector<std::string> out;
   out.reserve(keys.size());
-  for (std::size_t at = 0; at < keys.size(); at += k_batch) {
-    const auto end = std::min(keys.size(), at + k_batch);
-    auto part = co_await kv_.multi_get_now(
-        std::vector<std::string>(keys.begin() + static_cast<std::ptrdiff_t>(at),
-                                 keys.begin() + static_cast<std::ptrdiff_t>(end)));
+  for (auto& batch : util::batches(std::move(keys), k_keys_per_request)) {
+    auto part = co_await kv_.multi_get_now(std::move(batch));
     if (!part) {
       co_return part.error();
     }

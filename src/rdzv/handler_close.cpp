@@ -2,6 +2,7 @@
 // and what a join that fails or waits tells the user.
 
 #include "ddprun/rdzv/handler.hpp"
+#include "ddprun/util/batches.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -10,7 +11,6 @@
 namespace ddprun::rdzv {
 namespace {
 
-constexpr std::size_t k_write_batch = 1024;  ///< pairs per MULTI_SET
 /// How long a closer waits, in all, for slots taken but not yet written.
 constexpr std::chrono::milliseconds k_slot_write_grace{1000};
 
@@ -86,11 +86,7 @@ asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& 
                        encode_assignment(plan.assignments[i]));
   }
   pairs.emplace_back(members_key(settings_.run_id, round), encode_members(plan.members));
-  for (std::size_t at = 0; at < pairs.size(); at += k_write_batch) {
-    const auto end = std::min(pairs.size(), at + k_write_batch);
-    std::vector<std::pair<std::string, std::string>> batch(
-        pairs.begin() + static_cast<std::ptrdiff_t>(at),
-        pairs.begin() + static_cast<std::ptrdiff_t>(end));
+  for (auto& batch : util::batches(std::move(pairs), k_keys_per_request)) {
     auto written = co_await kv_.multi_set(std::move(batch));
     if (!written) {
       co_return written.error();

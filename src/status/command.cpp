@@ -7,6 +7,7 @@
 #include "ddprun/status/render.hpp"
 #include "ddprun/store/client.hpp"
 #include "ddprun/store/token.hpp"
+#include "ddprun/util/batches.hpp"
 #include "ddprun/util/subcommand.hpp"
 
 #include <CLI/CLI.hpp>
@@ -64,15 +65,13 @@ rdzv::WallMs wall_now_ms() {
       .count();
 }
 
-/// Values of `keys` ("" where missing), a thousand per request.
+/// Values of `keys` ("" where missing), in requests of rdzv::k_keys_per_request.
 Result<std::vector<std::string>> read_many(store::SyncClient& client,
-                                           const std::vector<std::string>& keys) {
-  constexpr std::size_t k_batch = 1024;
+                                           std::vector<std::string> keys) {
   std::vector<std::string> out;
-  for (std::size_t at = 0; at < keys.size(); at += k_batch) {
-    const auto end =
-        keys.begin() + static_cast<std::ptrdiff_t>(std::min(keys.size(), at + k_batch));
-    auto part = client.multi_get_now({keys.begin() + static_cast<std::ptrdiff_t>(at), end});
+  out.reserve(keys.size());
+  for (const auto& batch : util::batches(std::move(keys), rdzv::k_keys_per_request)) {
+    auto part = client.multi_get_now(batch);
     if (!part) {
       return part.error();
     }
@@ -99,7 +98,7 @@ Result<std::vector<rdzv::NodeDesc>> read_nodes(store::SyncClient& client, const 
   for (std::int64_t s = 1; s <= *slots; ++s) {
     keys.push_back(rdzv::slot_key(id, h.round, static_cast<int>(s)));
   }
-  auto texts = read_many(client, keys);
+  auto texts = read_many(client, std::move(keys));
   if (!texts) {
     return texts.error();
   }
@@ -136,7 +135,7 @@ Result<std::optional<Snapshot>> read_snapshot(store::SyncClient& client, const s
   for (const auto& n : snap.nodes) {
     keys.push_back(rdzv::heartbeat_key(id, n.id()));
   }
-  auto beats = read_many(client, keys);
+  auto beats = read_many(client, std::move(keys));
   if (!beats) {
     return beats.error();
   }

@@ -102,6 +102,9 @@ struct Assignment {
   bool operator==(const Assignment&) const = default;
 };
 
+/// Keys (or pairs) per MULTI_GET / MULTI_SET: well inside the store's request and reply limits.
+inline constexpr std::size_t k_keys_per_request = 1024;
+
 std::string state_key(const std::string& run_id);
 /// "ddprun/rdzv/<id>/host": set by the agent hosting the store as soon as it listens, so an
 /// agent trying a job's derived ports knows it found this run's store, not a foreign service.
