@@ -131,7 +131,8 @@ Result<std::string> check_hello_reply(std::string_view token, std::string_view c
                                       std::string_view reply, std::string_view where) {
   if (reply == client_nonce) {
     return auth_error(fmt::format(
-        "the store at {} does not require a rendezvous token, but this agent has one: it is not "
+        "the store at {} does not require a rendezvous token, but this client was given one: it is "
+        "not "
         "this job's authenticated rendezvous store (or its host agent was started without the "
         "token)",
         where));
