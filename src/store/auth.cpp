@@ -131,10 +131,9 @@ Result<std::string> check_hello_reply(std::string_view token, std::string_view c
                                       std::string_view reply, std::string_view where) {
   if (reply == client_nonce) {
     return auth_error(fmt::format(
-        "the store at {} does not require a rendezvous token, but this client was given one: it is "
-        "not "
-        "this job's authenticated rendezvous store (or its host agent was started without the "
-        "token)",
+        "the store at {} does not require a rendezvous token, but this client was given one: it "
+        "is not this job's authenticated rendezvous store (or its host agent was started without "
+        "the token)",
         where));
   }
   const std::string_view server_nonce = reply.substr(0, k_hex_nonce_chars);
