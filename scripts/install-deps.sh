@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev
   python3-torch
   iproute2 procps util-linux time
-  groff-base dpkg-dev
+  groff-base dpkg-dev zsh
 )
 
 missing=()

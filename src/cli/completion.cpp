@@ -82,7 +82,7 @@ constexpr std::string_view k_bash_scan =
     "                COMPREPLY=( $(compgen -W \"$store_options --help\" -- \"$cur\") )\n"
     "            fi\n"
     "        elif [[ $first == status ]]; then\n"
-    "            COMPREPLY=( $(compgen -W \"--help\" -- \"$cur\") )\n"
+    "            [[ $cur == -* ]] && COMPREPLY=( $(compgen -W \"$status_options\" -- \"$cur\") )\n"
     "        else\n"
     "            _ddprun_files \"$cur\"\n"
     "        fi\n"
@@ -134,7 +134,8 @@ std::string bash_variables(std::span<const FlagSpec> table) {
          "    local valued=\"" + join(spellings_where(table, true), " ") + "\"\n" +
          "    local subcommands=\"" + join_range(detail::k_subcommands) + "\"\n" +
          "    local store_verbs=\"" + join(store_verb_names(), " ") + "\"\n" +
-         "    local store_options=\"" + join_range(detail::k_store_options) + "\"\n";
+         "    local store_options=\"" + join_range(detail::k_store_options) + "\"\n" +
+         "    local status_options=\"" + join_range(detail::k_status_options) + "\"\n";
 }
 
 // ---- zsh -----------------------------------------------------------------------------------
@@ -165,7 +166,7 @@ constexpr std::string_view k_zsh_tail =
     "        compadd -- @STORE_OPTIONS@ --help && ret=0\n"
     "      fi\n"
     "    elif [[ $words[1] == status ]]; then\n"
-    "      compadd -- --help && ret=0\n"
+    "      compadd -- @STATUS_OPTIONS@ && ret=0\n"
     "    else\n"
     "      _files && ret=0\n"
     "    fi ;;\n"
@@ -269,6 +270,7 @@ std::string render_zsh_completion_with(std::span<const FlagSpec> table) {
     out += zsh_spec(flag);
   }
   auto tail = replace_all(std::string(k_zsh_tail), "@STORE_VERBS@", join(store_verb_names(), " "));
+  tail = replace_all(std::move(tail), "@STATUS_OPTIONS@", join_range(detail::k_status_options));
   return out + replace_all(std::move(tail), "@STORE_OPTIONS@", join_range(detail::k_store_options));
 }
 

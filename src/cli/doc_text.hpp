@@ -22,25 +22,36 @@ inline constexpr std::array<StoreVerb, 6> k_store_verbs{{
      "[--host HOST] [--port PORT] [--max-connections N] [--max-memory-bytes N] "
      "[--max-parked-waits N] [--frame-timeout SECONDS] [--legacy-dialect DIALECT]",
      "Run a standalone TCPStore-compatible server until SIGINT or SIGTERM."},
-    {"get", "KEY [--endpoint HOST:PORT] [--timeout SECONDS]", "Print a key's value."},
-    {"set", "KEY VALUE [--endpoint HOST:PORT] [--timeout SECONDS]", "Set a key."},
-    {"add", "KEY N [--endpoint HOST:PORT] [--timeout SECONDS]",
+    {"get", "KEY [--endpoint HOST:PORT] [--timeout SECONDS] [--token-file PATH]",
+     "Print a key's value. Keys under ddprun/ (the agents' rendezvous) take the rendezvous token "
+     "of an authenticated store: from --token-file, DDPRUN_RDZV_TOKEN or the job's token file; "
+     "the same holds for set, add, del and keys."},
+    {"set", "KEY VALUE [--endpoint HOST:PORT] [--timeout SECONDS] [--token-file PATH]",
+     "Set a key."},
+    {"add", "KEY N [--endpoint HOST:PORT] [--timeout SECONDS] [--token-file PATH]",
      "Add N to an integer key and print the result."},
-    {"del", "KEY [--endpoint HOST:PORT] [--timeout SECONDS]", "Delete a key."},
-    {"keys", "[--endpoint HOST:PORT] [--timeout SECONDS]",
-     "List all keys (needs a server that speaks the VALIDATE-era protocol)."},
+    {"del", "KEY [--endpoint HOST:PORT] [--timeout SECONDS] [--token-file PATH]", "Delete a key."},
+    {"keys", "[--endpoint HOST:PORT] [--timeout SECONDS] [--token-file PATH]",
+     "List all keys (needs a server that speaks the VALIDATE-era protocol); the agents' keys "
+     "only with the rendezvous token."},
 }};
 
 /// Options of `ddprun store` verbs, for completion.
-inline constexpr std::array<std::string_view, 9> k_store_options{"--endpoint",
-                                                                 "--timeout",
-                                                                 "--host",
-                                                                 "--port",
-                                                                 "--max-connections",
-                                                                 "--max-memory-bytes",
-                                                                 "--max-parked-waits",
-                                                                 "--frame-timeout",
-                                                                 "--legacy-dialect"};
+inline constexpr std::array<std::string_view, 10> k_store_options{"--endpoint",
+                                                                  "--timeout",
+                                                                  "--host",
+                                                                  "--port",
+                                                                  "--max-connections",
+                                                                  "--max-memory-bytes",
+                                                                  "--max-parked-waits",
+                                                                  "--frame-timeout",
+                                                                  "--legacy-dialect",
+                                                                  "--token-file"};
+
+/// Options of `ddprun status`, for completion and the man page.
+inline constexpr std::array<std::string_view, 9> k_status_options{
+    "--rdzv-endpoint", "--rdzv_endpoint", "--rdzv-id", "--rdzv_id", "--rdzv-conf",
+    "--rdzv_conf",     "--timeout",       "--json",    "--help"};
 
 /// The words that may replace the training script as the first argument.
 inline constexpr std::array<std::string_view, 2> k_subcommands{"store", "status"};

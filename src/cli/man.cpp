@@ -162,8 +162,12 @@ std::string render_subcommands() {
            escape(verb.help) + "\n";
   }
   out +=
-      ".TP\n\\fBddprun status\\fR [\\fIoptions\\fR]\n"
-      "Report on ddprun jobs running on this machine (see \\fBddprun status \\-\\-help\\fR).\n";
+      ".TP\n\\fBddprun status\\fR \\-\\-rdzv\\-endpoint \\fIHOST\\fR[:\\fIPORT\\fR] "
+      "[\\-\\-rdzv\\-id \\fIID\\fR] [\\-\\-rdzv\\-conf token_file=\\fIPATH\\fR] "
+      "[\\-\\-timeout \\fISECONDS\\fR] [\\-\\-json]\n"
+      "Print a c10d rendezvous' state, read from its store: the round and its phase, each node "
+      "with its ranks and heartbeat age, the nodes waiting for the next round, and why the last "
+      "round ended. A store that requires the rendezvous token needs it here too.\n";
   return out;
 }
 

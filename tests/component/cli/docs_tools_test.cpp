@@ -1,6 +1,6 @@
 // The rendered man page and completion scripts, fed to the real tools: groff must format the
-// page without a warning, and bash must complete flags, enum values, subcommands and files
-// from the generated script.
+// page without a warning, bash must complete flags, enum values, subcommands and files from the
+// generated script, and zsh must parse its script and offer what each position takes.
 #include "ddprun/cli/docs.hpp"
 
 #include <gtest/gtest.h>
@@ -82,6 +82,12 @@ TEST(BashCompletionTool, CompletesStoreVerbsAndTheirOptions) {
   EXPECT_EQ(complete({"ddprun", "store", "get", "k", "--end"}), Words{"--endpoint"});
 }
 
+TEST(BashCompletionTool, CompletesStatusOptions) {
+  EXPECT_EQ(complete({"ddprun", "status", "--rdzv-e"}), Words{"--rdzv-endpoint"});
+  EXPECT_EQ(complete({"ddprun", "status", "--rdzv-endpoint", "h:1", "--j"}), Words{"--json"});
+  EXPECT_EQ(complete({"ddprun", "status", "x"}), Words{});
+}
+
 TEST(BashCompletionTool, OffersNoFilesForAFreeTextValue) {
   EXPECT_EQ(complete({"ddprun", "--nnodes", ""}), Words{});
   EXPECT_EQ(complete({"ddprun", "--events-file", "tr"}), Words{"train.py"});
@@ -91,13 +97,108 @@ TEST(BashCompletionTool, LeavesTheScriptsArgumentsAlone) {
   EXPECT_EQ(complete({"ddprun", "train.py", "--numa"}), Words{});
 }
 
+std::string zsh_path() {
+  return std::filesystem::exists("/usr/bin/zsh") ? "/usr/bin/zsh" : "/bin/zsh";
+}
+
+// Runs the generated zsh function outside the completion system, with stubs that print what
+// they are asked to offer, one word a line: _arguments prints its specs (after zsh's quoting
+// and brace expansion) behind "spec:" and sets `state` as its '1: :->first' or '*:: :->rest'
+// spec would; compadd, _alternative and _files print their candidates. `words` and `current`
+// are what _arguments leaves for the state: the words from the subcommand on.
+Words zsh_offers(const std::string& state, const Words& words, int current) {
+  auto dir = test::make_temp_dir("ddprun-zsh");
+  auto script = write_temp(dir, "_ddprun", render_zsh_completion());
+  std::string array;
+  for (const auto& w : words) {
+    array += " '" + w + "'";
+  }
+  auto command =
+      "_arguments() { local a; for a in \"$@\"; do print -r -- \"spec:$a\"; done; state=" + state +
+      "; return 0 }\n"
+      "compadd() { [[ $1 == -- ]] && shift; print -rl -- \"$@\" }\n"
+      "_alternative() { print -rl -- \"$@\" }\n"
+      "_files() { print -r -- FILES }\n"
+      "eval \"_ddprun() { $(<" +
+      script + ") }\"\nwords=(" + array + "); CURRENT=" + std::to_string(current) + "; _ddprun";
+  auto r = test::run({zsh_path(), "-f", "-c", command});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  std::filesystem::remove_all(dir);
+  Words lines;
+  for (std::size_t pos = 0, end = 0; pos < r.out.size(); pos = end + 1) {
+    end = std::min(r.out.find('\n', pos), r.out.size());
+    lines.push_back(r.out.substr(pos, end - pos));
+  }
+  return lines;
+}
+
+/// The lines of `lines` that start with `prefix`, without it.
+Words with_prefix(const Words& lines, const std::string& prefix) {
+  Words out;
+  for (const auto& l : lines) {
+    if (l.starts_with(prefix)) {
+      out.push_back(l.substr(prefix.size()));
+    }
+  }
+  return out;
+}
+
+TEST(ZshCompletionTool, HandsEveryFlagSpellingToArguments) {
+  if (!std::filesystem::exists(zsh_path())) {
+    GTEST_SKIP() << "zsh is not installed";
+  }
+  const auto specs = with_prefix(zsh_offers("", {"ddprun"}, 1), "spec:");
+  auto has = [&](const std::string& spec) {
+    return std::find(specs.begin(), specs.end(), spec) != specs.end();
+  };
+  EXPECT_TRUE(
+      has("(--launcher)--launcher=[Run once in a multi-node PBS or Slurm job script and "
+          "start ddprun on every node through pbsdsh, srun or ssh; auto picks pbsdsh "
+          "under PBS and srun under Slurm, none never fans out]:HOW:(auto pbsdsh srun ssh "
+          "none)"));
+  auto spelled = [&](const std::string& start) {
+    return std::count_if(specs.begin(), specs.end(),
+                         [&](const std::string& s) { return s.find(start) != std::string::npos; });
+  };
+  EXPECT_EQ(spelled(")--nproc-per-node=["), 1);  // one spec per spelling, brace-expanded
+  EXPECT_EQ(spelled(")--nproc_per_node=["), 1);
+  EXPECT_EQ(spelled(")--print-config["), 1);
+  EXPECT_EQ(spelled("(- *)-h["), 1);
+  EXPECT_TRUE(has("1: :->first"));
+  EXPECT_TRUE(has("*:: :->rest"));
+}
+
+TEST(ZshCompletionTool, OffersWhatEachPositionTakes) {
+  if (!std::filesystem::exists(zsh_path())) {
+    GTEST_SKIP() << "zsh is not installed";
+  }
+  auto offers = [](const std::string& state, const Words& words, int current) {
+    auto lines = zsh_offers(state, words, current);
+    std::erase_if(lines, [](const std::string& l) { return l.starts_with("spec:"); });
+    return lines;
+  };
+  EXPECT_EQ(offers("first", {"st"}, 1),
+            (Words{"subcommands:subcommand:(store status)", "files:training script:_files"}));
+  EXPECT_EQ(offers("rest", {"store", ""}, 2), (Words{"serve", "get", "set", "add", "del", "keys"}));
+  const auto store_options = offers("rest", {"store", "get", "k", "--t"}, 4);
+  EXPECT_NE(std::find(store_options.begin(), store_options.end(), "--token-file"),
+            store_options.end());
+  EXPECT_EQ(store_options.back(), "--help");
+  EXPECT_EQ(offers("rest", {"status", "--"}, 2),
+            (Words{"--rdzv-endpoint", "--rdzv_endpoint", "--rdzv-id", "--rdzv_id", "--rdzv-conf",
+                   "--rdzv_conf", "--timeout", "--json", "--help"}));
+  EXPECT_EQ(offers("rest", {"train.py", "--lr"}, 2), Words{"FILES"});
+}
+
 TEST(ZshCompletionTool, ParsesAsZsh) {
-  if (!std::filesystem::exists("/usr/bin/zsh") && !std::filesystem::exists("/bin/zsh")) {
+  const std::string zsh = zsh_path();
+  if (!std::filesystem::exists(zsh)) {
     GTEST_SKIP() << "zsh is not installed";
   }
   auto dir = test::make_temp_dir("ddprun-zsh");
   auto script = write_temp(dir, "_ddprun", render_zsh_completion());
-  auto r = test::run({"zsh", "-n", script});
+  auto r = test::run({zsh, "-n", script});
   std::filesystem::remove_all(dir);
   EXPECT_EQ(r.status, 0) << r.err;
 }
