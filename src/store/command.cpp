@@ -122,10 +122,11 @@ Result<ClientOptions> client_options(const Args& a, Dialect dialect) {
 /// the key list hides them without it: those verbs take the token from --token-file,
 /// DDPRUN_RDZV_TOKEN or the job's token file, as the agents do, and fail at once (probe) when the
 /// store wants one they lack. Other keys never authenticate, so a token in the environment does
-/// not get in the way of a plain store.
+/// not get in the way of a plain store; a --token-file that cannot be read is an error anyway.
 Result<void> use_token_if_needed(const std::string& verb, const Args& a, ClientOptions& o) {
   const bool listing = verb == "keys";
-  if (!listing && !is_protected_key(a.key)) {
+  const bool needed = listing || is_protected_key(a.key);
+  if (!needed && a.token_file.empty()) {
     return {};
   }
   std::map<std::string, std::string> conf;
@@ -136,8 +137,8 @@ Result<void> use_token_if_needed(const std::string& verb, const Args& a, ClientO
   if (!token) {
     return token.error();
   }
-  if (listing && !*token) {
-    return {};  // the unprotected keys only
+  if (!needed || (listing && !*token)) {
+    return {};  // a worker key, or the unprotected keys only
   }
   use_rdzv_auth(o, *token);
   return {};

@@ -104,11 +104,13 @@ TEST(StoreCommand, AgentKeysOfAnAuthenticatedStoreNeedItsToken) {
   ::setenv("DDPRUN_RDZV_TOKEN", "job-secret", 1);
   EXPECT_EQ(run({"get", "ddprun/rdzv/j/state", "--endpoint", ep}, &out, &err), 0) << err;
   ::unsetenv("DDPRUN_RDZV_TOKEN");
-  // An unreadable token file is a usage error naming it.
+  // A token file others can read is a usage error naming it, even for a worker key.
   EXPECT_EQ(::chmod(good.c_str(), 0644), 0);
-  EXPECT_EQ(run({"get", "ddprun/x", "--endpoint", ep, "--token-file", good}, &out, &err), 2);
-  EXPECT_NE(err.find(good), std::string::npos) << err;
-  EXPECT_NE(err.find("chmod 600"), std::string::npos) << err;
+  for (const auto* key : {"ddprun/x", "/w"}) {
+    EXPECT_EQ(run({"get", key, "--endpoint", ep, "--token-file", good}, &out, &err), 2);
+    EXPECT_NE(err.find(good), std::string::npos) << err;
+    EXPECT_NE(err.find("chmod 600"), std::string::npos) << err;
+  }
   ::unlink(good.c_str());
   ::unlink(wrong.c_str());
 }
