@@ -7,9 +7,11 @@
 
 namespace ddprun::util {
 
-/// `items` cut, in order, into runs of `size` (the last one shorter; none for no items).
+/// `items` cut, in order, into runs of `size` (the last one shorter; none for no items; a
+/// `size` of 0 counts as 1).
 template <typename T>
 std::vector<std::vector<T>> batches(std::vector<T> items, std::size_t size) {
+  size = size == 0 ? 1 : size;
   std::vector<std::vector<T>> out;
   out.reserve((items.size() + size - 1) / size);
   for (auto at = items.begin(); at != items.end();) {

@@ -13,6 +13,7 @@ TEST(Batches, CutsInOrderWithAShorterLastRun) {
   EXPECT_EQ(batches(items, 7), (std::vector<std::vector<int>>{items}));
   EXPECT_EQ(batches(items, 100), (std::vector<std::vector<int>>{items}));
   EXPECT_EQ(batches(items, 1).size(), 7U);
+  EXPECT_EQ(batches(items, 0).size(), 7U);
 }
 
 TEST(Batches, NoItemsNoBatchesAndTheItemsAreMoved) {
