@@ -155,18 +155,25 @@ asio::awaitable<Result<std::vector<std::string>>> Client::multi_get(std::vector<
   if (!waited) {
     co_return finish(R(waited.error()));
   }
+  co_return co_await fetch_values(std::move(keys));
+}
+
+asio::awaitable<Result<std::vector<std::string>>> Client::fetch_values(
+    std::vector<std::string> keys) {
+  using R = Result<std::vector<std::string>>;
   const std::size_t n = keys.size();
-  std::string bytes;
+  Request r{Op::multi_get};
+  r.keys = std::move(keys);
+  Result<void> sent;
   if (options_.dialect == Dialect::d0) {
-    for (auto& key : keys) {
-      bytes += *encode_request(Dialect::d0, Request{Op::get, key});
+    std::string bytes;
+    for (auto& key : r.keys) {
+      bytes += *encode_request(Dialect::d0, Request{Op::get, key});  // GET is in every dialect
     }
+    sent = co_await send_raw(std::move(bytes));
   } else {
-    Request r{Op::multi_get};
-    r.keys = std::move(keys);
-    bytes = *encode_request(options_.dialect, r);
+    sent = co_await send(r);
   }
-  auto sent = co_await send_raw(std::move(bytes));
   if (!sent) {
     co_return finish(R(sent.error()));
   }
@@ -175,22 +182,14 @@ asio::awaitable<Result<std::vector<std::string>>> Client::multi_get(std::vector<
 
 asio::awaitable<Result<std::vector<std::string>>> Client::multi_get_now(
     std::vector<std::string> keys) {
-  using R = Result<std::vector<std::string>>;
-  if (options_.dialect == Dialect::d0) {
+  if (options_.dialect == Dialect::d0) {  // its GETs would block on a missing key
     co_return missing_op(Op::multi_get, options_.dialect);
   }
   auto ok = co_await begin("multi_get", options_.op_timeout);
   if (!ok) {
     co_return ok.error();
   }
-  const std::size_t n = keys.size();
-  Request r{Op::multi_get};
-  r.keys = std::move(keys);
-  auto sent = co_await send(r);
-  if (!sent) {
-    co_return finish(R(sent.error()));
-  }
-  co_return finish(co_await read_values(n));
+  co_return co_await fetch_values(std::move(keys));
 }
 
 asio::awaitable<Result<void>> Client::multi_set(KeyValues pairs) {

@@ -99,6 +99,9 @@ class Client {
   asio::awaitable<Result<std::string>> read_bytes();
   asio::awaitable<Result<void>> wait_stop(std::vector<std::string> keys);
   asio::awaitable<Result<std::vector<std::string>>> read_values(std::size_t n);
+  /// After begin(): the keys' values in one MULTI_GET (D0: a GET each, which blocks on a
+  /// missing key), then finish().
+  asio::awaitable<Result<std::vector<std::string>>> fetch_values(std::vector<std::string> keys);
 
   asio::io_context& io_;
   ClientOptions options_;
