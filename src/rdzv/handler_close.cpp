@@ -48,10 +48,7 @@ asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& 
   if (claimed->round != round || claimed->phase != Phase::closing || claimed->closer != me) {
     co_return Result<void>{};  // another node closes it, or the round moved on
   }
-  std::vector<std::string> keys;
-  for (int s = 1; s <= claimed->size; ++s) {
-    keys.push_back(slot_key(settings_.run_id, round, s));
-  }
+  auto keys = slot_keys(settings_.run_id, round, claimed->size);
   auto nodes = co_await read_many(keys);
   if (!nodes) {
     co_return nodes.error();
@@ -173,11 +170,9 @@ asio::awaitable<DynamicRendezvous::Arrivals> DynamicRendezvous::arrivals(int rou
   Arrivals out;
   out.live = static_cast<int>(std::max<std::int64_t>(0, *slots - *gone));
   out.taken = static_cast<int>(*slots);
-  std::vector<std::string> keys;
-  for (int s = 1; s <= out.taken && keys.size() < k_max_named_ids; ++s) {
-    keys.push_back(slot_key(settings_.run_id, round, s));
-  }
-  if (auto texts = co_await read_many(keys); texts) {
+  auto keys =
+      slot_keys(settings_.run_id, round, std::min(out.taken, static_cast<int>(k_max_named_ids)));
+  if (auto texts = co_await read_many(std::move(keys)); texts) {
     for (const auto& t : *texts) {
       if (auto n = decode_slot(t)) {
         (is_withdrawn(t) ? out.withdrawn : out.live_named).push_back(std::move(*n));

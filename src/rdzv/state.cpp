@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <tuple>
 
@@ -138,6 +139,15 @@ std::string slots_key(const std::string& run_id, int round) {
 
 std::string slot_key(const std::string& run_id, int round, int slot) {
   return round_prefix(run_id, round) + "slot/" + std::to_string(slot);
+}
+
+std::vector<std::string> slot_keys(const std::string& run_id, int round, int count) {
+  std::vector<std::string> keys;
+  keys.reserve(static_cast<std::size_t>(std::max(count, 0)));
+  for (int s = 1; s <= count; ++s) {
+    keys.push_back(slot_key(run_id, round, s));
+  }
+  return keys;
 }
 
 std::string gone_key(const std::string& run_id, int round) {

@@ -94,11 +94,7 @@ Result<std::vector<rdzv::NodeDesc>> read_nodes(store::SyncClient& client, const 
   if (!slots) {
     return slots.error();
   }
-  std::vector<std::string> keys;
-  for (std::int64_t s = 1; s <= *slots; ++s) {
-    keys.push_back(rdzv::slot_key(id, h.round, static_cast<int>(s)));
-  }
-  auto texts = read_many(client, std::move(keys));
+  auto texts = read_many(client, rdzv::slot_keys(id, h.round, static_cast<int>(*slots)));
   if (!texts) {
     return texts.error();
   }

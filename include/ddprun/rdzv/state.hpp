@@ -113,6 +113,8 @@ std::string host_marker_key(const std::string& run_id);
 std::string round_prefix(const std::string& run_id, int round);
 std::string slots_key(const std::string& run_id, int round);
 std::string slot_key(const std::string& run_id, int round, int slot);
+/// The keys of slots 1..count of a round.
+std::vector<std::string> slot_keys(const std::string& run_id, int round, int count);
 std::string gone_key(const std::string& run_id, int round);
 std::string rank_key(const std::string& run_id, int round, int slot);
 std::string members_key(const std::string& run_id, int round);
