@@ -22,6 +22,7 @@
 
 #include "ddprun/process/posix_launcher.hpp"
 
+#include "ddprun/util/exec_args.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <fcntl.h>
@@ -37,16 +38,6 @@
 namespace ddprun::process {
 
 namespace {
-
-std::vector<char*> c_strings(const std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (const auto& s : strings) {
-    out.push_back(const_cast<char*>(s.c_str()));
-  }
-  out.push_back(nullptr);
-  return out;
-}
 
 std::string path_of(const std::vector<std::string>& env) {
   for (const auto& e : env) {
@@ -155,8 +146,8 @@ Result<pid_t> PosixLauncher::spawn(const SpawnRequest& request) {
   if (!path) {
     return path.error();
   }
-  auto argv = c_strings(request.argv);
-  auto envp = c_strings(request.env);
+  auto argv = util::exec_args(request.argv);
+  auto envp = util::exec_args(request.env);
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   for (int cpu : request.cpu_affinity) {

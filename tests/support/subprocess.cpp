@@ -18,16 +18,6 @@ extern char** environ;
 
 namespace ddprun::test {
 
-std::vector<char*> exec_args(const std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  out.reserve(strings.size() + 1);
-  for (const auto& s : strings) {
-    out.push_back(const_cast<char*>(s.c_str()));
-  }
-  out.push_back(nullptr);
-  return out;
-}
-
 namespace {
 
 std::vector<std::string> child_env(const RunOptions& o) {

@@ -1,6 +1,8 @@
 #pragma once
 // Test helper: run a command with a deadline, capturing stdout and stderr.
 
+#include "ddprun/util/exec_args.hpp"
+
 #include <sys/types.h>
 
 #include <chrono>
@@ -27,9 +29,8 @@ struct RunOptions {
   std::chrono::milliseconds timeout{60000};
 };
 
-/// `strings` as the null-terminated pointer array execve() takes; it points into `strings`,
-/// which must outlive it.
-std::vector<char*> exec_args(const std::vector<std::string>& strings);
+/// `strings` as the null-terminated pointer array execve() takes (the launcher's own).
+using util::exec_args;
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.
 int free_port();
