@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build clang clang-tidy clang-format
+  build-essential cmake ninja-build ccache clang clang-tidy clang-format
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   python3-torch
