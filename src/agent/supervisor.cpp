@@ -3,20 +3,20 @@
 // A round: join the rendezvous, start every local worker (each in its own process group),
 // then wait for events. Events come from three producers that never block:
 //   - signal_loop(): Asio's signal_set delivers SIGCHLD and the handled signals. On SIGCHLD it
-//     reaps every exited child (waitpid(-1, WNOHANG): the agent is a child subreaper and owns
-//     all of its children, including grandchildren orphaned by a dead worker) and queues one
-//     event per child. Signals coalesce, so one SIGCHLD may stand for many exits.
+//     asks the launcher to reap every exited child (PosixLauncher: waitpid(-1, WNOHANG); the
+//     agent is a child subreaper and owns all of its children, including grandchildren
+//     orphaned by a dead worker) and queues one event per child. Signals coalesce, so one
+//     SIGCHLD may stand for many exits.
 //   - rdzv_watch_loop(): the rendezvous says the round must end (a node joined or left, or a
 //     peer's group failed). Each loop carries the round's generation so a late wake-up from an
 //     old round is ignored.
-//   - the clock: stop_workers() waits with deadlines for its escalation steps.
+//   - the clock (the util::Clock seam): stop_workers() waits with deadlines for its
+//     escalation steps.
 // monitor() consumes events until the round's outcome is known; next_step() (pure) decides
 // what follows. Stopping always signals whole process groups, including groups whose leader
 // already exited, and finishes only when every group is empty, so no grandchild survives.
 
 #include "ddprun/agent/supervisor.hpp"
-
-#include "ddprun/process/posix_launcher.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -25,7 +25,6 @@
 namespace ddprun::agent {
 
 namespace {
-using Clock = std::chrono::steady_clock;
 
 /// How long an agent stopped by a signal tries to leave the rendezvous before it exits anyway.
 constexpr std::chrono::milliseconds k_leave_bound{3000};
@@ -46,12 +45,13 @@ Outcome outcome_of(RdzvSignal s) {
 }  // namespace
 
 Supervisor::Supervisor(asio::io_context& ctx, const config::LaunchConfig& cfg, util::Env agent_env,
-                       process::Launcher& launcher, Rendezvous& rdzv, WorkerIo& io,
-                       SupervisorHooks hooks)
+                       process::Launcher& launcher, const util::Clock& clock, Rendezvous& rdzv,
+                       WorkerIo& io, SupervisorHooks hooks)
     : ctx_(ctx),
       cfg_(cfg),
       agent_env_(std::move(agent_env)),
       launcher_(launcher),
+      clock_(clock),
       rdzv_(rdzv),
       io_(io),
       hooks_(std::move(hooks)),
@@ -73,7 +73,7 @@ asio::awaitable<void> Supervisor::signal_loop() {
       events_.push(Event{Event::Kind::agent_signal, 0, 0, sig});
       continue;
     }
-    for (const auto& r : process::reap_exited()) {
+    for (const auto& r : launcher_.reap_exited()) {
       events_.push(Event{Event::Kind::child_exited, r.pid, r.status});
     }
   }
@@ -162,7 +162,7 @@ void Supervisor::handle_child(pid_t pid, int status) {
     }
     w.running = false;
     w.exit = process::decode_wait_status(status);
-    w.exit_time = std::chrono::system_clock::now();
+    w.exit_time = clock_.wall_now();
     if (!w.exit.success() && !w.stop_requested) {
       failure_order_.push_back(i);
     }
@@ -216,7 +216,7 @@ asio::awaitable<Outcome> Supervisor::monitor() {
 
 bool Supervisor::all_stopped() const {
   for (const auto& w : workers_) {
-    if (w.running || process::group_alive(w.pid)) {
+    if (w.running || launcher_.group_alive(w.pid)) {
       return false;
     }
   }
@@ -225,7 +225,7 @@ bool Supervisor::all_stopped() const {
 
 void Supervisor::signal_all(int sig) {
   for (auto& w : workers_) {
-    if (!w.running && !process::group_alive(w.pid)) {
+    if (!w.running && !launcher_.group_alive(w.pid)) {
       continue;
     }
     if (sig == SIGKILL && w.running) {
@@ -245,7 +245,7 @@ asio::awaitable<void> Supervisor::stop_workers(int first_signal) {
       break;
     }
     signal_all(step.signal);
-    auto deadline = Clock::now() + step.wait;
+    auto deadline = clock_.now() + step.wait;
     while (!all_stopped()) {
       auto ev = co_await events_.pop_until(deadline);
       if (!ev) {
@@ -262,7 +262,7 @@ asio::awaitable<void> Supervisor::stop_workers(int first_signal) {
     }
   }
   for (const auto& w : workers_) {
-    if (!w.running && !process::group_alive(w.pid)) {
+    if (!w.running && !launcher_.group_alive(w.pid)) {
       launcher_.forget_group(w.pid);  // the guardian must not kill a reused id later
     } else if (w.running) {
       spdlog::error("process {} (local_rank {}) did not exit after SIGKILL; abandoning it", w.pid,
@@ -292,7 +292,7 @@ asio::awaitable<void> Supervisor::leave_round() {
 /// must not hold up the exit.
 asio::awaitable<void> Supervisor::leave_rendezvous() {
   asio::co_spawn(ctx_, leave_round(), asio::detached);
-  const auto deadline = Clock::now() + k_leave_bound;
+  const auto deadline = clock_.now() + k_leave_bound;
   while (auto ev = co_await events_.pop_until(deadline)) {
     if (ev->kind == Event::Kind::left) {
       co_return;
@@ -342,7 +342,7 @@ asio::awaitable<int> Supervisor::finish(Step step) {
 }
 
 asio::awaitable<int> Supervisor::run() {
-  process::become_subreaper();
+  launcher_.become_subreaper();
   asio::co_spawn(ctx_, signal_loop(), asio::detached);
   int remaining = cfg_.max_restarts;
   while (true) {

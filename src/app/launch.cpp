@@ -118,7 +118,7 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, const std::vector<i
   auto setup = make_rendezvous(ctx, cfg, agent_env, ports, clock);
   auto io = make_worker_io(ctx, cfg, agent_env);
   Reporter reporter(cfg, agent_env);
-  agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, *setup.rdzv, *io,
+  agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock, *setup.rdzv, *io,
                                reporter.hooks());
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
                util::quoted(cfg.training_script), setup.rdzv->describe(), cfg.max_restarts);

@@ -4,14 +4,15 @@
 // a signalfd, so there are no handlers and no races between a child's exit and poll().
 // PosixLauncher unblocks the mask in each child before exec. Each child leads its own process
 // group (pbsdsh/srun/ssh and anything they start locally), which is what we signal. Stopping is
-// the received signal (SIGTERM when a node failed) to every live group, then SIGKILL to whatever
-// is left once `shutdown_timeout` has passed. The loop ends when every child has been reaped and
-// its pipes are at EOF; a pipe kept open by an escaped grandchild is given k_drain_time after the
-// last reap, then abandoned.
+// the agent's stop plan (process::make_stop_plan): SIGCONT, the received signal (SIGTERM when a
+// node failed) to every live group, then SIGKILL to whatever is left once `shutdown_timeout` has
+// passed. The loop ends when every child has been reaped and its pipes are at EOF; a pipe kept
+// open by an escaped grandchild is given k_drain_time after the last reap, then abandoned.
 
 #include "ddprun/fanout/run.hpp"
 
 #include "ddprun/output/line_splitter.hpp"
+#include "ddprun/process/exit_info.hpp"
 #include "ddprun/process/posix_launcher.hpp"
 #include "ddprun/util/fatal.hpp"
 
@@ -126,6 +127,7 @@ class Runner {
   void on_signal_fd();
   void reap();
   void on_exit(Child& child, int wait_status);
+  void signal_live(int sig);
   void stop(int sig);
   void escalate();
   bool finished() const;
@@ -138,7 +140,9 @@ class Runner {
   int signal_fd_ = -1;
   int status_ = 0;
   int received_signal_ = 0;
-  std::optional<Clock::time_point> kill_at_;
+  process::StopPlan stop_plan_;  // empty until the first stop
+  std::size_t next_step_ = 0;
+  Clock::time_point next_step_at_{};
   std::optional<Clock::time_point> drain_until_;
 };
 
@@ -172,7 +176,10 @@ Result<void> Runner::spawn_all() {
 }
 
 int Runner::poll_timeout_ms() const {
-  auto next = kill_at_;
+  std::optional<Clock::time_point> next;
+  if (next_step_ < stop_plan_.size()) {
+    next = next_step_at_;
+  }
   if (drain_until_ && (!next || *drain_until_ < *next)) {
     next = drain_until_;
   }
@@ -215,25 +222,31 @@ void Runner::reap() {
   }
 }
 
-void Runner::stop(int sig) {
+void Runner::signal_live(int sig) {
   for (const auto& child : children_) {
     if (!child.done) {
       launcher_.signal_group(child.pid, sig);
     }
   }
-  if (!kill_at_) {
-    kill_at_ = Clock::now() + stopping_.shutdown_timeout;
+}
+
+/// The first stop starts the shared escalation (SIGCONT, `sig`, then SIGKILL after the
+/// shutdown timeout); a later signal is forwarded at once and the escalation goes on.
+void Runner::stop(int sig) {
+  if (!stop_plan_.empty()) {
+    signal_live(sig);
+    return;
   }
+  stop_plan_ = process::make_stop_plan(sig, stopping_.shutdown_timeout);
+  next_step_at_ = Clock::now();
+  escalate();
 }
 
 void Runner::escalate() {
-  if (kill_at_ && Clock::now() >= *kill_at_) {
-    for (const auto& child : children_) {
-      if (!child.done) {
-        launcher_.signal_group(child.pid, SIGKILL);
-      }
-    }
-    kill_at_.reset();
+  while (next_step_ < stop_plan_.size() && Clock::now() >= next_step_at_) {
+    const auto& step = stop_plan_[next_step_++];
+    signal_live(step.signal);
+    next_step_at_ = Clock::now() + step.wait;
   }
 }
 

@@ -202,6 +202,12 @@ void PosixLauncher::forget_group(pid_t pgid) {
   }
 }
 
+std::vector<Reaped> PosixLauncher::reap_exited() { return process::reap_exited(); }
+
+bool PosixLauncher::group_alive(pid_t pgid) const { return process::group_alive(pgid); }
+
+void PosixLauncher::become_subreaper() { process::become_subreaper(); }
+
 void become_subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
 
 bool group_alive(pid_t pgid) { return pgid > 1 && kill(-pgid, 0) == 0; }

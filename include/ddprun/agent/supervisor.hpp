@@ -8,6 +8,7 @@
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/process/exit_info.hpp"
 #include "ddprun/process/launcher.hpp"
+#include "ddprun/util/clock.hpp"
 
 #include <sys/types.h>
 
@@ -38,10 +39,15 @@ struct SupervisorHooks {
   std::function<void(const std::vector<WorkerFailure>&)> failed;  ///< final failure report
 };
 
+/// Drives the OS only through its seams: `launcher` (spawn, signal, reap, group liveness),
+/// `clock` (deadlines and failure times), `rdzv` and `io`; tests give it fakes of each
+/// (tests/support/fake_launcher.hpp). SIGCHLD and the handled signals arrive on its
+/// signal_set: a wake-up to call launcher.reap_exited(), whatever the launcher is.
 class Supervisor {
  public:
   Supervisor(asio::io_context& ctx, const config::LaunchConfig& cfg, util::Env agent_env,
-             process::Launcher& launcher, Rendezvous& rdzv, WorkerIo& io, SupervisorHooks hooks);
+             process::Launcher& launcher, const util::Clock& clock, Rendezvous& rdzv, WorkerIo& io,
+             SupervisorHooks hooks);
 
   /// Runs rounds until success, final failure or a handled signal; returns the exit code.
   asio::awaitable<int> run();
@@ -84,6 +90,7 @@ class Supervisor {
   const config::LaunchConfig& cfg_;
   util::Env agent_env_;
   process::Launcher& launcher_;
+  const util::Clock& clock_;
   Rendezvous& rdzv_;
   WorkerIo& io_;
   SupervisorHooks hooks_;

@@ -1,6 +1,6 @@
 #pragma once
 // The process seam: what the agent asks of the OS to start and signal workers.
-// PosixLauncher does it with fork/exec; tests use a fake.
+// PosixLauncher does it with fork/exec; tests/support/fake_launcher.hpp scripts it in memory.
 
 #include "ddprun/util/result.hpp"
 
@@ -10,6 +10,12 @@
 #include <vector>
 
 namespace ddprun::process {
+
+/// One reaped child: its pid and its raw wait status.
+struct Reaped {
+  pid_t pid;
+  int status;
+};
 
 /// Everything a child needs, built before fork so the child side only does syscalls.
 struct SpawnRequest {
@@ -32,6 +38,14 @@ class Launcher {
   virtual bool signal_group(pid_t pgid, int sig) = 0;
   /// The group `pgid` is empty now and its id may be reused: stop guarding it.
   virtual void forget_group(pid_t /*pgid*/) {}
+  /// Reaps every child that has exited, without blocking; the caller learns that there may be
+  /// some from SIGCHLD.
+  virtual std::vector<Reaped> reap_exited() = 0;
+  /// True while the process group `pgid` still has members.
+  virtual bool group_alive(pid_t pgid) const = 0;
+  /// Called once before the first spawn: from then on, children orphaned by a worker are
+  /// adopted (and so reaped) by this process.
+  virtual void become_subreaper() {}
 };
 
 /// Finds `program` the way execvp would, using `path_var` (a PATH value). Programs with a

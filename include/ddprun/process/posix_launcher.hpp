@@ -15,6 +15,9 @@ class PosixLauncher final : public Launcher {
   Result<pid_t> spawn(const SpawnRequest& request) override;
   bool signal_group(pid_t pgid, int sig) override;
   void forget_group(pid_t pgid) override;
+  std::vector<Reaped> reap_exited() override;
+  bool group_alive(pid_t pgid) const override;
+  void become_subreaper() override;
 
  private:
   Guardian* guardian_ = nullptr;
@@ -30,12 +33,6 @@ bool group_alive(pid_t pgid);
 }  // namespace ddprun::process
 
 namespace ddprun::process {
-
-/// One reaped child: its pid and how it ended.
-struct Reaped {
-  pid_t pid;
-  int status;
-};
 
 /// Reaps every child that has exited, without blocking (waitpid(-1, WNOHANG) until none is
 /// left). The agent owns all its children, including orphans adopted as subreaper.

@@ -1,0 +1,264 @@
+// The supervisor's decisions, driven through its seams: FakeLauncher (no fork), a scripted
+// rendezvous and worker I/O that writes nothing. Real pieces: the io_context, the signal_set
+// (SIGCHLD raised by the fake, SIGTERM/SIGINT raised by the test) and the clock.
+
+#include "ddprun/agent/supervisor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "support/fake_launcher.hpp"
+
+namespace ddprun::agent {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// Rounds formed at once for one node; records what the supervisor asked of it.
+class ScriptedRendezvous final : public Rendezvous {
+ public:
+  ScriptedRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg)
+      : cfg_(cfg), forever_(ctx) {}
+
+  asio::awaitable<Result<Round>> next_round(int restart_count) override {
+    forever_.cancel();  // ends the previous round's watch()
+    joins.push_back(restart_count);
+    if (hang_join) {
+      co_await wait_forever();
+    }
+    Round round;
+    round.round_number = static_cast<int>(joins.size()) - 1;
+    round.info =
+        RoundInfo{"127.0.0.1", 29500, restart_count, cfg_.max_restarts, "fake", false, cfg_.role};
+    const int n = cfg_.nproc_per_node;
+    round.ranks = worker_ranks(NodePlace{0, 1, n, 0, n, 0, n});
+    co_return round;
+  }
+  asio::awaitable<RdzvSignal> watch() override {
+    if (auto it = raise_in_round.find(static_cast<int>(joins.size()) - 1);
+        it != raise_in_round.end()) {
+      co_return it->second;
+    }
+    co_await wait_forever();
+    co_return RdzvSignal::none;
+  }
+  asio::awaitable<void> report_failure() override {
+    ++failure_reports;
+    co_return;
+  }
+  asio::awaitable<void> exit_barrier(bool success) override {
+    barriers.push_back(success);
+    co_return;
+  }
+  asio::awaitable<void> shutdown() override {
+    ++shutdowns;
+    co_return;
+  }
+  asio::awaitable<void> leave(std::chrono::milliseconds /*bound*/) override {
+    ++leaves;
+    co_return;
+  }
+  std::string describe() const override { return "scripted rendezvous"; }
+  void cancel() { forever_.cancel(); }
+
+  bool hang_join = false;
+  std::map<int, RdzvSignal> raise_in_round;  ///< round number -> what watch() says at once
+  std::vector<int> joins;                    ///< restart_count of each next_round call
+  std::vector<bool> barriers;
+  int failure_reports = 0;
+  int shutdowns = 0;
+  int leaves = 0;
+
+ private:
+  asio::awaitable<void> wait_forever() {
+    forever_.expires_at(std::chrono::steady_clock::time_point::max());
+    boost::system::error_code ec;
+    co_await forever_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+
+  const config::LaunchConfig& cfg_;
+  asio::steady_timer forever_;
+};
+
+class SilentIo final : public WorkerIo {
+ public:
+  Result<void> begin_attempt(int /*attempt*/, int /*nproc*/) override { return {}; }
+  std::string error_file(int /*local_rank*/) const override { return ""; }
+  Result<ChildFds> open(const WorkerRanks& /*ranks*/) override { return ChildFds{}; }
+  void spawned(int /*local_rank*/) override {}
+  asio::awaitable<void> drain(std::chrono::milliseconds /*max_wait*/) override { co_return; }
+  std::vector<std::string> stderr_tail(int /*local_rank*/) const override { return {}; }
+  std::string run_dir() const override { return ""; }
+};
+
+void raise_signal(int sig) { ::kill(::getpid(), sig); }
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  void configure(int nproc, int max_restarts) {
+    cfg_.nproc_per_node = nproc;
+    cfg_.max_restarts = max_restarts;
+    cfg_.no_python = true;
+    cfg_.training_script = "/bin/true";
+    cfg_.shutdown_timeout = 100ms;
+    cfg_.signals_to_handle = {SIGTERM, SIGINT};
+  }
+
+  /// Runs the supervisor to its exit code (bounded); `on_start(round, pids)` scripts workers.
+  int run(std::function<void(int, const std::vector<pid_t>&)> on_start) {
+    SupervisorHooks hooks;
+    int round = 0;
+    hooks.workers_started = [&](const Round&, const std::vector<pid_t>& pids) {
+      on_start(round++, pids);
+    };
+    hooks.failed = [&](const std::vector<WorkerFailure>& f) { failures_ = f; };
+    auto supervisor = std::make_unique<Supervisor>(ctx_, cfg_, util::Env{}, launcher_, clock_,
+                                                   rdzv_, io_, std::move(hooks));
+    std::optional<int> status;
+    asio::co_spawn(ctx_, supervisor->run(), [&](const std::exception_ptr& e, int code) {
+      status = e ? -1 : code;
+      ctx_.stop();
+    });
+    ctx_.run_for(20s);
+    // Let the pending waits end while everything they refer to is still alive.
+    rdzv_.cancel();
+    supervisor.reset();
+    ctx_.restart();
+    ctx_.poll();
+    EXPECT_TRUE(status.has_value()) << "the supervisor did not finish within 20 s";
+    return status.value_or(-2);
+  }
+
+  asio::io_context ctx_{1};
+  config::LaunchConfig cfg_;
+  util::SystemClock clock_;
+  test::FakeLauncher launcher_;
+  ScriptedRendezvous rdzv_{ctx_, cfg_};
+  SilentIo io_;
+  std::vector<WorkerFailure> failures_;
+};
+
+const std::vector<int> k_term_plan{SIGCONT, SIGTERM};
+
+TEST_F(SupervisorTest, FirstFailureStopsTheRestAndReportsOnlyIt) {
+  configure(3, 0);
+  int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[1], 3); });
+  EXPECT_EQ(rc, 1);
+  const auto& pids = launcher_.pids();
+  ASSERT_EQ(pids.size(), 3U);
+  EXPECT_EQ(launcher_.signals_to(pids[0]), k_term_plan);
+  EXPECT_EQ(launcher_.signals_to(pids[2]), k_term_plan);
+  EXPECT_TRUE(launcher_.signals_to(pids[1]).empty());
+  ASSERT_EQ(failures_.size(), 1U);
+  EXPECT_EQ(failures_[0].ranks.local_rank, 1);
+  EXPECT_EQ(failures_[0].exit.exit_status, 3);
+  EXPECT_EQ(rdzv_.failure_reports, 1);
+  EXPECT_EQ(rdzv_.barriers, std::vector<bool>{false});
+  EXPECT_TRUE(launcher_.subreaper());
+}
+
+TEST_F(SupervisorTest, RestartsUntilMaxRestartsAreSpentThenFails) {
+  configure(2, 2);
+  int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.kill_with(pids[0], SIGSEGV); });
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(rdzv_.joins, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(launcher_.spawned().size(), 6U);
+  EXPECT_EQ(rdzv_.failure_reports, 3);  // after each of the two restarts, and the final one
+  ASSERT_EQ(failures_.size(), 1U);
+  EXPECT_EQ(failures_[0].exit.signal, SIGSEGV);
+}
+
+TEST_F(SupervisorTest, SecondAttemptSucceedsAfterOneFailure) {
+  configure(2, 3);
+  int rc = run([&](int round, const std::vector<pid_t>& pids) {
+    launcher_.exit_with(pids[0], round == 0 ? 1 : 0);
+    launcher_.exit_with(pids[1], 0);
+  });
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(rdzv_.joins, (std::vector<int>{0, 1}));
+  EXPECT_EQ(rdzv_.barriers, std::vector<bool>{true});
+  EXPECT_EQ(rdzv_.shutdowns, 1);
+  EXPECT_TRUE(failures_.empty());
+}
+
+TEST_F(SupervisorTest, MembershipChangeRestartsWithoutSpendingARestart) {
+  configure(1, 0);
+  rdzv_.raise_in_round[0] = RdzvSignal::membership_changed;
+  int rc = run([&](int round, const std::vector<pid_t>& pids) {
+    if (round == 1) {
+      launcher_.exit_with(pids[0], 0);
+    }
+  });
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(rdzv_.joins, (std::vector<int>{0, 0}));
+  EXPECT_EQ(launcher_.signals_to(launcher_.pids()[0]), k_term_plan);
+}
+
+TEST_F(SupervisorTest, SignalWhileJoiningExitsWithoutStartingWorkers) {
+  configure(2, 3);
+  rdzv_.hang_join = true;
+  asio::post(ctx_, [] { raise_signal(SIGTERM); });
+  int rc = run([](int, const std::vector<pid_t>&) {});
+  EXPECT_EQ(rc, 1);
+  EXPECT_TRUE(launcher_.spawned().empty());
+  EXPECT_EQ(rdzv_.leaves, 1);
+  EXPECT_EQ(rdzv_.failure_reports, 0);
+}
+
+TEST_F(SupervisorTest, SignalWhileRunningIsForwardedThenTheAgentLeaves) {
+  configure(2, 3);
+  int rc = run([](int, const std::vector<pid_t>&) { raise_signal(SIGINT); });
+  EXPECT_EQ(rc, 1);
+  for (pid_t pid : launcher_.pids()) {
+    EXPECT_EQ(launcher_.signals_to(pid), (std::vector<int>{SIGCONT, SIGINT}));
+  }
+  EXPECT_EQ(rdzv_.joins.size(), 1U);  // no restart after a handled signal
+  EXPECT_EQ(rdzv_.leaves, 1);
+  EXPECT_TRUE(rdzv_.barriers.empty());
+}
+
+TEST_F(SupervisorTest, SuccessStillStopsGroupsWithStragglers) {
+  configure(2, 0);
+  int rc = run([&](int, const std::vector<pid_t>& pids) {
+    launcher_.leave_straggler(pids[0]);
+    launcher_.exit_with(pids[0], 0);
+    launcher_.exit_with(pids[1], 0);
+  });
+  EXPECT_EQ(rc, 0);
+  const auto& pids = launcher_.pids();
+  EXPECT_EQ(launcher_.signals_to(pids[0]), k_term_plan);  // the straggler's group
+  EXPECT_TRUE(launcher_.signals_to(pids[1]).empty());
+  EXPECT_FALSE(launcher_.group_alive(pids[0]));
+  EXPECT_EQ(launcher_.forgotten(), pids);
+  EXPECT_EQ(rdzv_.barriers, std::vector<bool>{true});
+}
+
+TEST_F(SupervisorTest, WorkerIgnoringTheSignalIsKilledAfterTheGrace) {
+  configure(2, 0);
+  int rc = run([&](int, const std::vector<pid_t>& pids) {
+    launcher_.ignore_signals(pids[1]);
+    launcher_.exit_with(pids[0], 1);
+  });
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(launcher_.signals_to(launcher_.pids()[1]),
+            (std::vector<int>{SIGCONT, SIGTERM, SIGKILL}));
+  ASSERT_EQ(failures_.size(), 1U);  // the killed worker was stopped, not failed
+  EXPECT_EQ(failures_[0].ranks.local_rank, 0);
+}
+
+TEST_F(SupervisorTest, SpawnFailureStopsTheWorkersAlreadyStarted) {
+  configure(3, 2);
+  launcher_.fail_spawn_at(1);
+  int rc = run([](int, const std::vector<pid_t>&) { ADD_FAILURE() << "no round may start"; });
+  EXPECT_EQ(rc, 1);
+  ASSERT_EQ(launcher_.pids().size(), 1U);
+  EXPECT_EQ(launcher_.signals_to(launcher_.pids()[0]), k_term_plan);
+  EXPECT_EQ(rdzv_.joins.size(), 1U);  // an exec failure is not retried
+}
+
+}  // namespace
+}  // namespace ddprun::agent
