@@ -164,11 +164,14 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
     }
   }
   check_rendezvous_settings(cfg);
+  setup_logging(cfg.log_level);
+  for (const auto& line : cfg.warnings) {
+    spdlog::warn("{}", line);
+  }
   if (cfg.print_config) {
     (void)std::fputs(config::render_config(cfg).c_str(), stdout);
     return 0;
   }
-  setup_logging(cfg.log_level);
   if (auto ok = preflight(cfg, env); !ok) {
     throw Fatal(make_error(ErrorCode::io, ok.error().message));
   }

@@ -23,7 +23,7 @@ std::vector<FlagSpec> node_flags() {
        .env_var = "PET_NPROC_PER_NODE",
        .metavar = "NPROC",
        .group = g,
-       .help = "Number of workers per node: an integer, or cpu, gpu, xpu or auto."},
+       .help = "Number of workers per node: an integer, or cpu, gpu or auto."},
       {.dest = "node_rank",
        .spellings = {"--node-rank", "--node_rank"},
        .kind = FlagKind::valued,

@@ -31,7 +31,9 @@ std::vector<FlagSpec> supervision_flags() {
        .env_var = "PET_SIGNALS_TO_HANDLE",
        .metavar = "SIGNALS",
        .group = g,
-       .help = "Comma-separated signal names the launcher traps and forwards to the workers."},
+       .help = "Comma-separated signal names the launcher traps and forwards to the workers; a "
+               "name that is not a signal (or SIGKILL, SIGSTOP, SIGCHLD) is ignored with a "
+               "warning, as torchrun does."},
       {.dest = "event_log_handler",
        .spellings = {"--event-log-handler", "--event_log_handler"},
        .kind = FlagKind::valued,
@@ -85,7 +87,7 @@ std::vector<FlagSpec> output_flags() {
        .metavar = "NAME",
        .group = g,
        .help = "torchrun.logs_specs entry point for a custom log layout; ddprun accepts only the "
-               "default (empty). Not read from PET_."},
+               "built-in one: default, or empty. Not read from PET_."},
   };
 }
 

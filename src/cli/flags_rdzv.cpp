@@ -36,8 +36,11 @@ std::vector<FlagSpec> rdzv_flags() {
        .metavar = "K=V,...",
        .group = g,
        .help = "Additional rendezvous configuration, e.g. join_timeout=600,read_timeout=60. "
-               "token_file=PATH authenticates the agents to each other with the secret in PATH "
-               "(mode 600; see also DDPRUN_RDZV_TOKEN)."},
+               "Keys: join_timeout, last_call_timeout, close_timeout, heartbeat_timeout, "
+               "keep_alive_interval, keep_alive_max_attempt, read_timeout, is_host, timeout, "
+               "token_file, store_type, rank, use_libuv; an unknown key is ignored with a "
+               "warning. token_file=PATH authenticates the agents to each other with the secret "
+               "in PATH (mode 600; see also DDPRUN_RDZV_TOKEN)."},
       {.dest = "standalone",
        .spellings = {"--standalone"},
        .kind = FlagKind::boolean,

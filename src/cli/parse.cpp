@@ -203,10 +203,7 @@ Result<void> Parser::apply_valued(const OptionMatch& match, const std::vector<st
 Result<Setting> Parser::from_env(const FlagSpec& flag, const std::string& text) const {
   const std::string var(flag.env_var);
   if (flag.kind == FlagKind::valued) {
-    if (auto r = check_choice(flag, text, var); !r) {
-      return r.error();
-    }
-    return Setting{text, Origin::env, var};
+    return Setting{text, Origin::env, var};  // argparse checks choices on the command line only
   }
   auto on = detail::parse_python_int_nonzero(text);
   if (!on) {

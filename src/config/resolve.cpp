@@ -2,12 +2,14 @@
 // Each resolve_* step converts one concern and records the origin of every value it sets.
 
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/config/rdzv_conf.hpp"
 #include "ddprun/output/std_spec.hpp"
 #include "ddprun/process/exit_info.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <algorithm>
 #include <csignal>
+#include <limits>
 #include <set>
 
 namespace ddprun::config {
@@ -17,6 +19,8 @@ namespace {
 using util::quoted;
 
 constexpr int k_default_c10d_port = 29400;
+constexpr int k_int_min = std::numeric_limits<int>::min();
+constexpr int k_int_max = std::numeric_limits<int>::max();
 
 class Resolver {
  public:
@@ -61,6 +65,9 @@ class Resolver {
     return make_error(ErrorCode::usage,
                       who(dest) + " " + quoted(text(dest)) + ": expected " + expected);
   }
+  void warn(const std::string& dest, const std::string& line) {
+    cfg_.warnings.push_back(who(dest) + " " + line);
+  }
   /// A parser's error (which quotes the text) prefixed with where the text came from.
   Error named(const std::string& dest, const Error& e) const {
     return make_error(ErrorCode::usage, who(dest) + " " + e.message);
@@ -87,6 +94,8 @@ class Resolver {
   Result<void> logging();
   Result<void> worker_output();
   Result<void> static_node();
+  Result<void> local_addr();
+  void warn_if_set(const std::string& dest, bool matters, const std::string& why);
 
   const cli::ParsedArgs& args_;
   const util::Env& env_;
@@ -120,7 +129,11 @@ Result<void> Resolver::nodes_and_workers() {
     cfg_.nproc_per_node = gpus;
     cfg_.nproc_source = n + ": " + gpu_from;
   } else {
-    auto v = int_in("nproc_per_node", 1, 1 << 16, "a positive integer, cpu, gpu or auto");
+    // torch main's "xpu" counts Intel GPUs through SYCL, which ddprun cannot ask.
+    auto v = int_in("nproc_per_node", 1, 1 << 16,
+                    n == "xpu" ? "a positive integer, cpu, gpu or auto (ddprun cannot count Intel "
+                                 "XPUs: give their number)"
+                               : "a positive integer, cpu, gpu or auto");
     if (!v) {
       return v.error();
     }
@@ -183,36 +196,61 @@ Result<void> Resolver::rendezvous() {
   }
   note("rdzv_endpoint", endpoint_text, cfg_.standalone ? forced : origin_of("rdzv_endpoint"));
   note("rdzv_id", cfg_.rdzv_id, cfg_.standalone ? forced : origin_of("rdzv_id"));
-  auto conf = parse_rdzv_conf(text("rdzv_conf"));
+  auto conf = read_rdzv_conf(text("rdzv_conf"), cfg_.rdzv_backend);
   if (!conf) {
     return named("rdzv_conf", conf.error());
   }
-  cfg_.rdzv_conf = *conf;
+  cfg_.rdzv_conf = conf->pairs;
+  for (const auto& line : conf->warnings) {
+    warn("rdzv_conf", line);
+  }
   note("rdzv_conf", text("rdzv_conf"));
   return static_node();
 }
 
+// --node-rank, --master-addr and --master-port belong to the static backend; c10d (and so
+// --standalone) ignores them in torchrun, which ddprun says when the user set one.
 Result<void> Resolver::static_node() {
-  auto rank = int_in("node_rank", 0, 1 << 20, "a non-negative integer");
+  const bool is_static = cfg_.rdzv_backend == "static";
+  auto rank = int_in("node_rank", is_static ? 0 : k_int_min, is_static ? 1 << 20 : k_int_max,
+                     is_static ? "a non-negative integer" : "an integer");
   if (!rank) {
     return rank.error();
   }
-  if (cfg_.rdzv_backend == "static" && *rank >= cfg_.nnodes.max) {
+  if (is_static && *rank >= cfg_.nnodes.max) {
     return bad("node_rank", "a node rank below --nnodes (" + std::to_string(cfg_.nnodes.max) + ")");
   }
-  cfg_.node_rank = *rank;
-  note("node_rank", std::to_string(cfg_.node_rank));
-  cfg_.master_addr = text("master_addr");
-  if (!is_host_text(cfg_.master_addr)) {
-    return bad("master_addr", "a host name or address");
-  }
-  note("master_addr", cfg_.master_addr);
-  auto port = int_in("master_port", 0, 65535, "a port number 0-65535");
+  cfg_.node_rank = is_static ? *rank : 0;
+  note("node_rank", text("node_rank"));
+  auto port = int_in("master_port", is_static ? 0 : k_int_min, is_static ? 65535 : k_int_max,
+                     is_static ? "a port number 0-65535" : "an integer");
   if (!port) {
     return port.error();
   }
+  cfg_.master_addr = text("master_addr");
+  if (is_static && !is_host_text(cfg_.master_addr)) {
+    return bad("master_addr", "a host name or address");
+  }
   cfg_.master_port = *port;
+  note("master_addr", cfg_.master_addr);
   note("master_port", std::to_string(cfg_.master_port));
+  if (!is_static) {
+    warn_if_set("node_rank", text("node_rank") != "0", "ranks come from the rendezvous");
+    for (const char* dest : {"master_addr", "master_port"}) {
+      warn_if_set(dest, true, "the rendezvous is at --rdzv-endpoint");
+    }
+  }
+  return local_addr();
+}
+
+void Resolver::warn_if_set(const std::string& dest, bool matters, const std::string& why) {
+  const auto origin = at(dest).origin;
+  if (matters && (origin == cli::Origin::flag || origin == cli::Origin::env)) {
+    warn(dest, quoted(text(dest)) + ": ignored, not used by the c10d backend: " + why);
+  }
+}
+
+Result<void> Resolver::local_addr() {
   cfg_.local_addr = text("local_addr");
   if (!cfg_.local_addr.empty() && !is_host_text(cfg_.local_addr)) {
     return bad("local_addr", "a host name or address");
@@ -258,10 +296,7 @@ Result<void> Resolver::worker_command() {
   cfg_.local_rank_flag = style == "dash" ? "--local-rank" : "--local_rank";
   note("append_local_rank", cfg_.append_local_rank ? cfg_.local_rank_flag + "=N" : "no",
        origin_of("legacy_local_rank"));
-  cfg_.role = text("role");
-  if (cfg_.role.empty()) {
-    return bad("role", "a non-empty role name");
-  }
+  cfg_.role = text("role");  // any text, as in torchrun (an empty role is a role named "")
   note("role", cfg_.role);
   return {};
 }
@@ -282,7 +317,11 @@ Result<void> Resolver::supervision() {
   cfg_.start_method = text("start_method");
   static const std::set<std::string> methods{"spawn", "fork", "forkserver"};
   if (methods.count(cfg_.start_method) == 0) {
-    return bad("start_method", "one of spawn, fork, forkserver");
+    // Only a PET_START_METHOD gets here (the parser checks the flag's choices); torchrun takes
+    // it unchecked and never uses it for a program, so ddprun ignores it too.
+    warn("start_method", quoted(cfg_.start_method) +
+                             ": ignored, expected spawn, fork or forkserver (spawn is used)");
+    cfg_.start_method = "spawn";
   }
   note("start_method", cfg_.start_method);
   auto grace = util::parse_seconds(text("shutdown_timeout"));
@@ -292,10 +331,10 @@ Result<void> Resolver::supervision() {
   cfg_.shutdown_timeout = *grace;
   note("shutdown_timeout", text("shutdown_timeout"));
   auto sigs = process::parse_signal_list(text("signals_to_handle"));
-  if (!sigs) {
-    return bad("signals_to_handle", "a comma list of signal names (" + sigs.error().message + ")");
+  for (const auto& ignored : sigs.ignored) {
+    warn("signals_to_handle", quoted(ignored.text) + ": ignored, " + ignored.reason);
   }
-  cfg_.signals_to_handle = *sigs;
+  cfg_.signals_to_handle = sigs.signals;
   note("signals_to_handle", text("signals_to_handle"));
   const auto& store = text("agent_store");
   if (store != "auto" && store != "on" && store != "off") {
@@ -344,8 +383,10 @@ Result<void> Resolver::logging() {
     return bad("log_level", "one of debug, info, warning, error, critical, off");
   }
   note("log_level", cfg_.log_level);
-  if (!text("logs_specs").empty()) {
-    return bad("logs_specs", "nothing: custom Python log specs cannot be loaded by ddprun");
+  // torch >= 2.2 registers its built-in layout under the name "default".
+  if (!text("logs_specs").empty() && text("logs_specs") != "default") {
+    return bad("logs_specs",
+               "default or nothing: custom Python log specs cannot be loaded by ddprun");
   }
   cfg_.event_log_handler = text("event_log_handler");
   static const std::set<std::string> handlers{"null", "console", "dynamic_rendezvous"};

@@ -75,22 +75,22 @@ Result<int> parse_signal(std::string_view text) {
                                           " (expected a name like SIGTERM or a number)");
 }
 
-Result<std::vector<int>> parse_signal_list(std::string_view text) {
-  std::vector<int> out;
+SignalList parse_signal_list(std::string_view text) {
+  SignalList out;
   for (const auto& part : util::split(text, ',')) {
-    if (util::trim(part).empty()) {
+    const auto t = std::string(util::trim(part));
+    if (t.empty()) {
       continue;
     }
-    auto sig = parse_signal(part);
+    auto sig = parse_signal(t);
     if (!sig) {
-      return sig.error();
+      out.ignored.push_back({t, sig.error().message});
+    } else if (*sig == SIGKILL || *sig == SIGSTOP || *sig == SIGCHLD) {
+      out.ignored.push_back(
+          {t, "cannot be handled (SIGKILL, SIGSTOP and SIGCHLD are not allowed)"});
+    } else {
+      out.signals.push_back(*sig);
     }
-    if (*sig == SIGKILL || *sig == SIGSTOP || *sig == SIGCHLD) {
-      return make_error(ErrorCode::usage,
-                        "signal " + util::quoted(util::trim(part)) +
-                            " cannot be handled (SIGKILL, SIGSTOP and SIGCHLD are not allowed)");
-    }
-    out.push_back(*sig);
   }
   return out;
 }

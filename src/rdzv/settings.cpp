@@ -2,8 +2,6 @@
 
 #include "ddprun/util/strings.hpp"
 
-#include <algorithm>
-#include <iterator>
 #include <limits>
 
 namespace ddprun::rdzv {
@@ -46,23 +44,6 @@ Result<std::int64_t> parse_positive(const std::string& key, const std::string& w
   return *n;
 }
 
-std::string known_keys() {
-  std::string out;
-  for (const auto& d : k_duration_keys) {
-    out += std::string(d.key) + ", ";
-  }
-  out += "keep_alive_max_attempt";
-  for (const char* key : k_passthrough_conf_keys) {
-    out += std::string(", ") + key;
-  }
-  return out;
-}
-
-bool is_passthrough(const std::string& key) {
-  return std::find(std::begin(k_passthrough_conf_keys), std::end(k_passthrough_conf_keys), key) !=
-         std::end(k_passthrough_conf_keys);
-}
-
 Result<void> apply_key(RdzvSettings& s, const std::string& key, const std::string& value) {
   for (const auto& d : k_duration_keys) {
     if (key == d.key) {
@@ -82,12 +63,7 @@ Result<void> apply_key(RdzvSettings& s, const std::string& key, const std::strin
     s.keep_alive_max_attempt = static_cast<int>(*n);
     return {};
   }
-  if (is_passthrough(key)) {
-    return {};
-  }
-  return make_error(ErrorCode::config, "rdzv_conf " + util::quoted(key + "=" + value) +
-                                           ": unknown key, expected a c10d rendezvous key (" +
-                                           known_keys() + ")");
+  return {};  // another module's key (config::read_rdzv_conf has warned about unknown ones)
 }
 
 }  // namespace

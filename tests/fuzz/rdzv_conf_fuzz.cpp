@@ -2,9 +2,11 @@
 // parse_rdzv_conf and, when it parses, through parse_rdzv_settings (the c10d keys); the same
 // text through --rdzv-endpoint's and --nnodes's parsers. Every parse must give a value or a
 // one-line error; a parsed --rdzv-conf must re-render to text that parses to the same map, and
-// parsed settings must hold only positive timeouts.
+// parsed settings must hold only positive timeouts. config::read_rdzv_conf (quotes, known keys
+// per backend) must keep only known keys and give one-line warnings.
 
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/config/rdzv_conf.hpp"
 #include "ddprun/rdzv/settings.hpp"
 
 #include <cstddef>
@@ -61,6 +63,35 @@ void check_conf(std::string_view text, int min_nodes, int max_nodes) {
   }
 }
 
+bool is_known_key(const std::string& key) {
+  for (const auto& k : ddprun::config::rdzv_conf_keys()) {
+    if (k.key == key) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void check_read(std::string_view text) {
+  for (const char* backend : {"static", "c10d"}) {
+    auto read = ddprun::config::read_rdzv_conf(text, backend);
+    check_one_line(read);
+    if (!read) {
+      continue;
+    }
+    for (const auto& line : read->warnings) {
+      if (line.find_first_of("\r\n") != std::string::npos) {
+        std::abort();
+      }
+    }
+    for (const auto& [key, value] : read->pairs) {
+      if (!is_known_key(key) || value.empty()) {
+        std::abort();
+      }
+    }
+  }
+}
+
 void check_endpoint_and_nodes(std::string_view text) {
   auto ep = ddprun::config::parse_endpoint(text, k_default_port);
   check_one_line(ep);
@@ -85,6 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const int max_nodes = (data[0] / k_node_choices) % k_node_choices;
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   check_conf(text, min_nodes, max_nodes);
+  check_read(text);
   check_endpoint_and_nodes(text);
   return 0;
 }

@@ -93,6 +93,9 @@ struct LaunchConfig {
   std::string training_script;
   std::vector<std::string> training_script_args;
   std::vector<ConfigItem> items;  ///< every setting with its origin, for --print-config
+  /// Values torchrun would silently ignore (so ddprun does too), one line each naming the value;
+  /// the app prints them at WARNING before anything starts.
+  std::vector<std::string> warnings;
 };
 
 /// Converts and validates parsed arguments (the -r/-t/--local-ranks-filter values included). Errors

@@ -31,9 +31,22 @@ std::string signal_name(int sig);
 /// Accepts "SIGTERM", "TERM", "sigterm" or a number; errors name the text.
 Result<int> parse_signal(std::string_view text);
 
-/// torchrun's --signals-to-handle list ("SIGTERM,SIGINT"). Unknown names are an error here
-/// (torchrun logs and ignores them; ddprun fails loudly at startup instead).
-Result<std::vector<int>> parse_signal_list(std::string_view text);
+/// One entry of a signal list that cannot be used, with why ("unknown signal ...").
+struct IgnoredSignal {
+  std::string text;
+  std::string reason;
+};
+
+/// A parsed --signals-to-handle list: the usable signals in order, and the entries left out.
+struct SignalList {
+  std::vector<int> signals;
+  std::vector<IgnoredSignal> ignored;
+};
+
+/// torchrun's --signals-to-handle list ("SIGTERM,SIGINT"). Like torchrun, an entry that is not
+/// a signal (or cannot be handled: SIGKILL, SIGSTOP, and SIGCHLD, which ddprun reaps with) is
+/// left out rather than refused; the caller warns about each one.
+SignalList parse_signal_list(std::string_view text);
 
 /// One step of a stop: send `signal` to every live worker group, then wait up to `wait`
 /// for them to exit before the next step.

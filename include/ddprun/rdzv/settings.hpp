@@ -40,13 +40,11 @@ inline std::chrono::milliseconds keep_alive_bound(const RdzvSettings& s) {
   return s.keep_alive_interval * s.keep_alive_max_attempt;
 }
 
-/// conf keys that belong to the store or the static backend and are accepted silently.
-inline constexpr const char* k_passthrough_conf_keys[] = {"is_host", "store_type", "timeout",
-                                                          "rank",    "use_libuv",  "token_file"};
-
 /// Builds settings from parsed --rdzv-conf pairs and the --nnodes range. Values are whole
-/// numbers of seconds (torch parses them with int()); non-positive values, unknown keys and
-/// an invalid MIN:MAX range are errors with a one-line message.
+/// numbers of seconds (torch parses them with int()); non-positive values and an invalid
+/// MIN:MAX range are errors with a one-line message. Keys other than the timing keys belong to
+/// the store or the static backend and are skipped here (config::read_rdzv_conf decides which
+/// keys reach this point and warns about the rest).
 Result<RdzvSettings> parse_rdzv_settings(const std::map<std::string, std::string>& conf,
                                          const std::string& run_id, int min_nodes, int max_nodes);
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 using namespace ddprun;
 using namespace ddprun::config;
 
@@ -88,8 +90,8 @@ TEST(Resolve, BadValuesNameTheFlagAndValue) {
       {{"--start_method=thread", "t.py"}, "'thread'"},
       {{"--rdzv_backend=etcd", "t.py"}, "--rdzv-backend 'etcd'"},
       {{"--nnodes=2", "--node_rank=2", "t.py"}, "--node-rank '2'"},
-      {{"--signals_to_handle=SIGNOPE", "t.py"}, "--signals-to-handle 'SIGNOPE'"},
-      {{"--role=", "t.py"}, "--role ''"},
+      {{"--nproc_per_node=xpu", "t.py"}, "--nproc-per-node 'xpu'"},
+      {{"--logs_specs=my_specs", "t.py"}, "--logs-specs 'my_specs': expected default or nothing"},
       {{"-m", "--no_python", "t.py"}, "--no-python"},
   };
   for (const auto& r : rows) {
@@ -138,6 +140,28 @@ TEST(Resolve, RejectsWhatLaterStagesUsedToAccept) {
     ASSERT_FALSE(cfg) << r.message;
     EXPECT_EQ(cfg.error().message, r.message);
   }
+}
+
+// torchrun logs and ignores these; ddprun proceeds with one warning line each, naming the value
+// and where it came from.
+TEST(Resolve, WarnsAboutWhatTorchrunIgnores) {
+  auto cfg = resolve_args({"--signals_to_handle=SIGTERM,SIGNOPE", "--logs_specs=default", "t.py"},
+                          util::Env{{"PET_RDZV_CONF", "bogus=1"}});
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->signals_to_handle, std::vector<int>{SIGTERM});
+  ASSERT_EQ(cfg->warnings.size(), 2u);
+  EXPECT_EQ(cfg->warnings[0].rfind("PET_RDZV_CONF 'bogus=1': ignored, unknown key (ddprun knows "
+                                   "join_timeout, ",
+                                   0),
+            0u)
+      << cfg->warnings[0];
+  EXPECT_EQ(cfg->warnings[1],
+            "--signals-to-handle 'SIGNOPE': ignored, unknown signal 'SIGNOPE' (expected a name "
+            "like SIGTERM or a number)");
+  EXPECT_TRUE(cfg->rdzv_conf.empty());
+  auto quiet = resolve_args({"t.py"});
+  ASSERT_TRUE(quiet);
+  EXPECT_TRUE(quiet->warnings.empty());
 }
 
 TEST(Resolve, SourceOfNamesTheVariableOrTheFlag) {

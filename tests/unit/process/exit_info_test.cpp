@@ -46,11 +46,18 @@ TEST(ParseSignal, AcceptsNamesShortNamesAndNumbers) {
 
 TEST(ParseSignalList, DefaultListAndRejections) {
   auto list = parse_signal_list("SIGTERM,SIGINT,SIGHUP,SIGQUIT");
-  ASSERT_TRUE(list);
-  EXPECT_EQ(*list, (std::vector<int>{SIGTERM, SIGINT, SIGHUP, SIGQUIT}));
-  EXPECT_FALSE(parse_signal_list("SIGTERM,SIGKILL"));
-  EXPECT_FALSE(parse_signal_list("SIGCHLD"));
-  EXPECT_TRUE(parse_signal_list("")->empty());
+  EXPECT_EQ(list.signals, (std::vector<int>{SIGTERM, SIGINT, SIGHUP, SIGQUIT}));
+  EXPECT_TRUE(list.ignored.empty());
+  // torchrun logs and ignores what it cannot use; so does ddprun (the caller warns).
+  auto mixed = parse_signal_list("SIGTERM, SIGKILL,SIGFOO,SIGUSR1,SIGCHLD");
+  EXPECT_EQ(mixed.signals, (std::vector<int>{SIGTERM, SIGUSR1}));
+  ASSERT_EQ(mixed.ignored.size(), 3u);
+  EXPECT_EQ(mixed.ignored[0].text, "SIGKILL");
+  EXPECT_NE(mixed.ignored[0].reason.find("cannot be handled"), std::string::npos);
+  EXPECT_EQ(mixed.ignored[1].text, "SIGFOO");
+  EXPECT_NE(mixed.ignored[1].reason.find("unknown signal"), std::string::npos);
+  EXPECT_EQ(mixed.ignored[2].text, "SIGCHLD");
+  EXPECT_TRUE(parse_signal_list("").signals.empty());
 }
 
 TEST(StopPlan, ContTermGraceThenKill) {
