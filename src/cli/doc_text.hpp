@@ -36,7 +36,7 @@ inline constexpr std::array<StoreVerb, 6> k_store_verbs{{
     {"del", "KEY [--endpoint HOST:PORT] [--timeout SECONDS] [--dialect D] [--token-file PATH]",
      "Delete a key."},
     {"keys", "[--endpoint HOST:PORT] [--timeout SECONDS] [--dialect D] [--token-file PATH]",
-     "List all keys (needs a server that speaks the VALIDATE-era protocol); the agents' keys "
+     "List all keys (needs LIST_KEYS: ddprun's store, or PyTorch's from ~2.10); the agents' keys "
      "only with the rendezvous token."},
 }};
 

@@ -64,8 +64,12 @@ std::string Client::dialect_label() const {
 }
 
 Error Client::io_error(const boost::system::error_code& ec) const {
-  const auto where = fmt::format("store: {} on {}:{} in {}", op_name_, options_.host, options_.port,
-                                 dialect_label());
+  // A request failed in some dialect: say which (a server of another version closes or
+  // ignores it). Connecting exchanged nothing worth naming.
+  const bool connecting = std::string_view(op_name_) == "connect";
+  const auto where =
+      fmt::format("store: {} on {}:{}{}", op_name_, options_.host, options_.port,
+                  connecting ? std::string() : fmt::format(" in {}", dialect_label()));
   if (timed_out_) {
     return make_error(ErrorCode::timeout,
                       fmt::format("{} timed out after {} ms", where, op_budget_.count()));

@@ -273,7 +273,8 @@ void build(CLI::App& app, Args& a) {
   add->add_option("N", a.delta)->required();
   auto* del = app.add_subcommand("del", "delete a key");
   del->add_option("KEY", a.key)->required();
-  auto* keys = app.add_subcommand("keys", "list all keys (needs a VALIDATE-era server)");
+  auto* keys =
+      app.add_subcommand("keys", "list all keys (needs LIST_KEYS: ddprun's store, PyTorch ~2.10+)");
   for (auto* sub : {get, set, add, del, keys}) {
     add_client_options(sub, a);
   }

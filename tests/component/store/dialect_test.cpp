@@ -72,10 +72,9 @@ INSTANTIATE_TEST_SUITE_P(EveryServer, StoreDialectDetection,
 TEST(StoreDialect, ConfirmedSetInTheWrongDialectFails) {
   for (const auto server : {Emulated::torch_2x_classic, Emulated::torch_2x_libuv}) {
     test::ServerThread st(test::emulating(server));
-    ClientOptions o;
-    o.port = st.start();
+    auto o = detecting(st.start());
+    o.detect_dialect = false;  // what `ddprun store set` did before: D0, no reply awaited
     o.dialect = Dialect::d0;
-    o.connect_timeout = 2s;
     o.op_timeout = 1s;
     SyncClient c(o);
     const auto r = c.set_confirmed("/k", "v");
