@@ -22,31 +22,29 @@ inline constexpr std::array<StoreVerb, 6> k_store_verbs{{
      "[--host HOST] [--port PORT] [--max-connections N] [--max-memory-bytes N] "
      "[--max-parked-waits N] [--frame-timeout SECONDS] [--legacy-dialect DIALECT]",
      "Run a standalone TCPStore-compatible server until SIGINT or SIGTERM."},
-    {"get", "KEY [--endpoint HOST:PORT] [--timeout SECONDS] [--token-file PATH]",
+    {"get", "KEY [--endpoint HOST:PORT] [--timeout SECONDS] [--dialect D] [--token-file PATH]",
      "Print a key's value. Keys under ddprun/ (the agents' rendezvous) take the rendezvous token "
      "of an authenticated store: from --token-file, DDPRUN_RDZV_TOKEN or the job's token file; "
-     "the same holds for set, add, del and keys."},
-    {"set", "KEY VALUE [--endpoint HOST:PORT] [--timeout SECONDS] [--token-file PATH]",
-     "Set a key."},
-    {"add", "KEY N [--endpoint HOST:PORT] [--timeout SECONDS] [--token-file PATH]",
+     "the same holds for set, add, del and keys. Every client verb finds the server's protocol "
+     "(ddprun's, or PyTorch's own TCPStore server of any version) by probing it, each probe "
+     "bounded to 3 s; --dialect 1.x-2.0, 2.1 or 2.2+ names it instead."},
+    {"set",
+     "KEY VALUE [--endpoint HOST:PORT] [--timeout SECONDS] [--dialect D] [--token-file PATH]",
+     "Set a key; exits 0 only once the server confirms the key is stored."},
+    {"add", "KEY N [--endpoint HOST:PORT] [--timeout SECONDS] [--dialect D] [--token-file PATH]",
      "Add N to an integer key and print the result."},
-    {"del", "KEY [--endpoint HOST:PORT] [--timeout SECONDS] [--token-file PATH]", "Delete a key."},
-    {"keys", "[--endpoint HOST:PORT] [--timeout SECONDS] [--token-file PATH]",
-     "List all keys (needs a server that speaks the VALIDATE-era protocol); the agents' keys "
+    {"del", "KEY [--endpoint HOST:PORT] [--timeout SECONDS] [--dialect D] [--token-file PATH]",
+     "Delete a key."},
+    {"keys", "[--endpoint HOST:PORT] [--timeout SECONDS] [--dialect D] [--token-file PATH]",
+     "List all keys (needs LIST_KEYS: ddprun's store, or PyTorch's from ~2.10); the agents' keys "
      "only with the rendezvous token."},
 }};
 
 /// Options of `ddprun store` verbs, for completion.
-inline constexpr std::array<std::string_view, 10> k_store_options{"--endpoint",
-                                                                  "--timeout",
-                                                                  "--host",
-                                                                  "--port",
-                                                                  "--max-connections",
-                                                                  "--max-memory-bytes",
-                                                                  "--max-parked-waits",
-                                                                  "--frame-timeout",
-                                                                  "--legacy-dialect",
-                                                                  "--token-file"};
+inline constexpr std::array<std::string_view, 11> k_store_options{
+    "--endpoint",      "--timeout",         "--dialect",          "--host",
+    "--port",          "--max-connections", "--max-memory-bytes", "--max-parked-waits",
+    "--frame-timeout", "--legacy-dialect",  "--token-file"};
 
 /// Options of `ddprun status`, for completion and the man page.
 inline constexpr std::array<std::string_view, 9> k_status_options{

@@ -58,8 +58,18 @@ void Client::disarm() {
   deadline_.cancel();
 }
 
+std::string Client::dialect_label() const {
+  return options_.detect_dialect ? std::string("dialect detection")
+                                 : fmt::format("dialect {}", to_string(options_.dialect));
+}
+
 Error Client::io_error(const boost::system::error_code& ec) const {
-  const auto where = fmt::format("store: {} on {}:{}", op_name_, options_.host, options_.port);
+  // A request failed in some dialect: say which (a server of another version closes or
+  // ignores it). Connecting exchanged nothing worth naming.
+  const bool connecting = std::string_view(op_name_) == "connect";
+  const auto where =
+      fmt::format("store: {} on {}:{}{}", op_name_, options_.host, options_.port,
+                  connecting ? std::string() : fmt::format(" in {}", dialect_label()));
   if (timed_out_) {
     return make_error(ErrorCode::timeout,
                       fmt::format("{} timed out after {} ms", where, op_budget_.count()));
@@ -69,7 +79,7 @@ Error Client::io_error(const boost::system::error_code& ec) const {
                     fmt::format("{}: {}", where, ec.message()));
 }
 
-asio::awaitable<Result<void>> Client::connect_once(std::chrono::milliseconds budget) {
+asio::awaitable<Result<void>> Client::open_socket(std::chrono::milliseconds budget) {
   close();
   op_name_ = "connect";
   arm(budget);
@@ -86,25 +96,42 @@ asio::awaitable<Result<void>> Client::connect_once(std::chrono::milliseconds bud
   if (!ec) {
     socket_.set_option(tcp::no_delay(true), ec);
   }
-  if (!ec && options_.dialect == Dialect::d2) {
+  if (!ec && options_.dialect == Dialect::d2 && !options_.detect_dialect) {
     const std::string hello = encode_validate();
     co_await asio::async_write(socket_, asio::buffer(hello),
                                asio::redirect_error(asio::use_awaitable, ec));
   }
+  disarm();
   if (ec) {
-    disarm();
     close();
     co_return io_error(ec);
   }
+  co_return Result<void>{};
+}
+
+asio::awaitable<Result<void>> Client::connect_once(std::chrono::milliseconds budget) {
+  close();
+  if (options_.detect_dialect) {
+    auto found = co_await detect(budget);
+    if (!found) {
+      co_return found;
+    }
+  }
+  if (!socket_.is_open()) {
+    auto opened = co_await open_socket(budget);
+    if (!opened) {
+      co_return opened;
+    }
+  }
   if (options_.auth != AuthMode::off) {
+    arm(budget);
     auto auth = co_await authenticate();
+    disarm();
     if (!auth) {
-      disarm();
       close();
       co_return auth;
     }
   }
-  disarm();
   connected_ = true;
   co_return Result<void>{};
 }
@@ -156,8 +183,10 @@ asio::awaitable<Result<void>> Client::connect() {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - steady::now());
     auto result = co_await connect_once(std::max(left, std::chrono::milliseconds(1)));
-    if (!result && result.error().code == ErrorCode::config) {
-      in_flight_ = false;  // a wrong or missing token does not get better by retrying
+    const bool final = !result && (result.error().code == ErrorCode::config ||
+                                   result.error().code == ErrorCode::protocol);
+    if (final) {
+      in_flight_ = false;  // a wrong token or a server that is no TCPStore: retrying won't help
       co_return result;
     }
     if (result || steady::now() + backoff >= deadline) {

@@ -45,6 +45,33 @@ asio::awaitable<Result<void>> Client::set(std::string key, std::string value) {
   co_return finish(co_await send(Request{Op::set, std::move(key), std::move(value)}));
 }
 
+asio::awaitable<Result<void>> Client::set_confirmed(std::string key, std::string value) {
+  auto ok = co_await begin("set", options_.op_timeout);
+  if (!ok) {
+    co_return ok;
+  }
+  Request check{Op::check};
+  check.keys.push_back(key);
+  const std::string shown = loggable_key(key);
+  auto sent = co_await send(Request{Op::set, std::move(key), std::move(value)});
+  if (sent) {
+    sent = co_await send(check);
+  }
+  if (!sent) {
+    co_return finish(sent);
+  }
+  auto b = co_await read_u8();
+  if (!b) {
+    co_return finish(Result<void>(b.error()));
+  }
+  if (*b != reply::k_ready) {
+    co_return finish(Result<void>(make_error(
+        ErrorCode::io, fmt::format("store: set on {}:{} in {}: key '{}' is not there after the SET",
+                                   options_.host, options_.port, dialect_label(), shown))));
+  }
+  co_return finish(Result<void>{});
+}
+
 asio::awaitable<Result<std::string>> Client::get(std::string key) {
   auto ok = co_await begin("get", options_.op_timeout);
   if (!ok) {
@@ -182,12 +209,12 @@ asio::awaitable<Result<std::vector<std::string>>> Client::fetch_values(
 
 asio::awaitable<Result<std::vector<std::string>>> Client::multi_get_now(
     std::vector<std::string> keys) {
-  if (options_.dialect == Dialect::d0) {  // its GETs would block on a missing key
-    co_return missing_op(Op::multi_get, options_.dialect);
-  }
   auto ok = co_await begin("multi_get", options_.op_timeout);
   if (!ok) {
     co_return ok.error();
+  }
+  if (options_.dialect == Dialect::d0) {  // its GETs would block on a missing key
+    co_return finish(Result<std::vector<std::string>>(missing_op(Op::multi_get, options_.dialect)));
   }
   co_return co_await fetch_values(std::move(keys));
 }
@@ -211,24 +238,24 @@ asio::awaitable<Result<void>> Client::multi_set(KeyValues pairs) {
 }
 
 asio::awaitable<Result<void>> Client::append(std::string key, std::string value) {
-  if (options_.dialect == Dialect::d0) {
-    co_return missing_op(Op::append, options_.dialect);
-  }
   auto ok = co_await begin("append", options_.op_timeout);
   if (!ok) {
     co_return ok;
+  }
+  if (options_.dialect == Dialect::d0) {
+    co_return finish(Result<void>(missing_op(Op::append, options_.dialect)));
   }
   co_return finish(co_await send(Request{Op::append, std::move(key), std::move(value)}));
 }
 
 asio::awaitable<Result<std::vector<std::string>>> Client::list_keys() {
   using R = Result<std::vector<std::string>>;
-  if (options_.dialect != Dialect::d2) {
-    co_return missing_op(Op::list_keys, options_.dialect);
-  }
   auto ok = co_await begin("list_keys", options_.op_timeout);
   if (!ok) {
     co_return ok.error();
+  }
+  if (options_.dialect != Dialect::d2) {  // checked once connected: detection may have run
+    co_return finish(R(missing_op(Op::list_keys, options_.dialect)));
   }
   auto sent = co_await send(Request{Op::list_keys});
   if (!sent) {

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <optional>
 
 namespace ddprun::store {
 namespace {
@@ -41,6 +42,7 @@ struct Args {
   double frame_timeout_s = std::chrono::duration<double>(k_frame_timeout).count();
   std::string legacy_dialect = "auto";
   std::string endpoint = k_default_endpoint;
+  std::string dialect = "auto";
   double timeout_s = k_default_timeout_s;
   std::string token_file;
   std::string key;
@@ -60,6 +62,22 @@ Result<Dialect> parse_legacy_dialect(const std::string& text) {
   }
   return make_error(ErrorCode::usage,
                     fmt::format("--legacy-dialect {}: expected auto, 1.x-2.0 or 2.1", text));
+}
+
+/// --dialect of the client verbs: nullopt = auto (detect the server's).
+Result<std::optional<Dialect>> parse_client_dialect(const std::string& text) {
+  if (text == "auto") {
+    return std::optional<Dialect>();
+  }
+  if (text == "2.2+") {
+    return std::optional<Dialect>(Dialect::d2);
+  }
+  auto legacy = parse_legacy_dialect(text);
+  if (!legacy || *legacy == Dialect::legacy_auto) {
+    return make_error(ErrorCode::usage,
+                      fmt::format("--dialect {}: expected auto, 1.x-2.0, 2.1 or 2.2+", text));
+  }
+  return std::optional<Dialect>(*legacy);
 }
 
 int serve(const Args& a) {
@@ -103,15 +121,20 @@ int fail(const Error& e) {
   return k_exit_failure;
 }
 
-Result<ClientOptions> client_options(const Args& a, Dialect dialect) {
+Result<ClientOptions> client_options(const Args& a) {
   auto ep = parse_endpoint(a.endpoint);
   if (!ep) {
     return ep.error();
   }
+  auto dialect = parse_client_dialect(a.dialect);
+  if (!dialect) {
+    return dialect.error();
+  }
   ClientOptions o;
   o.host = ep->first;
   o.port = ep->second;
-  o.dialect = dialect;
+  o.detect_dialect = !dialect->has_value();
+  o.dialect = dialect->value_or(Dialect::d0);
   o.connect_timeout =
       std::chrono::milliseconds(static_cast<std::int64_t>(a.timeout_s * k_ms_per_s));
   o.op_timeout = o.connect_timeout;
@@ -145,7 +168,7 @@ Result<void> use_token_if_needed(const std::string& verb, const Args& a, ClientO
 }
 
 int run_client(const std::string& verb, const Args& a) {
-  auto opts = client_options(a, verb == "keys" ? Dialect::d2 : Dialect::d0);
+  auto opts = client_options(a);
   if (opts) {
     if (auto auth = use_token_if_needed(verb, a, *opts); !auth) {
       opts = auth.error();
@@ -157,7 +180,7 @@ int run_client(const std::string& verb, const Args& a) {
   }
   SyncClient c(*opts);
   if (verb == "set") {
-    auto r = c.set(a.key, a.value);
+    auto r = c.set_confirmed(a.key, a.value);
     return r ? k_exit_ok : fail(r.error());
   }
   if (verb == "add") {
@@ -206,6 +229,11 @@ void add_client_options(CLI::App* sub, Args& a) {
   sub->add_option("--endpoint", a.endpoint, "store address HOST:PORT")->capture_default_str();
   sub->add_option("--timeout", a.timeout_s, "seconds for connect and each operation")
       ->capture_default_str();
+  sub->add_option("--dialect", a.dialect,
+                  fmt::format("the server's PyTorch protocol: auto (probe it, each probe at most "
+                              "{} s), 1.x-2.0, 2.1 or 2.2+ (VALIDATE era)",
+                              std::chrono::duration<double>(k_dialect_probe_timeout).count()))
+      ->capture_default_str();
   sub->add_option("--token-file", a.token_file,
                   "the rendezvous token, for keys under ddprun/ (default: DDPRUN_RDZV_TOKEN, "
                   "then the Slurm/PBS job's .ddprun/token)");
@@ -245,7 +273,8 @@ void build(CLI::App& app, Args& a) {
   add->add_option("N", a.delta)->required();
   auto* del = app.add_subcommand("del", "delete a key");
   del->add_option("KEY", a.key)->required();
-  auto* keys = app.add_subcommand("keys", "list all keys (needs a VALIDATE-era server)");
+  auto* keys =
+      app.add_subcommand("keys", "list all keys (needs LIST_KEYS: ddprun's store, PyTorch ~2.10+)");
   for (auto* sub : {get, set, add, del, keys}) {
     add_client_options(sub, a);
   }

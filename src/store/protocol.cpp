@@ -259,8 +259,11 @@ std::string_view to_string(Dialect dialect) {
   return "?";
 }
 
-Decoder::Decoder(DecodeLimits limits, Dialect forced_legacy)
-    : limits_(limits), dialect_(forced_legacy) {}
+Decoder::Decoder(DecodeLimits limits, Dialect forced_legacy, HelloPolicy hello)
+    : limits_(limits),
+      dialect_(forced_legacy),
+      hello_(hello),
+      hello_checked_(hello == HelloPolicy::legacy_only) {}
 
 void Decoder::feed(std::string_view bytes) {
   if (start_ > k_compact_threshold && start_ * 2 > buf_.size()) {
@@ -338,6 +341,10 @@ DecodeResult Decoder::next() {
   }
   if (!hello_checked_ && !detect_hello()) {
     return {};
+  }
+  if (hello_ == HelloPolicy::validate_only && dialect_ != Dialect::d2) {
+    failed_ = true;
+    return DecodeResult{DecodeStatus::unvalidated, {}, "first message is not VALIDATE"};
   }
   if (buffered() == 0) {
     return {};

@@ -102,7 +102,8 @@ Session::Session(asio::ip::tcp::socket socket, ConnId id, Registry& registry)
     : socket_(std::move(socket)),
       id_(id),
       registry_(registry),
-      decoder_(decode_limits(registry.options), registry.options.legacy_dialect) {}
+      decoder_(decode_limits(registry.options), registry.options.legacy_dialect,
+               registry.options.hello_policy) {}
 
 void Session::start() {
   boost::system::error_code ec;
@@ -155,6 +156,9 @@ bool Session::read_input() {
       close("");  // EOF or reset: the peer went away, nothing malformed
       return false;
     }
+    if (muted_) {
+      continue;  // a libuv-like server ignoring a connection that did not open with VALIDATE
+    }
     decoder_.feed(std::string_view(registry_.read_chunk.data(), n));
     if (grace_timer_) {
       ++grace_gen_;
@@ -176,6 +180,12 @@ void Session::process() {
         return;
       case DecodeStatus::ambiguous:
         arm_grace();
+        return;
+      case DecodeStatus::unvalidated:
+        muted_ = registry_.options.ignore_unvalidated;
+        if (!muted_) {
+          close(result.error);
+        }
         return;
       case DecodeStatus::error:
         ++registry_.counters.dropped_malformed;
@@ -263,6 +273,10 @@ bool Session::guard(const Request& request) {
 }
 
 void Session::apply(const Request& request) {
+  if (request.op == Op::ping && !registry_.options.answer_ping) {
+    close("unknown opcode PING");  // emulating a VALIDATE-era server from before PING
+    return;
+  }
   if (guard(request) || refuse_for_memory(request)) {
     return;
   }

@@ -95,6 +95,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool writing_ = false;  ///< a write wait is pending
   bool paused_ = false;   ///< output above the high-water mark: not reading
   bool closed_ = false;
+  bool muted_ = false;  ///< ignore_unvalidated: input is read and dropped, nothing is answered
   ServerAuthState auth_;
 };
 

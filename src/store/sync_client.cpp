@@ -33,6 +33,9 @@ Result<void> SyncClient::connect() { return run(client_.connect()); }
 Result<void> SyncClient::set(const std::string& key, const std::string& value) {
   return run(client_.set(key, value));
 }
+Result<void> SyncClient::set_confirmed(const std::string& key, const std::string& value) {
+  return run(client_.set_confirmed(key, value));
+}
 Result<std::string> SyncClient::get(const std::string& key) { return run(client_.get(key)); }
 Result<std::int64_t> SyncClient::add(const std::string& key, std::int64_t delta) {
   return run(client_.add(key, delta));

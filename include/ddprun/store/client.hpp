@@ -5,6 +5,7 @@
 // is "/k1" here.
 
 #include "ddprun/net/asio.hpp"
+#include "ddprun/store/dialect_probe.hpp"
 #include "ddprun/store/limits.hpp"
 #include "ddprun/store/protocol.hpp"
 #include "ddprun/util/result.hpp"
@@ -32,6 +33,10 @@ struct ClientOptions {
   std::chrono::milliseconds op_timeout = k_default_op_timeout;
   /// d0 works against ours and torch <= 2.0 servers; d1 = torch 2.1; d2 = VALIDATE era.
   Dialect dialect = Dialect::d0;
+  /// Find the server's dialect on the first connect (dialect_probe.hpp) instead of `dialect`,
+  /// each probe bounded by min(probe_timeout, what is left of connect_timeout).
+  bool detect_dialect = false;
+  std::chrono::milliseconds probe_timeout = k_dialect_probe_timeout;
   std::uint64_t max_reply_bytes = k_client_max_reply_bytes;
   AuthMode auth = AuthMode::off;
   std::string token;
@@ -53,9 +58,13 @@ class Client {
   asio::awaitable<Result<void>> connect();
   void close();
   bool is_connected() const;
+  /// After a detecting connect: options().dialect is the dialect found.
   const ClientOptions& options() const { return options_; }
 
   asio::awaitable<Result<void>> set(std::string key, std::string value);
+  /// SET, then CHECK on the same connection: SET has no reply in any dialect, so only the
+  /// CHECK's READY says the server took it. An error when the key is not there after all.
+  asio::awaitable<Result<void>> set_confirmed(std::string key, std::string value);
   /// Blocks (WAIT, then GET) until the key exists or op_timeout passes.
   asio::awaitable<Result<std::string>> get(std::string key);
   asio::awaitable<Result<std::int64_t>> add(std::string key, std::int64_t delta);
@@ -82,6 +91,14 @@ class Client {
 
  private:
   asio::awaitable<Result<void>> connect_once(std::chrono::milliseconds budget);
+  /// Resolves and connects (TCP_NODELAY; the VALIDATE hello in a known D2); closed on error.
+  asio::awaitable<Result<void>> open_socket(std::chrono::milliseconds budget);
+  /// Runs the dialect probes and fixes options_.dialect; leaves the last probe's connection
+  /// open when it can carry requests.
+  asio::awaitable<Result<void>> detect(std::chrono::milliseconds budget);
+  asio::awaitable<Result<ProbeOutcome>> run_probe(Probe probe, std::chrono::milliseconds timeout);
+  /// "dialect D2", or "dialect detection" while it runs: for messages.
+  std::string dialect_label() const;
   asio::awaitable<Result<void>> authenticate();
   /// One COMPARE_SET on the open connection, outside begin()/finish() (used while connecting).
   asio::awaitable<Result<std::string>> exchange(std::string key, std::string expected);
@@ -122,6 +139,7 @@ class SyncClient {
   explicit SyncClient(ClientOptions options);
   Result<void> connect();
   Result<void> set(const std::string& key, const std::string& value);
+  Result<void> set_confirmed(const std::string& key, const std::string& value);
   Result<std::string> get(const std::string& key);
   Result<std::int64_t> add(const std::string& key, std::int64_t delta);
   Result<std::string> compare_set(const std::string& key, const std::string& expected,
@@ -135,6 +153,8 @@ class SyncClient {
   Result<void> multi_set(const KeyValues& pairs);
   Result<void> append(const std::string& key, const std::string& value);
   Result<std::vector<std::string>> list_keys();
+  /// The dialect in use: after a detecting connect, the one found.
+  Dialect dialect() const { return client_.options().dialect; }
 
  private:
   template <typename T>

@@ -3,11 +3,12 @@
 //
 //   ddprun store serve [--host H] [--port P] [--max-connections N] [--legacy-dialect D]
 //   ddprun store get KEY | set KEY VALUE | add KEY N | del KEY | keys   [--endpoint H:P]
-//                                                                      [--token-file PATH]
+//                                                     [--dialect D] [--token-file PATH]
 //
 // Keys are raw wire keys (PyTorch's TCPStore adds a leading "/": torch key "k" is "/k"). The
 // agents' keys (ddprun/...) and their listing use the rendezvous token, found as the agents find
-// it.
+// it. The client verbs probe the server's dialect (store/dialect_probe.hpp) unless --dialect
+// names it, and `set` succeeds only once a CHECK confirms the key.
 
 #include "ddprun/util/result.hpp"
 

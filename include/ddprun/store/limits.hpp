@@ -51,6 +51,8 @@ inline constexpr std::size_t k_log_key_chars = 64;
 
 inline constexpr std::chrono::milliseconds k_default_connect_timeout{30'000};
 inline constexpr std::chrono::milliseconds k_default_op_timeout{300'000};
+/// Bound on each dialect probe (dialect_probe.hpp): a silent server costs at most this, once.
+inline constexpr std::chrono::milliseconds k_dialect_probe_timeout{3'000};
 inline constexpr std::chrono::milliseconds k_initial_backoff{10};
 inline constexpr std::chrono::milliseconds k_max_backoff{1'000};
 /// Largest reply the client accepts (PyTorch's own servers have no value limit).

@@ -19,6 +19,11 @@ namespace ddprun::store {
 /// d0 = PyTorch <= 2.0 (incl. 1.13), d1 = 2.1, d2 = VALIDATE era (2.2/2.3 .. main).
 enum class Dialect : std::uint8_t { legacy_auto, d0, d1, d2 };
 
+/// Which first messages a connection may open with. any = ours: every dialect, detected (§6.2);
+/// legacy_only = a PyTorch <= 2.1 server: no VALIDATE (its hello parses as a legacy SET with an
+/// absurd key length); validate_only = a VALIDATE-era PyTorch server: VALIDATE must come first.
+enum class HelloPolicy : std::uint8_t { any, legacy_only, validate_only };
+
 /// Canonical operations, independent of any dialect's numbering.
 enum class Op : std::uint8_t {
   validate,
@@ -90,10 +95,11 @@ std::string_view to_string(Op op);
 std::string_view to_string(Dialect dialect);
 
 enum class DecodeStatus {
-  need_more,  ///< feed more bytes
-  request,    ///< DecodeResult::request holds the next request
-  ambiguous,  ///< legacy opcode 8 + key with nothing after it: feed more, or resolve_silence()
-  error       ///< malformed or over a limit; the connection must be closed
+  need_more,    ///< feed more bytes
+  request,      ///< DecodeResult::request holds the next request
+  ambiguous,    ///< legacy opcode 8 + key with nothing after it: feed more, or resolve_silence()
+  unvalidated,  ///< HelloPolicy::validate_only and the first message is not VALIDATE (stays so)
+  error         ///< malformed or over a limit; the connection must be closed
 };
 
 struct DecodeResult {
@@ -108,7 +114,8 @@ struct DecodeResult {
 /// failed.
 class Decoder {
  public:
-  explicit Decoder(DecodeLimits limits = {}, Dialect forced_legacy = Dialect::legacy_auto);
+  explicit Decoder(DecodeLimits limits = {}, Dialect forced_legacy = Dialect::legacy_auto,
+                   HelloPolicy hello = HelloPolicy::any);
   void feed(std::string_view bytes);
   DecodeResult next();
   /// The peer stayed silent after an ambiguous opcode 8: it is a D0 DELETE_KEY.
@@ -126,6 +133,7 @@ class Decoder {
 
   DecodeLimits limits_;
   Dialect dialect_;
+  HelloPolicy hello_;
   bool hello_checked_ = false;
   bool silence_ = false;
   bool failed_ = false;

@@ -31,6 +31,15 @@ struct ServerOptions {
   /// Forces D0 or D1 for connections without the VALIDATE hello; legacy_auto detects.
   Dialect legacy_dialect = Dialect::legacy_auto;
   std::chrono::milliseconds opcode8_grace = k_opcode8_grace;
+  /// Tests: behave like one of PyTorch's own servers (spec §2.9, §6.1) instead of serving every
+  /// dialect. legacy_only with legacy_dialect d0 = torch <= 2.0, d1 = torch 2.1.
+  HelloPolicy hello_policy = HelloPolicy::any;
+  /// With validate_only: a connection that opens otherwise gets no answer, ever (the libuv
+  /// backend), instead of being closed (the classic backend).
+  bool ignore_unvalidated = false;
+  /// false: PING is an unknown opcode and closes the connection (VALIDATE-era servers before
+  /// the mid-2024 connect rework, ~2.5).
+  bool answer_ping = true;
   /// Non-empty: keys under "ddprun/" need the rendezvous handshake (store/auth.hpp).
   std::string token;
 };

@@ -5,6 +5,7 @@
 #include "ddprun/store/client.hpp"
 
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 
 #include <signal.h>
 #include <sys/stat.h>
@@ -20,26 +21,20 @@
 namespace ddprun::store {
 namespace {
 
-using testing::internal::CaptureStderr;
-using testing::internal::CaptureStdout;
-using testing::internal::GetCapturedStderr;
-using testing::internal::GetCapturedStdout;
+using test::Emulated;
+using test::run;
 
-int run(const std::vector<std::string>& args, std::string* out = nullptr,
-        std::string* err = nullptr) {
-  CaptureStdout();
-  CaptureStderr();
-  const int rc = store_command(args);
-  const std::string o = GetCapturedStdout();
-  const std::string e = GetCapturedStderr();
-  if (out != nullptr) {
-    *out = o;
-  }
-  if (err != nullptr) {
-    *err = e;
-  }
-  return rc;
-}
+/// The in-process server's warnings (connections it closes) stay out of the captured stdout.
+class QuietServer {
+ public:
+  QuietServer() : level_(spdlog::get_level()) { spdlog::set_level(spdlog::level::err); }
+  ~QuietServer() { spdlog::set_level(level_); }
+  QuietServer(const QuietServer&) = delete;
+  QuietServer& operator=(const QuietServer&) = delete;
+
+ private:
+  spdlog::level::level_enum level_;
+};
 
 TEST(StoreCommand, ClientVerbsAgainstServer) {
   test::ServerThread st;
@@ -57,6 +52,61 @@ TEST(StoreCommand, ClientVerbsAgainstServer) {
   std::string err;
   EXPECT_EQ(run({"get", "/k", "--endpoint", ep}, &out, &err), 1);
   EXPECT_EQ(err, "ddprun store: key '/k' not found\n");
+}
+
+/// Every verb, without --dialect, against ddprun's server and the PyTorch servers it emulates
+/// (issue #17: VALIDATE-era servers closed or ignored 1.x-dialect verbs, and `set` exited 0
+/// having stored nothing). The libuv server from before PING costs a probe timeout per verb:
+/// dialect_test covers it through the client.
+TEST(StoreCommand, EveryVerbAgainstEveryServerKind) {
+  const QuietServer quiet;
+  for (const auto kind :
+       {Emulated::ours, Emulated::torch_1x, Emulated::torch_2_1, Emulated::torch_2x_classic,
+        Emulated::torch_2x_libuv, Emulated::torch_2_2_classic}) {
+    SCOPED_TRACE("server kind " + std::to_string(static_cast<int>(kind)));
+    test::ServerThread st(test::emulating(kind));
+    const std::string ep = "127.0.0.1:" + std::to_string(st.start());
+    const bool validate_era = kind != Emulated::torch_1x && kind != Emulated::torch_2_1;
+    std::string out;
+    std::string err;
+    EXPECT_EQ(run({"set", "/k", "v1", "--endpoint", ep}, &out, &err), 0) << err;
+    EXPECT_EQ(st.on_io([&st] { return st.server().state().value("/k"); }), "v1");
+    EXPECT_EQ(run({"get", "/k", "--endpoint", ep}, &out, &err), 0) << err;
+    EXPECT_EQ(out, "v1\n");
+    EXPECT_EQ(run({"add", "/n", "5", "--endpoint", ep}, &out, &err), 0) << err;
+    EXPECT_EQ(out, "5\n");
+    EXPECT_EQ(run({"keys", "--endpoint", ep}, &out, &err), validate_era ? 0 : 1) << err;
+    if (validate_era) {
+      EXPECT_EQ(out, "/k\n/n\n");
+    } else {  // LIST_KEYS came with PyTorch ~2.10
+      EXPECT_NE(err.find("LIST_KEYS does not exist in dialect D"), std::string::npos) << err;
+    }
+    EXPECT_EQ(run({"del", "/k", "--endpoint", ep}, &out, &err), 0) << err;
+    EXPECT_EQ(out, "deleted\n");
+    EXPECT_EQ(run({"get", "/k", "--endpoint", ep}, &out, &err), 1);
+    EXPECT_EQ(err, "ddprun store: key '/k' not found\n");
+  }
+}
+
+/// A forced dialect the server does not speak: exit 1 naming the endpoint and the dialect, and
+/// nothing stored (the closing classic server, the silent libuv one).
+TEST(StoreCommand, ForcedWrongDialectFailsNamingIt) {
+  const QuietServer quiet;
+  for (const auto kind : {Emulated::torch_2x_classic, Emulated::torch_2x_libuv}) {
+    test::ServerThread st(test::emulating(kind));
+    const std::string ep = "127.0.0.1:" + std::to_string(st.start());
+    std::string err;
+    EXPECT_EQ(run({"set", "/k", "v", "--endpoint", ep, "--dialect", "1.x-2.0", "--timeout", "1"},
+                  nullptr, &err),
+              1);
+    EXPECT_NE(err.find(ep + " in dialect D0"), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_EQ(st.on_io([&st] { return st.server().state().num_keys(); }), 0U);
+    std::string out;
+    EXPECT_EQ(run({"set", "/k", "v", "--endpoint", ep, "--dialect", "2.2+"}, &out, &err), 0) << err;
+    EXPECT_EQ(run({"get", "/k", "--endpoint", ep, "--dialect", "2.2+"}, &out, &err), 0) << err;
+    EXPECT_EQ(out, "v\n");
+  }
 }
 
 /// A file under TMPDIR holding `text`, mode 0600 (a token file must not be readable by others).
@@ -123,6 +173,8 @@ TEST(StoreCommand, UsageErrorsExitTwoWithOneLine) {
   EXPECT_EQ(run({"get", "k", "--endpoint", "nocolon"}, nullptr, &err), 2);
   EXPECT_EQ(err, "ddprun store: endpoint 'nocolon': expected HOST:PORT\n");
   EXPECT_EQ(run({"serve", "--legacy-dialect", "3.0"}, nullptr, &err), 2);
+  EXPECT_EQ(run({"get", "k", "--dialect", "3.0"}, nullptr, &err), 2);
+  EXPECT_EQ(err, "ddprun store: --dialect 3.0: expected auto, 1.x-2.0, 2.1 or 2.2+\n");
 }
 
 TEST(StoreCommand, ServeReportsBindError) {

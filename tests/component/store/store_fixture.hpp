@@ -2,8 +2,11 @@
 // Shared helpers for store component tests: a Server on a background io_context thread
 // (tests only; production runs one thread) and a raw loopback socket with bounded reads.
 
+#include "ddprun/store/command.hpp"
 #include "ddprun/store/kv_state.hpp"
 #include "ddprun/store/server.hpp"
+
+#include <gtest/gtest.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,10 +21,37 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 namespace ddprun::test {
 
 inline constexpr std::chrono::milliseconds k_io_timeout{5000};
+
+/// The server kinds a client meets (spec §6.1, §2.9): ddprun's own, and ddprun's made to behave
+/// like one of PyTorch's servers.
+enum class Emulated {
+  ours,
+  torch_1x,           ///< no VALIDATE, D0: a VALIDATE hello is a SET with an absurd key
+  torch_2_1,          ///< no VALIDATE, D1
+  torch_2x_classic,   ///< VALIDATE first, or the connection is closed
+  torch_2x_libuv,     ///< VALIDATE first, or the connection is ignored
+  torch_2_2_classic,  ///< as torch_2x_classic, from before PING
+  torch_2_2_libuv     ///< as torch_2x_libuv, from before PING
+};
+
+inline store::ServerOptions emulating(Emulated kind) {
+  store::ServerOptions o;
+  const bool legacy = kind == Emulated::torch_1x || kind == Emulated::torch_2_1;
+  if (legacy) {
+    o.hello_policy = store::HelloPolicy::legacy_only;
+    o.legacy_dialect = kind == Emulated::torch_1x ? store::Dialect::d0 : store::Dialect::d1;
+  } else if (kind != Emulated::ours) {
+    o.hello_policy = store::HelloPolicy::validate_only;
+    o.ignore_unvalidated = kind == Emulated::torch_2x_libuv || kind == Emulated::torch_2_2_libuv;
+    o.answer_ping = kind == Emulated::torch_2x_classic || kind == Emulated::torch_2x_libuv;
+  }
+  return o;
+}
 
 /// Runs a store Server on its own thread; every access goes through on_io().
 class ServerThread {
@@ -82,6 +112,23 @@ class ServerThread {
   store::Server server_;
   std::thread thread_;
 };
+
+/// `ddprun store ARGS`: its exit code, with its stdout and stderr captured.
+inline int run(const std::vector<std::string>& args, std::string* out = nullptr,
+               std::string* err = nullptr) {
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  const int rc = store::store_command(args);
+  const std::string o = testing::internal::GetCapturedStdout();
+  const std::string e = testing::internal::GetCapturedStderr();
+  if (out != nullptr) {
+    *out = o;
+  }
+  if (err != nullptr) {
+    *err = e;
+  }
+  return rc;
+}
 
 /// A blocking loopback TCP connection with bounded reads, for byte-exact exchanges.
 class RawConn {

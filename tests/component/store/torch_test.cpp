@@ -161,6 +161,38 @@ TEST(StoreTorch, OurD0ClientAgainstTorch113Server) {
   EXPECT_EQ(*c.num_keys(), 4);
 }
 
+/// `ddprun store` without --dialect finds the real 1.x server's dialect, and every verb works.
+TEST(StoreTorch, StoreCommandAgainstTorch113Server) {
+  if (!torch_available()) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch.distributed";
+  }
+  TorchServer torch;
+  ASSERT_TRUE(torch.start());
+  const std::string ep = "127.0.0.1:" + std::to_string(torch.port());
+  std::string out;
+  std::string err;
+  EXPECT_EQ(test::run({"get", "/from_torch", "--endpoint", ep}, &out, &err), 0) << err;
+  EXPECT_EQ(out, "hello\n");
+  EXPECT_EQ(test::run({"set", "/a", "1", "--endpoint", ep}, &out, &err), 0) << err;
+  EXPECT_EQ(test::run({"get", "/a", "--endpoint", ep}, &out, &err), 0) << err;
+  EXPECT_EQ(out, "1\n");
+  EXPECT_EQ(test::run({"add", "/a", "41", "--endpoint", ep}, &out, &err), 0) << err;
+  EXPECT_EQ(out, "42\n");
+  EXPECT_EQ(test::run({"del", "/a", "--endpoint", ep}, &out, &err), 0) << err;
+  EXPECT_EQ(out, "deleted\n");
+  EXPECT_EQ(test::run({"del", "/a", "--endpoint", ep, "--dialect", "1.x-2.0"}, &out, &err), 0)
+      << err;
+  EXPECT_EQ(out, "absent\n");
+  EXPECT_EQ(test::run({"keys", "--endpoint", ep}, &out, &err), 1);
+  EXPECT_NE(err.find("LIST_KEYS does not exist in dialect D0"), std::string::npos) << err;
+  // Forced into the VALIDATE era, the 1.x server resets: an error naming both.
+  EXPECT_EQ(test::run({"set", "/b", "1", "--endpoint", ep, "--dialect", "2.2+", "--timeout", "2"},
+                      &out, &err),
+            1);
+  EXPECT_NE(err.find(ep + " in dialect D2"), std::string::npos) << err;
+  EXPECT_EQ(test::run({"get", "/b", "--endpoint", ep}, &out, &err), 1);
+}
+
 std::unique_ptr<Subprocess> spawn_gloo_rank(std::uint16_t port, int rank) {
   return Subprocess::spawn(
       {"/usr/bin/env", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
