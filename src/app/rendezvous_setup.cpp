@@ -1,6 +1,7 @@
 #include "rendezvous_setup.hpp"
 
 #include "ddprun/agent/local_rendezvous.hpp"
+#include "ddprun/config/rendezvous_hint.hpp"
 #include "ddprun/rdzv/state.hpp"
 #include "ddprun/store/token.hpp"
 #include "ddprun/util/fatal.hpp"
@@ -238,6 +239,7 @@ RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, con
   }
   options.port = static_cast<std::uint16_t>(ep.port);
   record_port(cfg, ep.port);
+  settings.incomplete_hint = config::render_rendezvous_hint(cfg, is_loopback_name(ep.host));
   setup.kv = std::make_unique<StoreKv>(ctx, options);
   auto self = self_desc(cfg, ep, setup.server != nullptr);
   setup.dyn = rdzv::DynamicRendezvous::create(ctx, *setup.kv, settings, self, clock);

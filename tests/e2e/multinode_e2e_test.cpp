@@ -1,7 +1,8 @@
 // End-to-end tests of multi-node jobs (spec torchrun.md §3-§4): several ddprun agents in one test,
 // each on its own loopback address through --local_addr, the store on 127.0.0.1:<free port>.
-// Static and c10d rank tables, duplicate --node_rank values, the join timeout, SIGTERM while
-// joining, real gloo jobs. Elastic behaviour is in multinode_elastic_e2e_test.cpp.
+// Static and c10d rank tables, duplicate --node_rank values, the join timeout, the warning of an
+// incomplete rendezvous, SIGTERM while joining, real gloo jobs. Elastic behaviour is in
+// multinode_elastic_e2e_test.cpp.
 
 #include <gtest/gtest.h>
 
@@ -171,6 +172,35 @@ TEST(MultinodeE2E, C10dJoinTimeoutNamesExpectedAndArrivedNodes) {
   EXPECT_GT(status, 0) << agents.err(0);
   EXPECT_TRUE(contains(agents.err(0), "expected 2 nodes, 1 arrived (" + loopback(0) + ")"))
       << agents.err(0);
+}
+
+/// The design card's `ddprun --nnodes 2 --nproc_per_node 4 train.py` typed on two machines
+/// (here: one agent whose peer never arrives), at the default log level: a WARNING names the
+/// missing node rank and the flags that fix it, once, well before the join timeout.
+TEST(MultinodeE2E, IncompleteStaticRendezvousWarnsWhatIsMissingAtDefaultLevel) {
+  Agents agents;
+  agents.start({"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/root", ddprun_bin(), "--nnodes",
+                "2", "--nproc_per_node", "1", "--master_port", std::to_string(free_port()),
+                "--rdzv_conf", "timeout=8", "--no_python", "/bin/true"});
+  EXPECT_GT(agents.wait(0, std::chrono::seconds(40)), 0) << agents.err(0);
+  const auto err = agents.err(0);
+  for (const char* part :
+       {"is incomplete after", "1/2 nodes arrived", "missing --node_rank 1",
+        "--master_addr 127.0.0.1 (the default) is a loopback address",
+        "--node_rank was not given, so every node defaults to 0",
+        "--master_addr <node-rank-0 host> --node_rank K",
+        "--rdzv_backend c10d --rdzv_endpoint <host>:<port>", "srun", "timed out"}) {
+    EXPECT_TRUE(contains(err, part)) << part << " not in:\n" << err;
+  }
+  const auto line_start = err.rfind('\n', err.find("is incomplete after"));
+  EXPECT_EQ(err[line_start == std::string::npos ? 0 : line_start + 1], 'W') << err;
+  EXPECT_FALSE(contains(err, "hosting the rendezvous store")) << "INFO lines shown:\n" << err;
+  std::size_t hints = 0;
+  for (auto at = err.find("Without a scheduler"); at != std::string::npos;
+       at = err.find("Without a scheduler", at + 1)) {
+    ++hints;
+  }
+  EXPECT_EQ(hints, 1U) << err;
 }
 
 TEST(MultinodeE2E, SigtermWhileJoiningExitsPromptly) {

@@ -1,5 +1,6 @@
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/config/rendezvous_hint.hpp"
 #include "ddprun/sched/detect.hpp"
 
 #include <gtest/gtest.h>
@@ -247,4 +248,64 @@ TEST(Resolve, RequeuedSlurmJobShowsItsRestartEpochInPrintConfig) {
   EXPECT_NE(line.find("slurm: SLURM_JOB_ID + SLURM_STEP_ID + SLURM_RESTART_COUNT"),
             std::string::npos)
       << line;
+}
+
+namespace {
+
+/// The rendezvous hint of a launch with `args` (the store's host loopback or not).
+std::string hint_for(const std::vector<std::string>& args, bool store_is_loopback) {
+  auto cfg = resolve_args(args);
+  EXPECT_TRUE(cfg) << cfg.error().message;
+  return cfg ? render_rendezvous_hint(*cfg, store_is_loopback) : "";
+}
+
+}  // namespace
+
+TEST(RendezvousHint, DefaultsOnTwoMachinesNameWhatIsMissingAndTheFixingFlags) {
+  const auto hint = hint_for({"--nnodes", "2", "--nproc_per_node", "4", "train.py"}, true);
+  EXPECT_NE(hint.find("--node_rank 0 of 2 with its store at 127.0.0.1:29500"), std::string::npos)
+      << hint;
+  EXPECT_NE(hint.find("--master_addr 127.0.0.1 (the default) is a loopback address"),
+            std::string::npos)
+      << hint;
+  EXPECT_NE(hint.find("--node_rank was not given, so every node defaults to 0"), std::string::npos)
+      << hint;
+  for (const char* flags : {"--master_addr <node-rank-0 host> --node_rank K",
+                            "--rdzv_backend c10d --rdzv_endpoint <host>:<port>", "srun", "PBS"}) {
+    EXPECT_NE(hint.find(flags), std::string::npos) << flags << " in " << hint;
+  }
+}
+
+TEST(RendezvousHint, GivenAddressAndRankAreNotBlamed) {
+  const auto hint = hint_for({"--nnodes", "2", "--node_rank", "1", "--master_addr", "node7",
+                              "--master_port", "1234", "train.py"},
+                             false);
+  EXPECT_NE(hint.find("--node_rank 1 of 2 with its store at node7:1234"), std::string::npos)
+      << hint;
+  EXPECT_EQ(hint.find("loopback"), std::string::npos) << hint;
+  EXPECT_EQ(hint.find("was not given"), std::string::npos) << hint;
+}
+
+TEST(RendezvousHint, C10dNamesTheEndpointAndId) {
+  const auto hint = hint_for({"--nnodes", "2:4", "--rdzv_backend", "c10d", "--rdzv_endpoint",
+                              "localhost:29400", "--rdzv_id", "j1", "train.py"},
+                             true);
+  EXPECT_NE(hint.find("--rdzv_endpoint localhost:29400 with --rdzv_id j1"), std::string::npos)
+      << hint;
+  EXPECT_NE(hint.find("localhost is a loopback address"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("srun"), std::string::npos) << hint;
+}
+
+TEST(RendezvousHint, SchedulerPlacedStoreAsksAboutTheOtherAgents) {
+  auto cfg = resolve_args({"--nnodes", "2", "train.py"});
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  for (auto& item : cfg->items) {
+    if (item.name == "master_addr") {
+      item.origin = "slurm: SLURM_JOB_NODELIST";
+    }
+  }
+  const auto hint = render_rendezvous_hint(*cfg, false);
+  EXPECT_NE(hint.find("The scheduler placed the store at 127.0.0.1:29500"), std::string::npos)
+      << hint;
+  EXPECT_EQ(hint.find("--node_rank K"), std::string::npos) << hint;
 }
