@@ -184,13 +184,16 @@ std::vector<int> missing_node_indices(int expected, const std::vector<NodeDesc>&
   return out;
 }
 
+std::chrono::milliseconds first_incomplete_warning(const RdzvSettings& settings) {
+  return std::min(settings.incomplete_warning_after, settings.join_timeout / 2);
+}
+
 bool is_incomplete_warning_due(WallMs join_started, std::optional<WallMs> last_warning, WallMs now,
                                const RdzvSettings& settings) {
   if (last_warning) {
     return now - *last_warning >= settings.incomplete_warning_interval.count();
   }
-  const auto first = std::min(settings.incomplete_warning_after, settings.join_timeout / 2);
-  return now - join_started >= first.count();
+  return now - join_started >= first_incomplete_warning(settings).count();
 }
 
 std::string render_incomplete(const RoundHeader& h, int live, const std::vector<NodeDesc>& arrived,
@@ -202,6 +205,17 @@ std::string render_incomplete(const RoundHeader& h, int live, const std::vector<
                     expected_nodes(settings) + " nodes arrived (" + names_of(arrived, live) +
                     "); " + missing_part(live, arrived, settings) + "; waiting up to " +
                     seconds_left(now, join_deadline) + " more";
+  if (with_hint && !settings.incomplete_hint.empty()) {
+    msg += ". " + settings.incomplete_hint;
+  }
+  return msg;
+}
+
+std::string render_store_unanswered(const RdzvSettings& settings, const std::string& endpoint,
+                                    WallMs waited, WallMs left, bool with_hint) {
+  std::string msg = "rendezvous " + settings.run_id + ": no rendezvous store answers at " +
+                    endpoint + " after " + std::to_string(waited / k_ms_per_second) +
+                    "s; waiting up to " + seconds_left(0, left) + " more";
   if (with_hint && !settings.incomplete_hint.empty()) {
     msg += ". " + settings.incomplete_hint;
   }

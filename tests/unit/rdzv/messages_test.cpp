@@ -99,6 +99,15 @@ TEST(RdzvIncomplete, ElasticLineCountsTheNodesStillNeeded) {
             "missing at least 2 nodes; waiting up to 590s more");
 }
 
+TEST(RdzvIncomplete, UnansweredStoreNamesTheEndpointAndTheHintOnce) {
+  const auto s = static_settings(2);
+  EXPECT_EQ(render_store_unanswered(s, "127.0.0.1:29500", 10'400, 889'600, true),
+            "rendezvous job: no rendezvous store answers at 127.0.0.1:29500 after 10s; waiting "
+            "up to 890s more. Pass --node_rank K.");
+  EXPECT_THAT(render_store_unanswered(s, "127.0.0.1:29500", 70'000, 830'000, false),
+              Not(HasSubstr("Pass")));
+}
+
 TEST(RdzvMessages, ProgressNamesNodesAndTimeLeft) {
   EXPECT_EQ(
       render_progress(joining(0, k_now + 29'500), 3, {node("node1"), node("node2"), node("node3")},
