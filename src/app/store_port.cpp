@@ -52,25 +52,36 @@ std::string read_small_file(const std::string& path) {
   return text.str();
 }
 
+bool is_pid_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(),
+                                      [](unsigned char c) { return c >= '0' && c <= '9'; });
+}
+
+/// Whether one of `dir`'s open files (/proc/<pid>/fd) is a socket in `inodes`. Processes come
+/// and go meanwhile: every filesystem error just ends the look.
+bool has_socket(const std::filesystem::path& dir, const std::vector<std::uint64_t>& inodes) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir / "fd", ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code link_ec;
+    const auto inode = util::parse_socket_link(fs::read_symlink(it->path(), link_ec).string());
+    if (inode && std::find(inodes.begin(), inodes.end(), *inode) != inodes.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /// The first process with an fd on one of `inodes`, with its command name; pid 0 when none.
 PortHolder socket_owner(const std::vector<std::uint64_t>& inodes) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  for (const auto& proc : fs::directory_iterator("/proc", ec)) {
-    const auto name = proc.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(),
-                                     [](unsigned char c) { return c >= '0' && c <= '9'; })) {
-      continue;
-    }
-    std::error_code fd_ec;
-    for (const auto& fd : fs::directory_iterator(proc.path() / "fd", fd_ec)) {
-      std::error_code link_ec;
-      const auto inode = util::parse_socket_link(fs::read_symlink(fd.path(), link_ec).string());
-      if (inode && std::find(inodes.begin(), inodes.end(), *inode) != inodes.end()) {
-        auto comm = read_small_file((proc.path() / "comm").string());
-        comm.erase(std::remove(comm.begin(), comm.end(), '\n'), comm.end());
-        return {std::stol(name), comm};
-      }
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (is_pid_name(name) && has_socket(it->path(), inodes)) {
+      auto comm = read_small_file((it->path() / "comm").string());
+      comm.erase(std::remove(comm.begin(), comm.end(), '\n'), comm.end());
+      return {std::stol(name), comm};
     }
   }
   return {};
