@@ -40,6 +40,50 @@ ElasticRendezvous::ElasticRendezvous(asio::io_context& ctx, const config::Launch
       kv_(kv),
       options_(std::move(options)) {}
 
+/// The watch's coroutine reads `done` before touching the ElasticRendezvous, which sets it
+/// before it goes away.
+struct ElasticRendezvous::StoreWatch {
+  explicit StoreWatch(asio::io_context& ctx) : timer(ctx) {}
+  asio::steady_timer timer;
+  bool done = false;
+};
+
+ElasticRendezvous::~ElasticRendezvous() { stop_store_watch(); }
+
+void ElasticRendezvous::start_store_watch() {
+  if (store_watch_ || kv_->is_connected()) {
+    return;
+  }
+  store_watch_ = std::make_shared<StoreWatch>(ctx_);
+  asio::co_spawn(ctx_, warn_while_store_silent(store_watch_), asio::detached);
+}
+
+void ElasticRendezvous::stop_store_watch() {
+  if (store_watch_ && !store_watch_->done) {
+    store_watch_->done = true;
+    store_watch_->timer.cancel();
+  }
+}
+
+asio::awaitable<void> ElasticRendezvous::warn_while_store_silent(
+    std::shared_ptr<StoreWatch> watch) {
+  auto wait = rdzv::first_incomplete_warning(dyn_->settings());
+  std::chrono::milliseconds waited{0};
+  for (bool with_hint = true;; with_hint = false) {
+    watch->timer.expires_after(wait);
+    boost::system::error_code ec;
+    co_await watch->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (watch->done || kv_->is_connected()) {
+      co_return;
+    }
+    waited += wait;
+    const auto& s = dyn_->settings();
+    spdlog::warn("{}", rdzv::render_store_unanswered(s, endpoint_text(), waited.count(),
+                                                     (s.join_timeout - waited).count(), with_hint));
+    wait = s.incomplete_warning_interval;
+  }
+}
+
 Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::RoundResult& round) {
   (void)round;
   if (options_.is_static) {
@@ -58,7 +102,9 @@ Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::Roun
 
 asio::awaitable<Result<agent::Round>> ElasticRendezvous::next_round(int restart_count) {
   worker_store_.reset();
+  start_store_watch();
   auto r = co_await dyn_->next_round();
+  stop_store_watch();
   if (!r) {
     if (options_.is_static && r.error().code == ErrorCode::config && hosted_ != nullptr) {
       // Two agents share a --node-rank: the peers read the same round and fail with the same
@@ -142,13 +188,16 @@ asio::awaitable<void> ElasticRendezvous::leave(std::chrono::milliseconds bound) 
   spdlog::info("left rendezvous '{}': the other nodes re-form without this one", cfg_.rdzv_id);
 }
 
-std::string ElasticRendezvous::describe() const {
+std::string ElasticRendezvous::endpoint_text() const {
   const bool is_static = options_.is_static;
   const std::string host = is_static ? cfg_.master_addr : cfg_.rdzv_endpoint.host;
   const int port = is_static ? cfg_.master_port : cfg_.rdzv_endpoint.port;
-  return cfg_.rdzv_backend + " rendezvous '" + cfg_.rdzv_id + "' at " + host + ":" +
-         std::to_string(port) + " (" + std::to_string(cfg_.nnodes.min) + ":" +
-         std::to_string(cfg_.nnodes.max) + " nodes)";
+  return host + ":" + std::to_string(port);
+}
+
+std::string ElasticRendezvous::describe() const {
+  return cfg_.rdzv_backend + " rendezvous '" + cfg_.rdzv_id + "' at " + endpoint_text() + " (" +
+         std::to_string(cfg_.nnodes.min) + ":" + std::to_string(cfg_.nnodes.max) + " nodes)";
 }
 
 }  // namespace ddprun::app

@@ -27,6 +27,9 @@ class ElasticRendezvous final : public agent::Rendezvous {
   ElasticRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
                     std::shared_ptr<rdzv::DynamicRendezvous> dyn, store::Server* hosted,
                     StoreKv* kv, ElasticOptions options);
+  ~ElasticRendezvous() override;
+  ElasticRendezvous(const ElasticRendezvous&) = delete;
+  ElasticRendezvous& operator=(const ElasticRendezvous&) = delete;
 
   asio::awaitable<Result<agent::Round>> next_round(int restart_count) override;
   asio::awaitable<agent::RdzvSignal> watch() override;
@@ -39,6 +42,13 @@ class ElasticRendezvous final : public agent::Rendezvous {
  private:
   Result<rdzv::MasterEndpoint> my_worker_store(const rdzv::RoundResult& round);
   asio::awaitable<void> linger_while_peers_connected();
+  /// Until the store first answers, a WARNING after first_incomplete_warning and then every
+  /// incomplete_warning_interval (a node started before its store host, or pointed elsewhere).
+  struct StoreWatch;
+  void start_store_watch();
+  void stop_store_watch();
+  asio::awaitable<void> warn_while_store_silent(std::shared_ptr<StoreWatch> watch);
+  std::string endpoint_text() const;  ///< "host:port" of the rendezvous store
 
   asio::io_context& ctx_;
   const config::LaunchConfig& cfg_;
@@ -47,6 +57,7 @@ class ElasticRendezvous final : public agent::Rendezvous {
   StoreKv* kv_;
   ElasticOptions options_;
   std::unique_ptr<store::Server> worker_store_;  ///< c10d: fresh each round on group rank 0
+  std::shared_ptr<StoreWatch> store_watch_;      ///< shared with its coroutine
 };
 
 }  // namespace ddprun::app

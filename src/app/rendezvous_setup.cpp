@@ -1,6 +1,7 @@
 #include "rendezvous_setup.hpp"
 
 #include "ddprun/agent/local_rendezvous.hpp"
+#include "ddprun/config/rendezvous_hint.hpp"
 #include "ddprun/rdzv/state.hpp"
 #include "ddprun/store/token.hpp"
 #include "ddprun/util/fatal.hpp"
@@ -41,8 +42,8 @@ RendezvousSetup single_node(asio::io_context& ctx, const config::LaunchConfig& c
   std::string bind = is_static ? bindable_address(addr) : exact_bind_address(addr);
   auto port = static_cast<std::uint16_t>(is_static ? cfg.master_port : 0);
   if (auto ok = setup.server->listen(bind, port); !ok) {
-    throw Fatal(
-        hosting_error("workers' store (--master-port " + std::to_string(port) + ")", ok.error()));
+    throw Fatal(hosting_error("workers' store (--master-port " + std::to_string(port) + ")",
+                              with_port_holder(ok.error(), port)));
   }
   agent::MasterEndpoint master{addr, setup.server->port(), true};
   auto* server = setup.server.get();
@@ -120,6 +121,18 @@ Result<void> listen_for_rendezvous(store::Server& server, const config::LaunchCo
   return {};
 }
 
+/// A c10d endpoint port this agent could not bind is normally another agent's store; say so
+/// at once when this machine shows another program holding it.
+void warn_if_foreign_holder(const config::Endpoint& ep) {
+  const auto holder = find_port_holder(ep.port);
+  if (holder && holder->pid != 0 && holder->command != "ddprun") {
+    spdlog::warn(
+        "--rdzv_endpoint {}:{} is {}, not a ddprun agent; this agent joins it as a client, "
+        "which fails unless that program is this job's rendezvous store",
+        ep.host, ep.port, describe(*holder));
+  }
+}
+
 std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::LaunchConfig& cfg,
                                           config::Endpoint& ep, const StoreChoices& choices) {
   auto [host, explicit_host] = should_host(cfg, ep);
@@ -130,6 +143,9 @@ std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::L
   options.token = choices.token.value_or(std::string());
   auto server = std::make_unique<store::Server>(ctx, options);
   auto ok = listen_for_rendezvous(*server, cfg, ep, choices.port_candidates);
+  if (!ok && choices.port_candidates.empty()) {
+    ok = with_port_holder(ok.error(), ep.port);
+  }
   if (ok) {
     spdlog::info("hosting the rendezvous store on {}:{}", ep.host, server->port());
     server->set_local(rdzv::host_marker_key(cfg.rdzv_id),
@@ -147,6 +163,7 @@ std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::L
   }
   spdlog::info("another agent hosts {}:{} ({}); joining as a client", ep.host, ep.port,
                ok.error().message);
+  warn_if_foreign_holder(ep);
   return nullptr;
 }
 
@@ -238,6 +255,7 @@ RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, con
   }
   options.port = static_cast<std::uint16_t>(ep.port);
   record_port(cfg, ep.port);
+  settings.incomplete_hint = config::render_rendezvous_hint(cfg, is_loopback_name(ep.host));
   setup.kv = std::make_unique<StoreKv>(ctx, options);
   auto self = self_desc(cfg, ep, setup.server != nullptr);
   setup.dyn = rdzv::DynamicRendezvous::create(ctx, *setup.kv, settings, self, clock);

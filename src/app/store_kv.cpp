@@ -45,6 +45,11 @@ asio::awaitable<Result<void>> StoreKv::connect() {
   co_return co_await c->connect();
 }
 
+bool StoreKv::is_connected() const {
+  return std::any_of(pool_.begin(), pool_.end(),
+                     [](const auto& slot) { return slot->client->is_connected(); });
+}
+
 void StoreKv::close_all() {
   for (auto& slot : pool_) {
     if (!slot->busy) {

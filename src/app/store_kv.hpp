@@ -33,6 +33,8 @@ class StoreKv final : public rdzv::Kv {
   /// Connects one client now (retrying up to the connect timeout), so a missing store is
   /// reported before the rendezvous starts.
   asio::awaitable<Result<void>> connect();
+  /// Whether a pooled client holds a connection to the store now.
+  bool is_connected() const;
   /// Closes every pooled connection (the store host then sees only its peers).
   void close_all();
   /// Once the store is known to exist: reconnecting gives up after `bound` and every

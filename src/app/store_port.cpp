@@ -1,10 +1,15 @@
 #include "store_port.hpp"
 
 #include "ddprun/sched/ports.hpp"
+#include "ddprun/util/proc_net.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace ddprun::app {
@@ -40,7 +45,75 @@ Probe probe(const store::ClientOptions& base, int port, const std::string& marke
   return present.error().code == ErrorCode::config ? Probe::refused_token : Probe::other;
 }
 
+std::string read_small_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool is_pid_name(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(),
+                                      [](unsigned char c) { return c >= '0' && c <= '9'; });
+}
+
+/// Whether one of `dir`'s open files (/proc/<pid>/fd) is a socket in `inodes`. Processes come
+/// and go meanwhile: every filesystem error just ends the look.
+bool has_socket(const std::filesystem::path& dir, const std::vector<std::uint64_t>& inodes) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir / "fd", ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code link_ec;
+    const auto inode = util::parse_socket_link(fs::read_symlink(it->path(), link_ec).string());
+    if (inode && std::find(inodes.begin(), inodes.end(), *inode) != inodes.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// The first process with an fd on one of `inodes`, with its command name; pid 0 when none.
+PortHolder socket_owner(const std::vector<std::uint64_t>& inodes) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const auto name = it->path().filename().string();
+    if (is_pid_name(name) && has_socket(it->path(), inodes)) {
+      auto comm = read_small_file((it->path() / "comm").string());
+      comm.erase(std::remove(comm.begin(), comm.end(), '\n'), comm.end());
+      return {std::stol(name), comm};
+    }
+  }
+  return {};
+}
+
 }  // namespace
+
+std::optional<PortHolder> find_port_holder(int port) {
+  std::vector<std::uint64_t> inodes;
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    const auto found = util::parse_listening_inodes(read_small_file(table), port);
+    inodes.insert(inodes.end(), found.begin(), found.end());
+  }
+  if (inodes.empty()) {
+    return std::nullopt;
+  }
+  return socket_owner(inodes);
+}
+
+std::string describe(const PortHolder& holder) {
+  if (holder.pid == 0) {
+    return "held by a process this user cannot see";
+  }
+  return fmt::format("held by pid {} ({})", holder.pid, holder.command);
+}
+
+Error with_port_holder(Error e, int port) {
+  if (auto holder = find_port_holder(port)) {
+    e.message += ", " + describe(*holder);
+  }
+  return e;
+}
 
 Result<int> listen_on_first_free(store::Server& server, const std::string& bind_addr,
                                  const std::string& host, const std::vector<int>& candidates) {
@@ -50,9 +123,8 @@ Result<int> listen_on_first_free(store::Server& server, const std::string& bind_
     if (ok) {
       return port;
     }
-    spdlog::info("derived rendezvous port {} is taken ({}); trying the next", port,
-                 ok.error().message);
-    last = ok.error().message;
+    last = with_port_holder(ok.error(), port).message;
+    spdlog::info("derived rendezvous port {} is taken ({}); trying the next", port, last);
   }
   return make_error(ErrorCode::io,
                     fmt::format("none of the job's derived rendezvous ports {} is free on {} "

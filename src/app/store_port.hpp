@@ -9,10 +9,27 @@
 #include "ddprun/util/result.hpp"
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ddprun::app {
+
+/// The process listening on a TCP port of this machine, as far as /proc shows it.
+struct PortHolder {
+  long pid = 0;         ///< 0: a listener exists, but this user cannot see its process
+  std::string command;  ///< /proc/<pid>/comm
+};
+
+/// The listener of TCP `port` in this network namespace (/proc/net/tcp{,6}, /proc/*/fd), or
+/// nullopt when none is found.
+std::optional<PortHolder> find_port_holder(int port);
+
+/// "held by pid 4242 (python3)", or "held by a process this user cannot see".
+std::string describe(const PortHolder& holder);
+
+/// `e` with ", held by ..." appended when the port has a listener.
+Error with_port_holder(Error e, int port);
 
 /// Listens on the first candidate that binds; returns it. Error names the host and every port.
 Result<int> listen_on_first_free(store::Server& server, const std::string& bind_addr,

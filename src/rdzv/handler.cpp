@@ -163,7 +163,9 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
   stop_watch();
   OpGuard guard(ops_running_);
   co_await jitter();
-  join_deadline_ = wall_now() + settings_.join_timeout.count();
+  join_started_ = wall_now();
+  join_deadline_ = join_started_ + settings_.join_timeout.count();
+  last_warning_.reset();
   next_progress_log_ = wall_now() + settings_.progress_interval.count();
   start_heartbeats();
   auto result = co_await join();

@@ -185,11 +185,22 @@ asio::awaitable<DynamicRendezvous::Arrivals> DynamicRendezvous::arrivals(int rou
 
 asio::awaitable<void> DynamicRendezvous::log_progress(const RoundHeader& h) {
   const WallMs now = wall_now();
-  if (now < next_progress_log_) {
+  const bool warn_due = h.phase == Phase::joining &&
+                        is_incomplete_warning_due(join_started_, last_warning_, now, settings_);
+  if (!warn_due && now < next_progress_log_) {
     co_return;
   }
   next_progress_log_ = now + settings_.progress_interval.count();
   auto seen = co_await arrivals(h.round);
+  if (warn_due) {
+    last_warning_ = now;
+  }
+  if (warn_due && seen.live < settings_.min_nodes) {
+    spdlog::warn("{}", render_incomplete(h, seen.live, seen.live_named, join_started_, now,
+                                         join_deadline_, settings_, !hint_given_));
+    hint_given_ = true;
+    co_return;
+  }
   spdlog::info("{}",
                render_progress(h, seen.live, seen.live_named, now, join_deadline_, settings_));
 }

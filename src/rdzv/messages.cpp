@@ -96,6 +96,28 @@ std::string membership_changes(const RoundHeader& h, int round) {
   return out;
 }
 
+/// "missing --node_rank 1, 3" for the static backend when every arrival is known, else how
+/// many more nodes the round needs.
+std::string missing_part(int live, const std::vector<NodeDesc>& arrived,
+                         const RdzvSettings& settings) {
+  const bool all_known = static_cast<int>(arrived.size()) >= live;
+  if (!settings.unique_node_index || !all_known) {
+    const int more = std::max(0, settings.min_nodes - live);
+    return std::string(settings.unique_node_index ? "missing " : "missing at least ") +
+           std::to_string(more) + (more == 1 ? " node" : " nodes");
+  }
+  const auto missing = missing_node_indices(settings.max_nodes, arrived);
+  std::string out = "missing --node_rank ";
+  const std::size_t shown = std::min(missing.size(), k_max_named_ids);
+  for (std::size_t i = 0; i < shown; ++i) {
+    out += (i == 0 ? "" : ", ") + std::to_string(missing[i]);
+  }
+  if (shown < missing.size()) {
+    out += ", ... and " + std::to_string(missing.size() - shown) + " more";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_node_names(const std::vector<NodeDesc>& nodes) {
@@ -144,6 +166,60 @@ std::string render_progress(const RoundHeader& h, int live, const std::vector<No
   return round_name(settings, h.round) + ": " + std::to_string(live) + "/" +
          std::to_string(settings.max_nodes) + " nodes (" + names_of(arrived, live) +
          "), waiting up to " + seconds_left(now, until) + " for more";
+}
+
+std::vector<int> missing_node_indices(int expected, const std::vector<NodeDesc>& arrived) {
+  std::set<int> present;
+  for (const auto& n : arrived) {
+    if (n.node_index) {
+      present.insert(*n.node_index);
+    }
+  }
+  std::vector<int> out;
+  for (int i = 0; i < expected; ++i) {
+    if (present.count(i) == 0) {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+std::chrono::milliseconds first_incomplete_warning(const RdzvSettings& settings) {
+  return std::min(settings.incomplete_warning_after, settings.join_timeout / 2);
+}
+
+bool is_incomplete_warning_due(WallMs join_started, std::optional<WallMs> last_warning, WallMs now,
+                               const RdzvSettings& settings) {
+  if (last_warning) {
+    return now - *last_warning >= settings.incomplete_warning_interval.count();
+  }
+  return now - join_started >= first_incomplete_warning(settings).count();
+}
+
+std::string render_incomplete(const RoundHeader& h, int live, const std::vector<NodeDesc>& arrived,
+                              WallMs join_started, WallMs now, WallMs join_deadline,
+                              const RdzvSettings& settings, bool with_hint) {
+  const WallMs waited = std::max<WallMs>(0, now - join_started) / k_ms_per_second;
+  std::string msg = round_name(settings, h.round) + " is incomplete after " +
+                    std::to_string(waited) + "s: " + std::to_string(live) + "/" +
+                    expected_nodes(settings) + " nodes arrived (" + names_of(arrived, live) +
+                    "); " + missing_part(live, arrived, settings) + "; waiting up to " +
+                    seconds_left(now, join_deadline) + " more";
+  if (with_hint && !settings.incomplete_hint.empty()) {
+    msg += ". " + settings.incomplete_hint;
+  }
+  return msg;
+}
+
+std::string render_store_unanswered(const RdzvSettings& settings, const std::string& endpoint,
+                                    WallMs waited, WallMs left, bool with_hint) {
+  std::string msg = "rendezvous " + settings.run_id + ": no rendezvous store answers at " +
+                    endpoint + " after " + std::to_string(waited / k_ms_per_second) +
+                    "s; waiting up to " + seconds_left(0, left) + " more";
+  if (with_hint && !settings.incomplete_hint.empty()) {
+    msg += ". " + settings.incomplete_hint;
+  }
+  return msg;
 }
 
 std::string render_timeout(const RoundHeader& h, const RdzvSettings& settings, int live,

@@ -1,7 +1,8 @@
 // End-to-end tests of multi-node jobs (spec torchrun.md §3-§4): several ddprun agents in one test,
 // each on its own loopback address through --local_addr, the store on 127.0.0.1:<free port>.
-// Static and c10d rank tables, duplicate --node_rank values, the join timeout, SIGTERM while
-// joining, real gloo jobs. Elastic behaviour is in multinode_elastic_e2e_test.cpp.
+// Static and c10d rank tables, duplicate --node_rank values, the join timeout, the warning of an
+// incomplete rendezvous, SIGTERM while joining, real gloo jobs. Elastic behaviour is in
+// multinode_elastic_e2e_test.cpp.
 
 #include <gtest/gtest.h>
 
@@ -171,6 +172,56 @@ TEST(MultinodeE2E, C10dJoinTimeoutNamesExpectedAndArrivedNodes) {
   EXPECT_GT(status, 0) << agents.err(0);
   EXPECT_TRUE(contains(agents.err(0), "expected 2 nodes, 1 arrived (" + loopback(0) + ")"))
       << agents.err(0);
+}
+
+/// One agent of a 2-node static job at the default log level (WARNING), join timeout 8 s.
+std::vector<std::string> lone_static_agent(const std::vector<std::string>& flags) {
+  return concat({"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/root", ddprun_bin(), "--nnodes",
+                 "2", "--nproc_per_node", "1", "--master_port", std::to_string(free_port()),
+                 "--rdzv_conf", "timeout=8"},
+                concat(flags, {"--no_python", "/bin/true"}));
+}
+
+/// `err` holds `needle` exactly once, on a WARNING line, and no INFO line.
+void expect_one_warning(const std::string& err, const std::string& needle) {
+  std::size_t count = 0;
+  for (auto at = err.find(needle); at != std::string::npos; at = err.find(needle, at + 1)) {
+    ++count;
+    const auto line_start = err.rfind('\n', at);
+    EXPECT_EQ(err[line_start == std::string::npos ? 0 : line_start + 1], 'W') << err;
+  }
+  EXPECT_EQ(count, 1U) << needle << " in:\n" << err;
+  // An INFO line every multi-node agent logs: absent at the default level.
+  EXPECT_FALSE(contains(err, "the rendezvous is unauthenticated")) << "INFO shown:\n" << err;
+}
+
+/// The design card's `ddprun --nnodes 2 --nproc_per_node 4 train.py` typed on two machines
+/// (here: one agent whose peer never arrives), and a --node_rank 1 agent whose store host never
+/// starts, at the default log level: a WARNING names what is missing and the flags that fix
+/// it, once, well before the join timeout.
+TEST(MultinodeE2E, IncompleteStaticRendezvousWarnsWhatIsMissingAtDefaultLevel) {
+  Agents agents;
+  const auto host = agents.start(lone_static_agent({}));
+  const auto client = agents.start(lone_static_agent({"--node_rank", "1"}));
+  for (auto i : {host, client}) {
+    EXPECT_GT(agents.wait(i, std::chrono::seconds(40)), 0) << agents.err(i);
+  }
+  const auto err = agents.err(host);
+  for (const char* part :
+       {"is incomplete after", "1/2 nodes arrived", "missing --node_rank 1",
+        "--master_addr 127.0.0.1 (the default) is a loopback address",
+        "--node_rank was not given, so every node defaults to 0",
+        "--master_addr <node-rank-0 host> --node_rank K",
+        "--rdzv_backend c10d --rdzv_endpoint <host>:<port>", "srun", "timed out"}) {
+    EXPECT_TRUE(contains(err, part)) << part << " not in:\n" << err;
+  }
+  expect_one_warning(err, "Without a scheduler");
+  const auto client_err = agents.err(client);
+  expect_one_warning(client_err, "no rendezvous store answers at 127.0.0.1:");
+  for (const char* part :
+       {"This agent is --node_rank 1 of 2", "--master_addr <node-rank-0 host> --node_rank K"}) {
+    EXPECT_TRUE(contains(client_err, part)) << part << " not in:\n" << client_err;
+  }
 }
 
 TEST(MultinodeE2E, SigtermWhileJoiningExitsPromptly) {

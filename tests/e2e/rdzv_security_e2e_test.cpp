@@ -4,7 +4,8 @@
 //    clear error and change nothing; `ddprun status` and `ddprun store` need the token too;
 //  - a token file readable by others is refused before anything starts;
 //  - under a (faked) Slurm step whose first derived port is taken by a foreign listener, node 0
-//    hosts on the next candidate and node 1 finds it.
+//    hosts on the next candidate (naming the holder's pid) and node 1 finds it;
+//  - a taken explicit --master_port is one error naming the port and the holder's pid.
 
 #include <gtest/gtest.h>
 
@@ -211,6 +212,8 @@ TEST(DerivedPortE2E, HostSkipsATakenCandidateAndTheOtherNodeFindsIt) {
   EXPECT_TRUE(contains(agents.err(node0), "derived rendezvous port " +
                                               std::to_string(expected_port - 1) + " is taken"))
       << agents.err(node0);
+  EXPECT_TRUE(contains(agents.err(node0), "held by pid " + std::to_string(getpid())))
+      << agents.err(node0);
   EXPECT_TRUE(
       contains(agents.err(node1), "answers on derived port " + std::to_string(expected_port)))
       << agents.err(node1);
@@ -248,6 +251,48 @@ TEST(DerivedPortE2E, NoFreeCandidateIsAClearError) {
   EXPECT_TRUE(contains(r.err, "none of the job's derived rendezvous ports " +
                                   std::to_string(first) + "-" + std::to_string(first + 7) +
                                   " is free on 127.0.0.1"))
+      << r.err;
+}
+
+/// A free port held by a ForeignListener of this test process.
+std::pair<int, std::unique_ptr<ForeignListener>> taken_port() {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    const int port = free_port();
+    auto listener = std::make_unique<ForeignListener>(port);
+    if (listener->ok()) {
+      return {port, std::move(listener)};
+    }
+  }
+  return {0, nullptr};
+}
+
+TEST(ExplicitPortE2E, TakenMasterPortIsOneErrorNamingThePortAndItsHolder) {
+  auto [port, holder] = taken_port();
+  ASSERT_TRUE(holder) << "could not occupy a free port";
+  const std::string held = "held by pid " + std::to_string(getpid());
+  const std::vector<std::vector<std::string>> launches = {
+      {"--nnodes", "2", "--node_rank", "0", "--master_port", std::to_string(port)},
+      {"--nnodes", "1", "--master_port", std::to_string(port)}};
+  for (const auto& flags : launches) {
+    auto argv = concat(clean_ddprun(), flags);
+    argv = concat(argv, {"--nproc_per_node", "1", "--no_python", "/bin/true"});
+    auto r = run(argv);
+    EXPECT_NE(r.status, 0) << r.err;
+    EXPECT_TRUE(contains(r.err, "127.0.0.1:" + std::to_string(port) + ": ")) << r.err;
+    EXPECT_TRUE(contains(r.err, held)) << r.err;
+    EXPECT_FALSE(contains(r.err, "derived")) << r.err;
+  }
+}
+
+TEST(ExplicitPortE2E, C10dEndpointHeldByAnotherProgramIsNamedAtOnce) {
+  auto [port, holder] = taken_port();
+  ASSERT_TRUE(holder) << "could not occupy a free port";
+  auto r =
+      run(concat(clean_ddprun(), concat(c10d_flags("2", port, 1, loopback(0), "join_timeout=2"),
+                                        {"--no_python", "/bin/true"})));
+  EXPECT_NE(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "--rdzv_endpoint 127.0.0.1:" + std::to_string(port) +
+                                  " is held by pid " + std::to_string(getpid())))
       << r.err;
 }
 

@@ -101,3 +101,44 @@ TEST_F(SlurmE2E, ScancelLeavesNoProcessBehind) {
   EXPECT_TRUE(eventually([&] { return processes_with_env(tag).empty(); }, std::chrono::seconds(60)))
       << processes_with_env(tag).size() << " processes left";
 }
+
+TEST_F(SlurmE2E, TakenDerivedPortFallsBackToTheNextCandidate) {
+  // The batch script runs on node1, the step's head node, and occupies the first port derived
+  // from its job id (docs/schedulers.md: 29400 + (job id + step id) mod 3000; the first srun
+  // step of a batch job is step 0) before the job's one srun step starts. The test support
+  // sets PET_MASTER_PORT for every child; unset, the port is the scheduler's again.
+  auto script = dir_ + "/job.sh";
+  std::ofstream(script) << R"(#!/bin/bash
+unset PET_MASTER_PORT
+port=$((29400 + SLURM_JOB_ID % 3000))
+echo "first=$port"
+/usr/bin/python3 -c 'import socket, sys, time
+s = socket.socket()
+s.bind(("", int(sys.argv[1])))
+s.listen()
+open(sys.argv[2], "w").close()
+time.sleep(120)' $port $1/listening &
+holder=$!
+for i in $(seq 100); do [ -e $1/listening ] && break; sleep 0.1; done
+srun --ntasks-per-node=1 $2 --log_level INFO --nproc_per_node 1 --no_python $3 $1
+rc=$?
+kill $holder
+exit $rc
+)";
+  auto r = slurm("sbatch --wait -N2 -o " + dir_ + "/out.txt " + script + " " + dir_ + " " +
+                 ddprun_bin() + " " + worker("envdump.sh"));
+  auto out = read_file(dir_ + "/out.txt");
+  ASSERT_EQ(r.status, 0) << r.err << out;
+  const auto at = out.find("first=");
+  ASSERT_NE(at, std::string::npos) << out;
+  const int first = std::stoi(out.substr(at + 6));
+  EXPECT_NE(out.find("derived rendezvous port " + std::to_string(first) + " is taken"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("held by pid"), std::string::npos) << out;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto env = parse_env_file(dir_ + "/env_" + std::to_string(rank) + ".txt");
+    EXPECT_EQ(env["WORLD_SIZE"], "2") << out;
+    EXPECT_EQ(env["MASTER_PORT"], std::to_string(first + 1)) << out;
+  }
+}

@@ -138,6 +138,33 @@ std::string render_ids(const std::vector<std::string>& ids, int total);
 std::string render_progress(const RoundHeader& h, int live, const std::vector<NodeDesc>& arrived,
                             WallMs now, WallMs join_deadline, const RdzvSettings& settings);
 
+/// The node indices in [0, expected) that no node of `arrived` holds: the static backend's
+/// missing --node_rank values.
+std::vector<int> missing_node_indices(int expected, const std::vector<NodeDesc>& arrived);
+
+/// When the first WARNING about an incomplete join (or a store that never answered) is due:
+/// incomplete_warning_after, at most half the join_timeout.
+std::chrono::milliseconds first_incomplete_warning(const RdzvSettings& settings);
+
+/// Whether the progress line of a join that began at `join_started` and is still short of
+/// min_nodes should be a WARNING now: the first at incomplete_warning_after (at most half the
+/// join_timeout), then one per incomplete_warning_interval after `last_warning`.
+bool is_incomplete_warning_due(WallMs join_started, std::optional<WallMs> last_warning, WallMs now,
+                               const RdzvSettings& settings);
+
+/// "rendezvous <id> round <r> is incomplete after 10s: 1/2 nodes arrived (a); missing
+/// --node_rank 1; waiting up to <t>s more", plus settings.incomplete_hint when `with_hint`.
+/// `arrived` holds up to k_max_named_ids of the `live` nodes.
+std::string render_incomplete(const RoundHeader& h, int live, const std::vector<NodeDesc>& arrived,
+                              WallMs join_started, WallMs now, WallMs join_deadline,
+                              const RdzvSettings& settings, bool with_hint);
+
+/// Before the store ever answered: "rendezvous <id>: no rendezvous store answers at
+/// <endpoint> after 10s; waiting up to <t>s more", plus settings.incomplete_hint when
+/// `with_hint`.
+std::string render_store_unanswered(const RdzvSettings& settings, const std::string& endpoint,
+                                    WallMs waited, WallMs left, bool with_hint);
+
 /// The join timeout error naming who was expected and who arrived (`live` nodes, `arrived` up
 /// to k_max_named_ids of them, self included); `previous` (the members this node ran with
 /// last, possibly empty) names the nodes that were lost.

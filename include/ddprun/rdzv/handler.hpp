@@ -157,8 +157,11 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   int ops_running_ = 0;   ///< join loops in progress
   bool ever_joined_ = false;
   WallMs join_deadline_ = 0;
+  WallMs join_started_ = 0;
   WallMs next_progress_log_ = 0;
-  int slot_ = 0;  ///< this node's slot in slot_round_
+  std::optional<WallMs> last_warning_;  ///< of this join being short of min_nodes
+  bool hint_given_ = false;             ///< settings_.incomplete_hint was logged once
+  int slot_ = 0;                        ///< this node's slot in slot_round_
   int slot_round_ = -1;
   int waiting_round_ = -1;  ///< the round whose wait list counts this node
   std::optional<RoundResult> last_round_;

@@ -30,6 +30,12 @@ struct RdzvSettings {
   std::chrono::milliseconds first_round_jitter{300ms};  ///< random 0..this before round 0
   std::chrono::milliseconds progress_interval{5s};      ///< between "waiting for more" log lines
   std::chrono::milliseconds join_block{5s};  ///< longest wait on the rank key between looks
+  /// A join still short of min_nodes logs its progress at WARNING once this long (or half the
+  /// join_timeout, when shorter) after it began, with incomplete_hint, then every interval.
+  std::chrono::milliseconds incomplete_warning_after{10s};
+  std::chrono::milliseconds incomplete_warning_interval{60s};
+  /// What the launch settings may have wrong and the flags that fix it (the app renders it).
+  std::string incomplete_hint;
   /// The static backend: node_index is --node-rank and two members may not share one.
   bool unique_node_index = false;
 };

@@ -1,5 +1,6 @@
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/config/rendezvous_hint.hpp"
 #include "ddprun/sched/detect.hpp"
 
 #include <gtest/gtest.h>
@@ -271,4 +272,61 @@ TEST(Resolve, RequeuedSlurmJobShowsItsRestartEpochInPrintConfig) {
   EXPECT_NE(line.find("slurm: SLURM_JOB_ID + SLURM_STEP_ID + SLURM_RESTART_COUNT"),
             std::string::npos)
       << line;
+}
+
+namespace {
+
+/// The rendezvous hint of a launch with `args` (the store's host loopback or not).
+std::string hint_for(const std::vector<std::string>& args, bool store_is_loopback) {
+  auto cfg = resolve_args(args);
+  EXPECT_TRUE(cfg) << cfg.error().message;
+  return cfg ? render_rendezvous_hint(*cfg, store_is_loopback) : "";
+}
+
+void expect_parts(const std::string& hint, const std::vector<std::string>& present,
+                  const std::vector<std::string>& absent = {}) {
+  for (const auto& part : present) {
+    EXPECT_NE(hint.find(part), std::string::npos) << part << " not in " << hint;
+  }
+  for (const auto& part : absent) {
+    EXPECT_EQ(hint.find(part), std::string::npos) << part << " in " << hint;
+  }
+}
+
+}  // namespace
+
+TEST(RendezvousHint, DefaultsOnTwoMachinesNameWhatIsMissingAndTheFixingFlags) {
+  expect_parts(hint_for({"--nnodes", "2", "--nproc_per_node", "4", "train.py"}, true),
+               {"--node_rank 0 of 2 with its store at 127.0.0.1:29500",
+                "--master_addr 127.0.0.1 (the default) is a loopback address",
+                "--node_rank was not given, so every node defaults to 0",
+                "--master_addr <node-rank-0 host> --node_rank K",
+                "--rdzv_backend c10d --rdzv_endpoint <host>:<port>", "srun", "PBS"});
+}
+
+TEST(RendezvousHint, GivenAddressAndRankAreNotBlamed) {
+  expect_parts(hint_for({"--nnodes", "2", "--node_rank", "1", "--master_addr", "node7",
+                         "--master_port", "1234", "train.py"},
+                        false),
+               {"--node_rank 1 of 2 with its store at node7:1234"}, {"loopback", "was not given"});
+}
+
+TEST(RendezvousHint, C10dNamesTheEndpointAndId) {
+  expect_parts(hint_for({"--nnodes", "2:4", "--rdzv_backend", "c10d", "--rdzv_endpoint",
+                         "localhost:29400", "--rdzv_id", "j1", "train.py"},
+                        true),
+               {"--rdzv_endpoint localhost:29400 with --rdzv_id j1",
+                "localhost is a loopback address", "srun"});
+}
+
+TEST(RendezvousHint, SchedulerPlacedStoreAsksAboutTheOtherAgents) {
+  auto cfg = resolve_args({"--nnodes", "2", "train.py"});
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  for (auto& item : cfg->items) {
+    if (item.name == "master_addr") {
+      item.origin = "slurm: SLURM_JOB_NODELIST";
+    }
+  }
+  expect_parts(render_rendezvous_hint(*cfg, false),
+               {"The scheduler placed the store at 127.0.0.1:29500"}, {"--node_rank K"});
 }

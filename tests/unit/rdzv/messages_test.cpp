@@ -43,6 +43,71 @@ std::vector<std::string> ids_of(const std::vector<NodeDesc>& nodes) {
   return out;
 }
 
+NodeDesc ranked(const std::string& addr, int node_rank) {
+  NodeDesc n = node(addr);
+  n.node_index = node_rank;
+  return n;
+}
+
+RdzvSettings static_settings(int nodes) {
+  RdzvSettings s = settings(nodes, nodes);
+  s.unique_node_index = true;
+  s.join_timeout = std::chrono::seconds(900);
+  s.incomplete_hint = "Pass --node_rank K.";
+  return s;
+}
+
+TEST(RdzvIncomplete, MissingNodeIndicesAreThoseNoArrivalHolds) {
+  EXPECT_EQ(missing_node_indices(4, {ranked("a", 2), ranked("b", 0)}), (std::vector<int>{1, 3}));
+  EXPECT_EQ(missing_node_indices(2, {ranked("a", 0), ranked("b", 1)}), std::vector<int>{});
+  EXPECT_EQ(missing_node_indices(2, {node("a")}), (std::vector<int>{0, 1}));
+  EXPECT_EQ(missing_node_indices(2, {ranked("a", 0), ranked("b", 0)}), std::vector<int>{1});
+}
+
+TEST(RdzvIncomplete, FirstWarningAfterTheDelayThenOncePerInterval) {
+  const auto s = static_settings(2);  // after 10 s, then every 60 s
+  EXPECT_FALSE(is_incomplete_warning_due(k_now, std::nullopt, k_now + 9'999, s));
+  EXPECT_TRUE(is_incomplete_warning_due(k_now, std::nullopt, k_now + 10'000, s));
+  EXPECT_FALSE(is_incomplete_warning_due(k_now, k_now + 10'000, k_now + 69'999, s));
+  EXPECT_TRUE(is_incomplete_warning_due(k_now, k_now + 10'000, k_now + 70'000, s));
+}
+
+TEST(RdzvIncomplete, ShortJoinTimeoutWarnsAtItsHalf) {
+  auto s = static_settings(2);
+  s.join_timeout = std::chrono::seconds(8);
+  EXPECT_FALSE(is_incomplete_warning_due(k_now, std::nullopt, k_now + 3'999, s));
+  EXPECT_TRUE(is_incomplete_warning_due(k_now, std::nullopt, k_now + 4'000, s));
+}
+
+TEST(RdzvIncomplete, StaticLineNamesArrivedAndMissingRanksAndTheHintOnce) {
+  const auto s = static_settings(3);
+  const auto msg = render_incomplete(joining(), 1, {ranked("10.0.0.1", 0)}, k_now, k_now + 10'000,
+                                     k_now + 900'000, s, true);
+  EXPECT_EQ(msg,
+            "rendezvous job round 0 is incomplete after 10s: 1/3 nodes arrived (10.0.0.1); "
+            "missing --node_rank 1, 2; waiting up to 890s more. Pass --node_rank K.");
+  EXPECT_THAT(render_incomplete(joining(), 1, {ranked("10.0.0.1", 0)}, k_now, k_now + 70'000,
+                                k_now + 900'000, s, false),
+              Not(HasSubstr("Pass")));
+}
+
+TEST(RdzvIncomplete, ElasticLineCountsTheNodesStillNeeded) {
+  const auto msg = render_incomplete(joining(), 1, {a}, k_now, k_now + 10'000, k_now + 600'000,
+                                     settings(3, 4), false);
+  EXPECT_EQ(msg,
+            "rendezvous job round 0 is incomplete after 10s: 1/3 to 4 nodes arrived (a); "
+            "missing at least 2 nodes; waiting up to 590s more");
+}
+
+TEST(RdzvIncomplete, UnansweredStoreNamesTheEndpointAndTheHintOnce) {
+  const auto s = static_settings(2);
+  EXPECT_EQ(render_store_unanswered(s, "127.0.0.1:29500", 10'400, 889'600, true),
+            "rendezvous job: no rendezvous store answers at 127.0.0.1:29500 after 10s; waiting "
+            "up to 890s more. Pass --node_rank K.");
+  EXPECT_THAT(render_store_unanswered(s, "127.0.0.1:29500", 70'000, 830'000, false),
+              Not(HasSubstr("Pass")));
+}
+
 TEST(RdzvMessages, ProgressNamesNodesAndTimeLeft) {
   EXPECT_EQ(
       render_progress(joining(0, k_now + 29'500), 3, {node("node1"), node("node2"), node("node3")},

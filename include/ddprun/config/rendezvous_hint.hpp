@@ -1,0 +1,15 @@
+#pragma once
+// What a multi-node launch whose rendezvous stays incomplete may have wrong, and the exact
+// flags that fix it (logged once at WARNING while the agent waits for the missing nodes).
+
+#include "ddprun/config/launch_config.hpp"
+
+#include <string>
+
+namespace ddprun::config {
+
+/// The hint for `config` (a multi-node static or c10d launch); `store_is_loopback`: the store's
+/// host (--master_addr, or the --rdzv_endpoint host) is a loopback name or address.
+std::string render_rendezvous_hint(const LaunchConfig& config, bool store_is_loopback);
+
+}  // namespace ddprun::config

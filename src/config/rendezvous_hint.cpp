@@ -1,0 +1,76 @@
+#include "ddprun/config/rendezvous_hint.hpp"
+
+#include <algorithm>
+
+namespace ddprun::config {
+namespace {
+
+const ConfigItem* item_of(const LaunchConfig& config, const std::string& name) {
+  auto it = std::find_if(config.items.begin(), config.items.end(),
+                         [&](const ConfigItem& i) { return i.name == name; });
+  return it == config.items.end() ? nullptr : &*it;
+}
+
+bool is_default(const LaunchConfig& config, const std::string& name) {
+  const auto* item = item_of(config, name);
+  return item == nullptr || item->origin == "default";
+}
+
+bool from_scheduler(const LaunchConfig& config, const std::string& name) {
+  const auto* item = item_of(config, name);
+  return item != nullptr && item->origin != "default" && item->origin.rfind("flag ", 0) != 0 &&
+         item->origin.rfind("env ", 0) != 0;
+}
+
+constexpr const char* k_fixes =
+    "Without a scheduler, start every node with --master_addr <node-rank-0 host> --node_rank K "
+    "(K = 0 on the host of the store, a different K below --nnodes on each other node), or "
+    "with --rdzv_backend c10d --rdzv_endpoint <host>:<port> (the same on every node), or run "
+    "ddprun from srun or a PBS job, which fills these in";
+
+std::string scheduler_hint(const std::string& store) {
+  return "The scheduler placed the store at " + store +
+         ": are the other nodes' agents started (one ddprun per node) and can they reach it?";
+}
+
+std::string static_hint(const LaunchConfig& config, bool store_is_loopback) {
+  const std::string store = config.master_addr + ":" + std::to_string(config.master_port);
+  if (from_scheduler(config, "master_addr")) {
+    return scheduler_hint(store);
+  }
+  std::string msg = "This agent is --node_rank " + std::to_string(config.node_rank) + " of " +
+                    std::to_string(config.nnodes.max) + " with its store at " + store;
+  if (store_is_loopback) {
+    msg += std::string("; --master_addr ") + config.master_addr +
+           (is_default(config, "master_addr") ? " (the default)" : "") +
+           " is a loopback address that agents on other machines cannot reach";
+  }
+  if (is_default(config, "node_rank")) {
+    msg += "; --node_rank was not given, so every node defaults to 0";
+  }
+  return msg + ". " + k_fixes;
+}
+
+std::string c10d_hint(const LaunchConfig& config, bool store_is_loopback) {
+  const auto& ep = config.rdzv_endpoint;
+  const std::string store = ep.host + ":" + std::to_string(ep.port);
+  if (from_scheduler(config, "rdzv_endpoint")) {
+    return scheduler_hint(store);
+  }
+  std::string msg = "This agent waits at --rdzv_endpoint " + store + " with --rdzv_id " +
+                    config.rdzv_id +
+                    ": every node must be started with the same --rdzv_endpoint and --rdzv_id";
+  if (store_is_loopback) {
+    msg += "; " + ep.host + " is a loopback address that agents on other machines cannot reach";
+  }
+  return msg + "; or run ddprun from srun or a PBS job, which fills these in";
+}
+
+}  // namespace
+
+std::string render_rendezvous_hint(const LaunchConfig& config, bool store_is_loopback) {
+  return config.rdzv_backend == "static" ? static_hint(config, store_is_loopback)
+                                         : c10d_hint(config, store_is_loopback);
+}
+
+}  // namespace ddprun::config
