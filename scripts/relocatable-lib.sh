@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by scripts/relocatable.sh and scripts/wheel.sh (source it): the relocatable build and
 # the ELF checks that say which systems its binary runs on.
 

@@ -17,7 +17,7 @@ bin="$build/src/ddprun"
 echo "relocatable: NEEDED: $(elf_needed "$bin" | xargs)"
 bad=$(elf_foreign_needed "$bin")
 if [ -n "$bad" ]; then
-  echo "relocatable: FAIL: $bin needs non-glibc libraries: $(echo $bad)" >&2
+  echo "relocatable: FAIL: $bin needs non-glibc libraries: $(xargs <<<"$bad")" >&2
   exit 1
 fi
 if elf_has_rpath "$bin"; then

@@ -43,7 +43,7 @@ if [ -z "$foreign" ] && ! elf_has_rpath "$binary"; then
   platform="manylinux_$(elf_newest_glibc "$binary" | tr . _)_$arch"
 else
   platform="linux_$arch"
-  echo "wheel: $binary needs $(echo $foreign) beyond glibc (or has an RPATH): tag $platform" >&2
+  echo "wheel: $binary needs $(xargs <<<"$foreign") beyond glibc (or has an RPATH): tag $platform" >&2
 fi
 
 stage=$(mktemp -d)
