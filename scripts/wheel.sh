@@ -14,15 +14,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/relocatable-lib.sh
 
-usage() {
-  echo "usage: scripts/wheel.sh [--binary PATH] [--out DIR]" >&2
+needs_value() {
+  echo "wheel: $1 needs a value (usage: scripts/wheel.sh [--binary PATH] [--out DIR])" >&2
   exit 2
 }
 binary="" out=dist
 while [ $# -gt 0 ]; do
   case $1 in
-    --binary) [ $# -ge 2 ] || usage; binary=$2; shift 2 ;;
-    --out) [ $# -ge 2 ] || usage; out=$2; shift 2 ;;
+    --binary) [ $# -ge 2 ] || needs_value "$1"; binary=$2; shift 2 ;;
+    --out) [ $# -ge 2 ] || needs_value "$1"; out=$2; shift 2 ;;
     *) echo "wheel: unknown argument '$1': expected --binary PATH or --out DIR" >&2; exit 2 ;;
   esac
 done
