@@ -11,6 +11,8 @@
 
 #include <climits>
 
+#include "host_facts.hpp"
+
 namespace ddprun::app {
 
 namespace {
@@ -18,12 +20,10 @@ namespace {
 constexpr std::size_t k_max_nodefile_bytes = 64 * 1024 * 1024;
 
 std::string self_exe() {
-  std::string path(PATH_MAX, '\0');
-  auto n = readlink("/proc/self/exe", path.data(), path.size() - 1);
-  if (n <= 0) {
+  auto path = self_exe_path();
+  if (path.empty()) {
     throw Fatal(make_error(ErrorCode::io, "readlink(/proc/self/exe) failed: cannot fan out"));
   }
-  path.resize(static_cast<std::size_t>(n));
   return path;
 }
 

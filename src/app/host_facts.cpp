@@ -5,8 +5,11 @@
 #include "ddprun/util/strings.hpp"
 
 #include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <fstream>
 
@@ -30,7 +33,27 @@ std::string random_uuid4() {
   return out;
 }
 
+bool is_executable_file(const std::string& path) {
+  struct stat st = {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+std::string directory_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash == 0 ? 1 : slash);
+}
+
 }  // namespace
+
+std::string self_exe_path() {
+  std::string path(PATH_MAX, '\0');
+  auto n = readlink("/proc/self/exe", path.data(), path.size() - 1);
+  if (n <= 0) {
+    return "";
+  }
+  path.resize(static_cast<std::size_t>(n));
+  return path;
+}
 
 std::vector<int> affinity_cpus() {
   cpu_set_t set;
@@ -58,6 +81,8 @@ config::HostFacts gather_host_facts(const util::Env& env, const NvmlInfo* nvml) 
   host.gpu_count = gpus.count;
   host.gpu_source = gpus.source;
   host.random_run_id = random_uuid4();
+  host.exe_dir = directory_of(self_exe_path());
+  host.is_executable = is_executable_file;
   return host;
 }
 

@@ -11,8 +11,12 @@ namespace ddprun::app {
 struct NvmlInfo;
 
 /// CPU count from the inherited affinity mask; GPU count from CUDA_VISIBLE_DEVICES, else from
-/// `nvml` (nullptr: NVML was not asked, i.e. no GPU count is needed), else zero.
+/// `nvml` (nullptr: NVML was not asked, i.e. no GPU count is needed), else zero; the directory
+/// of this executable and an access(X_OK) test on regular files, for default_python().
 config::HostFacts gather_host_facts(const util::Env& env, const NvmlInfo* nvml);
+
+/// This executable's path from /proc/self/exe (symlinks resolved), or "" when it cannot be read.
+std::string self_exe_path();
 
 /// The CPUs of this process's affinity mask, ascending.
 std::vector<int> affinity_cpus();

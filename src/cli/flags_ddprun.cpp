@@ -15,7 +15,9 @@ std::vector<FlagSpec> command_extras() {
        .kind = FlagKind::valued,
        .metavar = "PATH",
        .group = g,
-       .help = "Interpreter for the workers; empty means $PYTHON_EXEC, else python3 on PATH."},
+       .help = "Interpreter for the workers; empty means $PYTHON_EXEC, else the python3 in "
+               "ddprun's own directory (a venv's bin/ after pip install, /usr/bin for the .deb), "
+               "else python3 on PATH."},
       {.dest = "use_env",
        .spellings = {"--use-env", "--use_env"},
        .kind = FlagKind::boolean,

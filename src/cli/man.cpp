@@ -33,7 +33,9 @@ constexpr std::string_view k_description =
 
 // Variables read or set by ddprun besides the PET_* defaults of the table.
 constexpr std::string_view k_other_variables[][2] = {
-    {"PYTHON_EXEC", "Interpreter for the workers unless --python is given (else python3 on PATH)."},
+    {"PYTHON_EXEC",
+     "Interpreter for the workers unless --python is given (else the python3 in ddprun's own "
+     "directory, else python3 on PATH)."},
     {"LOGLEVEL", "Level of ddprun's own messages (--log-level wins); default WARNING."},
     {"TORCH_ELASTIC_SHUTDOWN_TIMEOUT",
      "SIGTERM to SIGKILL grace in seconds when stopping workers (also --shutdown-timeout)."},

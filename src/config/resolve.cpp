@@ -274,12 +274,10 @@ Result<void> Resolver::worker_command() {
   if (!text("python").empty()) {
     cfg_.python = text("python");
     note("python", cfg_.python);
-  } else if (auto exec = env_.get_nonempty("PYTHON_EXEC")) {
-    cfg_.python = *exec;
-    note("python", cfg_.python, "env PYTHON_EXEC");
   } else {
-    cfg_.python = "python3";
-    note("python", cfg_.python, "default (python3 on PATH)");
+    auto choice = default_python(env_, host_.exe_dir, host_.is_executable);
+    cfg_.python = choice.path;
+    note("python", cfg_.python, choice.origin);
   }
   bool legacy = on("legacy_local_rank");
   bool use_env = on("use_env");

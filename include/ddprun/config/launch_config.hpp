@@ -7,6 +7,7 @@
 #include "ddprun/util/result.hpp"
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,13 +36,33 @@ struct WorkerPlacement {
   std::optional<std::string> cuda_visible_devices;  ///< set: the worker's own value (--pin-gpus)
 };
 
+/// True when `path` names a file this process may execute (a symlink counts by its target).
+using IsExecutable = std::function<bool(const std::string& path)>;
+
 /// Facts about this machine that resolve() needs; gathered by the app's shell.
 struct HostFacts {
   int cpu_count = 1;             ///< CPUs in the inherited affinity mask
   std::optional<int> gpu_count;  ///< nullopt: no GPU information available
   std::string random_run_id;     ///< a fresh uuid4 text, used by --standalone
   std::string gpu_source;        ///< which source gave gpu_count ("NVML", ...)
+  std::string exe_dir;           ///< directory of ddprun's own executable; "" when unknown
+  IsExecutable is_executable;    ///< the file test default_python() uses; empty: none is
 };
+
+/// The workers' interpreter and where it came from (for --print-config).
+struct PythonChoice {
+  std::string path;
+  std::string origin;
+};
+
+/// The workers' interpreter when --python is empty. torchrun runs workers with its own
+/// interpreter; ddprun, not being Python, takes $PYTHON_EXEC, else the python3 installed beside
+/// its own executable (`exe_dir`/python3: a venv's or conda environment's bin/, /usr/bin for the
+/// .deb) when `is_executable` says so, else "python3" looked up on PATH. The path beside is
+/// kept as it is, not resolved: a venv's python3 is a symlink, and exec'ing the link is what
+/// makes the venv active.
+PythonChoice default_python(const util::Env& env, std::string_view exe_dir,
+                            const IsExecutable& is_executable);
 
 /// One line of --print-config.
 struct ConfigItem {

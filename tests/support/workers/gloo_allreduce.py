@@ -18,7 +18,7 @@ def main():
     loss.backward()
     grad = model.module.weight.grad.sum().item()
     print(f"rank={rank} world={world} allreduce={t.item():.1f} grad={grad:.4f}"
-          f" store={os.environ['TORCHELASTIC_USE_AGENT_STORE']}", flush=True)
+          f" store={os.environ['TORCHELASTIC_USE_AGENT_STORE']} prefix={sys.prefix}", flush=True)
     dist.destroy_process_group()
 
 

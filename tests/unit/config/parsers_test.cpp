@@ -10,6 +10,19 @@
 using namespace ddprun;
 using namespace ddprun::config;
 
+namespace {
+
+HostFacts host_facts(int cpus, int gpus, const std::string& run_id, const std::string& gpu_source) {
+  HostFacts host;
+  host.cpu_count = cpus;
+  host.gpu_count = gpus;
+  host.random_run_id = run_id;
+  host.gpu_source = gpu_source;
+  return host;
+}
+
+}  // namespace
+
 TEST(ParseNnodes, SingleAndRange) {
   EXPECT_EQ(parse_nnodes("2")->min, 2);
   EXPECT_EQ(parse_nnodes("2")->max, 2);
@@ -57,7 +70,8 @@ Result<LaunchConfig> resolve_args(const std::vector<std::string>& args, const ut
   if (!parsed) {
     return parsed.error();
   }
-  HostFacts host{8, 2, "11111111-2222-4333-8444-555555555555", "CUDA_VISIBLE_DEVICES"};
+  const HostFacts host =
+      host_facts(8, 2, "11111111-2222-4333-8444-555555555555", "CUDA_VISIBLE_DEVICES");
   return resolve(*parsed, env, host);
 }
 
@@ -205,12 +219,12 @@ Result<LaunchConfig> resolve_with(const std::vector<std::string>& args, const Ho
 }  // namespace
 
 TEST(Resolve, NprocWordsSayWhichSourceCounted) {
-  HostFacts nvml{4, 2, "id", "NVML"};
+  const HostFacts nvml = host_facts(4, 2, "id", "NVML");
   EXPECT_EQ(resolve_with({"--nproc_per_node=gpu", "t.py"}, nvml)->nproc_source, "gpu: NVML");
   EXPECT_EQ(resolve_with({"--nproc_per_node=cpu", "t.py"}, nvml)->nproc_source,
             "cpu: affinity mask");
   EXPECT_EQ(resolve_with({"--nproc_per_node=3", "t.py"}, nvml)->nproc_source, "");
-  HostFacts none{4, 0, "id", "no NVML"};
+  const HostFacts none = host_facts(4, 0, "id", "no NVML");
   auto fallback = resolve_with({"--nproc_per_node=auto", "t.py"}, none);
   ASSERT_TRUE(fallback) << fallback.error().message;
   EXPECT_EQ(fallback->nproc_per_node, 4);
@@ -260,7 +274,8 @@ TEST(Resolve, RequeuedSlurmJobShowsItsRestartEpochInPrintConfig) {
   // What app::apply_scheduler does with a detected value the user left at its default.
   parsed->settings["rdzv_id"] =
       cli::Setting{detected->rdzv_id->text, cli::Origin::scheduler, detected->rdzv_id->origin};
-  HostFacts host{8, 2, "11111111-2222-4333-8444-555555555555", "CUDA_VISIBLE_DEVICES"};
+  const HostFacts host =
+      host_facts(8, 2, "11111111-2222-4333-8444-555555555555", "CUDA_VISIBLE_DEVICES");
   auto cfg = resolve(*parsed, env, host);
   ASSERT_TRUE(cfg) << cfg.error().message;
   EXPECT_EQ(cfg->rdzv_id, "4242.0.r2");
