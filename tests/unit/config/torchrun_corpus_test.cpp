@@ -215,7 +215,11 @@ Result<Resolved> start(const Row& row) {
   if (!parsed) {
     return parsed.error();
   }
-  const config::HostFacts host{16, 8, k_random_id, "NVML"};  // a typical 8-GPU node
+  config::HostFacts host;  // a typical 8-GPU node
+  host.cpu_count = 16;
+  host.gpu_count = 8;
+  host.random_run_id = k_random_id;
+  host.gpu_source = "NVML";
   auto cfg = config::resolve(*parsed, env, host);
   if (!cfg) {
     return cfg.error();
