@@ -11,6 +11,7 @@
 // itself causes. The soft RLIMIT_NOFILE is raised to the hard limit.
 
 #include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/store_kv.hpp"
 #include "ddprun/store/command.hpp"
 #include "ddprun/store/server.hpp"
 
@@ -27,8 +28,6 @@
 #include <optional>
 #include <thread>
 #include <vector>
-
-#include "../src/app/store_kv.hpp"
 
 namespace {
 
@@ -98,10 +97,10 @@ Outcome run(const Args& a, const std::string& host, std::uint16_t port) {
   options.host = host;
   options.port = port;
   options.op_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_seconds * 1000));
-  std::vector<std::unique_ptr<app::StoreKv>> kvs;
+  std::vector<std::unique_ptr<rdzv::StoreKv>> kvs;
   std::vector<std::shared_ptr<rdzv::DynamicRendezvous>> nodes;
   for (int i = 0; i < a.nodes; ++i) {
-    kvs.push_back(std::make_unique<app::StoreKv>(io, options));
+    kvs.push_back(std::make_unique<rdzv::StoreKv>(io, options));
     nodes.push_back(
         rdzv::DynamicRendezvous::create(io, *kvs.back(), settings_of(a), node(i), clock));
   }

@@ -1,10 +1,5 @@
 #include "ddprun/agent/local_rendezvous.hpp"
 
-#include <netdb.h>
-#include <unistd.h>
-
-#include <cstring>
-
 namespace ddprun::agent {
 
 LocalRendezvous::LocalRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
@@ -43,41 +38,6 @@ asio::awaitable<void> LocalRendezvous::shutdown() {
 
 std::string LocalRendezvous::describe() const {
   return cfg_.rdzv_backend + " single-node rendezvous '" + cfg_.rdzv_id + "'";
-}
-
-Result<int> find_free_port(const std::string& host) {
-  asio::io_context ctx;
-  boost::system::error_code ec;
-  asio::ip::tcp::resolver resolver(ctx);
-  auto results = resolver.resolve(host, "0", ec);
-  if (ec || results.empty()) {
-    return make_error(ErrorCode::io, "resolve " + host + ": " + ec.message());
-  }
-  asio::ip::tcp::acceptor acceptor(ctx);
-  acceptor.open(results.begin()->endpoint().protocol(), ec);
-  if (!ec) {
-    acceptor.bind(results.begin()->endpoint(), ec);
-  }
-  if (ec) {
-    return make_error(ErrorCode::io, "bind " + host + ":0: " + ec.message());
-  }
-  return static_cast<int>(acceptor.local_endpoint().port());
-}
-
-std::string host_fqdn() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) {
-    return "localhost";
-  }
-  addrinfo hints{};
-  hints.ai_flags = AI_CANONNAME;
-  addrinfo* info = nullptr;
-  if (getaddrinfo(name, nullptr, &hints, &info) != 0 || info == nullptr) {
-    return name;
-  }
-  std::string fqdn = info->ai_canonname != nullptr ? info->ai_canonname : name;
-  freeaddrinfo(info);
-  return fqdn;
 }
 
 }  // namespace ddprun::agent

@@ -1,10 +1,9 @@
 #include "elastic_rendezvous.hpp"
 
+#include "ddprun/host/facts.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <spdlog/spdlog.h>
-
-#include "host_facts.hpp"
 
 namespace ddprun::app {
 
@@ -32,7 +31,8 @@ agent::RdzvSignal to_agent_signal(rdzv::RunSignal s) {
 
 ElasticRendezvous::ElasticRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
                                      std::shared_ptr<rdzv::DynamicRendezvous> dyn,
-                                     store::Server* hosted, StoreKv* kv, ElasticOptions options)
+                                     store::Server* hosted, rdzv::StoreKv* kv,
+                                     ElasticOptions options)
     : ctx_(ctx),
       cfg_(cfg),
       dyn_(std::move(dyn)),
@@ -94,7 +94,7 @@ Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::Roun
   }
   worker_store_ = std::make_unique<store::Server>(ctx_);
   // Workers reach this store at advertise_addr only: listen there, not on every interface.
-  if (auto ok = worker_store_->listen(exact_bind_address(options_.advertise_addr), 0); !ok) {
+  if (auto ok = worker_store_->listen(host::exact_bind_address(options_.advertise_addr), 0); !ok) {
     return ok.error();
   }
   return rdzv::MasterEndpoint{options_.advertise_addr, worker_store_->port()};

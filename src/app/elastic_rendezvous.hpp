@@ -6,11 +6,10 @@
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/store_kv.hpp"
 #include "ddprun/store/server.hpp"
 
 #include <memory>
-
-#include "store_kv.hpp"
 
 namespace ddprun::app {
 
@@ -26,7 +25,7 @@ class ElasticRendezvous final : public agent::Rendezvous {
   /// `hosted` is the rendezvous store this agent serves (null when another node hosts it).
   ElasticRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
                     std::shared_ptr<rdzv::DynamicRendezvous> dyn, store::Server* hosted,
-                    StoreKv* kv, ElasticOptions options);
+                    rdzv::StoreKv* kv, ElasticOptions options);
   ~ElasticRendezvous() override;
   ElasticRendezvous(const ElasticRendezvous&) = delete;
   ElasticRendezvous& operator=(const ElasticRendezvous&) = delete;
@@ -54,7 +53,7 @@ class ElasticRendezvous final : public agent::Rendezvous {
   const config::LaunchConfig& cfg_;
   std::shared_ptr<rdzv::DynamicRendezvous> dyn_;
   store::Server* hosted_;
-  StoreKv* kv_;
+  rdzv::StoreKv* kv_;
   ElasticOptions options_;
   std::unique_ptr<store::Server> worker_store_;  ///< c10d: fresh each round on group rank 0
   std::shared_ptr<StoreWatch> store_watch_;      ///< shared with its coroutine

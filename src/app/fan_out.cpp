@@ -2,6 +2,7 @@
 
 #include "ddprun/fanout/plan.hpp"
 #include "ddprun/fanout/run.hpp"
+#include "ddprun/host/facts.hpp"
 #include "ddprun/sched/io.hpp"
 #include "ddprun/util/fatal.hpp"
 
@@ -11,8 +12,6 @@
 
 #include <climits>
 
-#include "host_facts.hpp"
-
 namespace ddprun::app {
 
 namespace {
@@ -20,7 +19,7 @@ namespace {
 constexpr std::size_t k_max_nodefile_bytes = 64 * 1024 * 1024;
 
 std::string self_exe() {
-  auto path = self_exe_path();
+  auto path = host::self_exe_path();
   if (path.empty()) {
     throw Fatal(make_error(ErrorCode::io, "readlink(/proc/self/exe) failed: cannot fan out"));
   }

@@ -5,8 +5,11 @@
 #include "ddprun/agent/supervisor.hpp"
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/host/cpus.hpp"
+#include "ddprun/host/facts.hpp"
+#include "ddprun/host/nvml.hpp"
+#include "ddprun/host/placement.hpp"
 #include "ddprun/process/posix_launcher.hpp"
-#include "ddprun/sched/cpus.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -22,10 +25,7 @@
 
 #include "auto_config.hpp"
 #include "fan_out.hpp"
-#include "host_facts.hpp"
 #include "logging.hpp"
-#include "nvml.hpp"
-#include "placement.hpp"
 #include "rendezvous_setup.hpp"
 #include "reporting.hpp"
 #include "version.hpp"
@@ -67,23 +67,23 @@ Result<void> preflight(const config::LaunchConfig& cfg, const util::Env& env) {
 
 /// Says where a word-valued --nproc-per-node came from, and warns about a small CPU mask
 /// unless scheduler detection already said the same.
-void report_host_choices(const config::LaunchConfig& cfg, const config::HostFacts& host,
+void report_host_choices(const config::LaunchConfig& cfg, const config::HostFacts& facts,
                          const sched::Detected& detected) {
   if (!cfg.nproc_source.empty()) {
     spdlog::info("Using nproc_per_node={} ({})", cfg.nproc_per_node, cfg.nproc_source);
   }
   auto small =
-      sched::small_cpu_mask_warning(host.cpu_count, cfg.nproc_per_node, detected.scheduler);
+      host::small_cpu_mask_warning(facts.cpu_count, cfg.nproc_per_node, detected.scheduler);
   const auto& said = detected.warnings;
   if (small && std::find(said.begin(), said.end(), *small) == said.end()) {
     spdlog::warn("{}", *small);
   }
 }
 
-void apply_omp_threads(const config::LaunchConfig& cfg, const config::HostFacts& host,
+void apply_omp_threads(const config::LaunchConfig& cfg, const config::HostFacts& facts,
                        util::Env& agent_env) {
   auto omp = agent::decide_omp_threads(agent_env, cfg.omp_mode, cfg.omp_threads, cfg.nproc_per_node,
-                                       host.cpu_count);
+                                       facts.cpu_count);
   if (omp.value) {
     agent_env.set("OMP_NUM_THREADS", *omp.value);
   }
@@ -147,17 +147,17 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
     std::printf("%s\n", version_text().c_str());
     return 0;
   }
-  std::optional<NvmlInfo> nvml;
-  if (needs_nvml(parsed, env)) {
-    nvml = query_nvml();
+  std::optional<host::NvmlInfo> nvml;
+  if (host::needs_nvml(parsed, env)) {
+    nvml = host::query_nvml();
   }
-  auto host = gather_host_facts(env, nvml ? &*nvml : nullptr);
+  auto facts = host::gather_host_facts(env, nvml ? &*nvml : nullptr);
   sched::Detected detected;
   if (!parsed.flag_on("no_auto")) {
-    detected = detect_scheduler(env, parsed, host.cpu_count);
+    detected = detect_scheduler(env, parsed, facts.cpu_count);
     apply_scheduler(parsed, detected);
   }
-  auto cfg = value_or_throw(config::resolve(parsed, env, host));
+  auto cfg = value_or_throw(config::resolve(parsed, env, facts));
   if (detected.node_rank) {
     if (auto index = util::parse_int(detected.node_rank->text)) {
       cfg.node_index = static_cast<int>(*index);
@@ -179,10 +179,10 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   if (auto status = fan_out_if_needed(args, parsed, detected, env, cfg)) {
     return *status;
   }
-  report_host_choices(cfg, host, detected);
-  plan_placements(cfg, env, nvml.value_or(NvmlInfo{}));
+  report_host_choices(cfg, facts, detected);
+  host::plan_placements(cfg, env, nvml.value_or(host::NvmlInfo{}));
   util::Env agent_env = env;
-  apply_omp_threads(cfg, host, agent_env);
+  apply_omp_threads(cfg, facts, agent_env);
   return run_agent(std::move(cfg), std::move(agent_env), derived_ports(parsed, detected));
 }
 

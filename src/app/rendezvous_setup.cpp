@@ -2,7 +2,9 @@
 
 #include "ddprun/agent/local_rendezvous.hpp"
 #include "ddprun/config/rendezvous_hint.hpp"
+#include "ddprun/host/facts.hpp"
 #include "ddprun/rdzv/state.hpp"
+#include "ddprun/rdzv/store_port.hpp"
 #include "ddprun/store/token.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
@@ -12,8 +14,6 @@
 #include <unistd.h>
 
 #include "elastic_rendezvous.hpp"
-#include "host_facts.hpp"
-#include "store_port.hpp"
 
 namespace ddprun::app {
 
@@ -30,20 +30,20 @@ RendezvousSetup single_node(asio::io_context& ctx, const config::LaunchConfig& c
   bool is_static = cfg.rdzv_backend == "static";
   if (cfg.agent_store == config::AgentStore::off) {
     agent::MasterEndpoint master{
-        is_static ? cfg.master_addr : agent::host_fqdn(),
-        is_static ? cfg.master_port : value_or_throw(agent::find_free_port("localhost")), false};
+        is_static ? cfg.master_addr : host::host_fqdn(),
+        is_static ? cfg.master_port : value_or_throw(host::find_free_port("localhost")), false};
     setup.rdzv = std::make_unique<agent::LocalRendezvous>(ctx, cfg, master);
     return setup;
   }
   setup.server = std::make_unique<store::Server>(ctx);
   std::string addr =
-      is_static ? cfg.master_addr : (cfg.local_addr.empty() ? agent::host_fqdn() : cfg.local_addr);
+      is_static ? cfg.master_addr : (cfg.local_addr.empty() ? host::host_fqdn() : cfg.local_addr);
   // Only this node's workers connect, as MASTER_ADDR: listen where that name leads.
-  std::string bind = is_static ? bindable_address(addr) : exact_bind_address(addr);
+  std::string bind = is_static ? host::bindable_address(addr) : host::exact_bind_address(addr);
   auto port = static_cast<std::uint16_t>(is_static ? cfg.master_port : 0);
   if (auto ok = setup.server->listen(bind, port); !ok) {
     throw Fatal(hosting_error("workers' store (--master-port " + std::to_string(port) + ")",
-                              with_port_holder(ok.error(), port)));
+                              rdzv::with_port_holder(ok.error(), port)));
   }
   agent::MasterEndpoint master{addr, setup.server->port(), true};
   auto* server = setup.server.get();
@@ -72,7 +72,7 @@ std::pair<bool, bool> should_host(const config::LaunchConfig& cfg, const config:
   if (auto it = cfg.rdzv_conf.find("is_host"); it != cfg.rdzv_conf.end()) {
     return {value_or_throw(util::parse_bool_word(it->second)), true};
   }
-  return {is_local_host(ep.host), false};
+  return {host::is_local_host(ep.host), false};
 }
 
 /// Where the rendezvous store listens: the endpoint's own address, so two agents on one machine
@@ -80,9 +80,9 @@ std::pair<bool, bool> should_host(const config::LaunchConfig& cfg, const config:
 /// here while the job spans nodes (Debian maps its hostname to 127.0.1.1) must still be
 /// reachable from the other nodes, so then it listens on every interface.
 std::string store_bind_address(const config::LaunchConfig& cfg, const config::Endpoint& ep) {
-  auto addr = bindable_address(ep.host);
+  auto addr = host::bindable_address(ep.host);
   bool loopback = !addr.empty() && asio::ip::make_address(addr).is_loopback();
-  bool remote_peers = cfg.nnodes.max > 1 && !is_loopback_name(ep.host);
+  bool remote_peers = cfg.nnodes.max > 1 && !host::is_loopback_name(ep.host);
   return loopback && remote_peers ? "" : addr;
 }
 
@@ -113,7 +113,7 @@ Result<void> listen_for_rendezvous(store::Server& server, const config::LaunchCo
   if (candidates.empty()) {
     return server.listen(bind, static_cast<std::uint16_t>(ep.port));
   }
-  auto port = listen_on_first_free(server, bind, ep.host, candidates);
+  auto port = rdzv::listen_on_first_free(server, bind, ep.host, candidates);
   if (!port) {
     return port.error();
   }
@@ -124,7 +124,7 @@ Result<void> listen_for_rendezvous(store::Server& server, const config::LaunchCo
 /// A c10d endpoint port this agent could not bind is normally another agent's store; say so
 /// at once when this machine shows another program holding it.
 void warn_if_foreign_holder(const config::Endpoint& ep) {
-  const auto holder = find_port_holder(ep.port);
+  const auto holder = rdzv::find_port_holder(ep.port);
   if (holder && holder->pid != 0 && holder->command != "ddprun") {
     spdlog::warn(
         "--rdzv_endpoint {}:{} is {}, not a ddprun agent; this agent joins it as a client, "
@@ -144,7 +144,7 @@ std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::L
   auto server = std::make_unique<store::Server>(ctx, options);
   auto ok = listen_for_rendezvous(*server, cfg, ep, choices.port_candidates);
   if (!ok && choices.port_candidates.empty()) {
-    ok = with_port_holder(ok.error(), ep.port);
+    ok = rdzv::with_port_holder(ok.error(), ep.port);
   }
   if (ok) {
     spdlog::info("hosting the rendezvous store on {}:{}", ep.host, server->port());
@@ -173,8 +173,8 @@ void find_derived_port(const config::LaunchConfig& cfg, config::Endpoint& ep,
   if (candidates.empty()) {
     return;
   }
-  auto port = find_store_port(ep.host, candidates, rdzv::host_marker_key(cfg.rdzv_id), options,
-                              options.connect_timeout);
+  auto port = rdzv::find_store_port(ep.host, candidates, rdzv::host_marker_key(cfg.rdzv_id),
+                                    options, options.connect_timeout);
   if (!port) {
     throw Fatal(make_error(port.error().code, "rendezvous store: " + port.error().message));
   }
@@ -196,10 +196,10 @@ rdzv::NodeDesc self_desc(const config::LaunchConfig& cfg, const config::Endpoint
   rdzv::NodeDesc self;
   self.addr = cfg.local_addr;
   if (self.addr.empty()) {
-    self.addr = route_source_address(ep.host, ep.port);
+    self.addr = host::route_source_address(ep.host, ep.port);
   }
   if (self.addr.empty()) {
-    self.addr = agent::host_fqdn();
+    self.addr = host::host_fqdn();
   }
   self.pid = getpid();
   self.nproc = cfg.nproc_per_node;
@@ -255,8 +255,8 @@ RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, con
   }
   options.port = static_cast<std::uint16_t>(ep.port);
   record_port(cfg, ep.port);
-  settings.incomplete_hint = config::render_rendezvous_hint(cfg, is_loopback_name(ep.host));
-  setup.kv = std::make_unique<StoreKv>(ctx, options);
+  settings.incomplete_hint = config::render_rendezvous_hint(cfg, host::is_loopback_name(ep.host));
+  setup.kv = std::make_unique<rdzv::StoreKv>(ctx, options);
   auto self = self_desc(cfg, ep, setup.server != nullptr);
   setup.dyn = rdzv::DynamicRendezvous::create(ctx, *setup.kv, settings, self, clock);
   ElasticOptions elastic;

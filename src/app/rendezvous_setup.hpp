@@ -9,19 +9,18 @@
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/store_kv.hpp"
 #include "ddprun/store/server.hpp"
 #include "ddprun/util/clock.hpp"
 
 #include <memory>
 #include <vector>
 
-#include "store_kv.hpp"
-
 namespace ddprun::app {
 
 struct RendezvousSetup {
   std::unique_ptr<store::Server> server;  ///< the store this agent hosts, if any
-  std::unique_ptr<StoreKv> kv;
+  std::unique_ptr<rdzv::StoreKv> kv;
   std::shared_ptr<rdzv::DynamicRendezvous> dyn;
   std::unique_ptr<agent::Rendezvous> rdzv;
 };

@@ -1,8 +1,8 @@
 #include "reporting.hpp"
 
-#include "ddprun/agent/local_rendezvous.hpp"
 #include "ddprun/errors/error_file.hpp"
 #include "ddprun/errors/failure.hpp"
+#include "ddprun/host/facts.hpp"
 #include "ddprun/util/fatal.hpp"
 
 #include <spdlog/spdlog.h>
@@ -91,7 +91,7 @@ void Reporter::on_failed(const std::vector<agent::WorkerFailure>& worker_failure
   const auto& root = failures[errors::root_cause_index(failures)];
   spdlog::error("failed (exitcode: {}) local_rank: {} (pid: {}) of binary: {}", root.exit_code,
                 root.local_rank, root.pid, cfg_.no_python ? cfg_.training_script : cfg_.python);
-  auto box = errors::render_summary(cfg_.training_script, agent::host_fqdn(), failures);
+  auto box = errors::render_summary(cfg_.training_script, host::host_fqdn(), failures);
   (void)std::fprintf(stderr, "%s\n", box.c_str());
   (void)std::fflush(stderr);
   write_parent_error_file(root);

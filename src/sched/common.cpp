@@ -1,7 +1,7 @@
 #include "common.hpp"
 
+#include "ddprun/host/gpus.hpp"
 #include "ddprun/sched/env_names.hpp"
-#include "ddprun/sched/gpus.hpp"
 #include "ddprun/sched/ports.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -109,7 +109,7 @@ void set_gpu_hint(Detected& d, const util::Env& env) {
   if (!cvd) {
     return;
   }
-  const int n = count_visible_devices(*cvd);
+  const int n = host::count_visible_devices(*cvd);
   if (n == 0) {
     d.warnings.push_back("CUDA_VISIBLE_DEVICES=" + util::quoted(*cvd) +
                          " makes no GPU visible to the workers");

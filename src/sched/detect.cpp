@@ -4,7 +4,7 @@
 
 #include "ddprun/sched/detect.hpp"
 
-#include "ddprun/sched/cpus.hpp"
+#include "ddprun/host/cpus.hpp"
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -83,11 +83,11 @@ Result<void> check_double_launch(const Detected& d, int nproc) {
                         "(srun --ntasks-per-node=1 ddprun ...) or pass --nproc-per-node 1");
 }
 
-void warn_small_cpu_mask(Detected& d, const HostInputs& host, int nproc) {
-  if (!host.cpu_count) {
+void warn_small_cpu_mask(Detected& d, const HostInputs& inputs, int nproc) {
+  if (!inputs.cpu_count) {
     return;
   }
-  if (auto line = small_cpu_mask_warning(*host.cpu_count, nproc, d.scheduler)) {
+  if (auto line = host::small_cpu_mask_warning(*inputs.cpu_count, nproc, d.scheduler)) {
     d.warnings.push_back(*line);
   }
 }

@@ -1,7 +1,7 @@
 // --numa-binding, --omp-threads and --pin-gpus through the ddprun binary: each worker reports
 // its own Cpus_allowed_list, OMP_NUM_THREADS and CUDA_VISIBLE_DEVICES.
 
-#include "ddprun/sched/cpus.hpp"
+#include "ddprun/host/cpus.hpp"
 
 #include <gtest/gtest.h>
 
@@ -47,7 +47,7 @@ RunResult run_placed(const std::vector<std::string>& flags, const std::string& d
 }
 
 std::vector<int> cpus_of(const Place& p) {
-  auto cpus = ddprun::sched::parse_cpu_list(p.at("cpus"));
+  auto cpus = ddprun::host::parse_cpu_list(p.at("cpus"));
   return cpus ? *cpus : std::vector<int>{};
 }
 
@@ -55,7 +55,7 @@ std::vector<int> my_cpus() {
   auto text = read_file("/proc/self/status");
   auto at = text.find("Cpus_allowed_list:");
   auto end = text.find('\n', at);
-  auto cpus = ddprun::sched::parse_cpu_list(text.substr(at + 18, end - at - 18));
+  auto cpus = ddprun::host::parse_cpu_list(text.substr(at + 18, end - at - 18));
   return cpus ? *cpus : std::vector<int>{};
 }
 

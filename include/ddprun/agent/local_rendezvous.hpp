@@ -40,10 +40,4 @@ class LocalRendezvous final : public Rendezvous {
   int round_ = 0;
 };
 
-/// A TCP port that was free a moment ago on `host` (bind to 0, read, close; racy by nature).
-Result<int> find_free_port(const std::string& host);
-
-/// This machine's fully qualified name, as Python's socket.getfqdn() would usually give it.
-std::string host_fqdn();
-
 }  // namespace ddprun::agent

@@ -1,4 +1,4 @@
-#include "store_port.hpp"
+#include "ddprun/rdzv/store_port.hpp"
 
 #include "ddprun/sched/ports.hpp"
 #include "ddprun/util/proc_net.hpp"
@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-namespace ddprun::app {
+namespace ddprun::rdzv {
 namespace {
 
 /// A closed port answers at once; this only bounds the client's own retries.
@@ -166,4 +166,4 @@ Result<int> find_store_port(const std::string& host, const std::vector<int>& can
                   std::chrono::duration_cast<std::chrono::seconds>(timeout).count(), why));
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::rdzv

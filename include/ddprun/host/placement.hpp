@@ -4,11 +4,10 @@
 
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/host/nvml.hpp"
 #include "ddprun/util/env.hpp"
 
-#include "nvml.hpp"
-
-namespace ddprun::app {
+namespace ddprun::host {
 
 /// True when NVML must be asked: --nproc-per-node gpu|auto without CUDA_VISIBLE_DEVICES
 /// (the count), or --numa-binding (each GPU's PCI bus id, hence its NUMA node).
@@ -18,4 +17,4 @@ bool needs_nvml(const cli::ParsedArgs& args, const util::Env& env);
 /// Throws Fatal when --numa-binding cannot be honoured (sysfs unreadable, empty mask).
 void plan_placements(config::LaunchConfig& cfg, const util::Env& env, const NvmlInfo& nvml);
 
-}  // namespace ddprun::app
+}  // namespace ddprun::host

@@ -1,13 +1,13 @@
 // GPU counting and device lookup for --nproc-per-node/--pin-gpus, the small-mask warning, and
 // --numa-binding plans on fake topologies.
 
-#include "ddprun/sched/cpus.hpp"
-#include "ddprun/sched/gpus.hpp"
-#include "ddprun/sched/topology.hpp"
+#include "ddprun/host/cpus.hpp"
+#include "ddprun/host/gpus.hpp"
+#include "ddprun/host/topology.hpp"
 
 #include <gtest/gtest.h>
 
-namespace ddprun::sched {
+namespace ddprun::host {
 namespace {
 
 using Cpus = std::vector<int>;
@@ -169,4 +169,4 @@ TEST(NumaPlan, MaskOutsideEveryNodeIsAnError) {
 }
 
 }  // namespace
-}  // namespace ddprun::sched
+}  // namespace ddprun::host

@@ -1,10 +1,10 @@
-#include "ddprun/sched/gpus.hpp"
+#include "ddprun/host/gpus.hpp"
 
 #include "ddprun/util/strings.hpp"
 
 #include <algorithm>
 
-namespace ddprun::sched {
+namespace ddprun::host {
 
 namespace {
 
@@ -86,4 +86,4 @@ std::optional<std::string> pci_bus_id_of(std::string_view entry,
   return found;
 }
 
-}  // namespace ddprun::sched
+}  // namespace ddprun::host

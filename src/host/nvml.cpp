@@ -1,7 +1,7 @@
 // The NVML shell: the few entry points ddprun needs, declared here instead of taken from
 // nvml.h. Every NVML call returns nvmlReturn_t, an enum whose success value is 0.
 
-#include "nvml.hpp"
+#include "ddprun/host/nvml.hpp"
 
 #include <dlfcn.h>
 
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace ddprun::app {
+namespace ddprun::host {
 
 namespace {
 
@@ -69,8 +69,8 @@ std::string pci_bus_id(const Api& api, NvmlDevice dev) {
   return text;
 }
 
-sched::GpuDevice describe(const Api& api, unsigned index) {
-  sched::GpuDevice d;
+host::GpuDevice describe(const Api& api, unsigned index) {
+  host::GpuDevice d;
   NvmlDevice dev = nullptr;
   if (api.handle == nullptr || api.handle(index, &dev) != k_nvml_success) {
     return d;
@@ -118,4 +118,4 @@ NvmlInfo query_nvml() {
   return out;
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::host

@@ -1,7 +1,7 @@
 // read_topology and read_pci_numa_node against a fake sysfs tree in a temp directory, and
 // once against this machine's real /sys.
 
-#include "ddprun/sched/topology.hpp"
+#include "ddprun/host/topology.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <random>
 
-namespace ddprun::sched {
+namespace ddprun::host {
 namespace {
 
 namespace fs = std::filesystem;
@@ -89,4 +89,4 @@ TEST(RealSysfs, EveryAllowedCpuIsInSomeNode) {
 }
 
 }  // namespace
-}  // namespace ddprun::sched
+}  // namespace ddprun::host

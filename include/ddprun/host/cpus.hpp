@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ddprun::sched {
+namespace ddprun::host {
 
 /// Highest CPU number accepted (Linux's NR_CPUS ceiling is 8192; leave room).
 inline constexpr int k_max_cpu_id = 65535;
@@ -29,4 +29,4 @@ std::vector<std::vector<int>> split_cpus_for_workers(const std::vector<int>& cpu
 std::optional<std::string> small_cpu_mask_warning(int cpu_count, int nproc,
                                                   std::string_view scheduler);
 
-}  // namespace ddprun::sched
+}  // namespace ddprun::host

@@ -1,12 +1,14 @@
 #pragma once
-// Reads the facts about this machine that config::resolve needs.
+// What this machine is: the facts config::resolve needs (CPUs, GPUs, its own executable), and
+// its names and addresses (is a host this one, which address to bind or advertise).
 
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/util/result.hpp"
 
 #include <string>
 #include <vector>
 
-namespace ddprun::app {
+namespace ddprun::host {
 
 struct NvmlInfo;
 
@@ -39,4 +41,10 @@ std::string bindable_address(const std::string& host);
 /// otherwise "" (every interface).
 std::string exact_bind_address(const std::string& host);
 
-}  // namespace ddprun::app
+/// A TCP port that was free a moment ago on `host` (bind to 0, read, close; racy by nature).
+Result<int> find_free_port(const std::string& host);
+
+/// This machine's fully qualified name, as Python's socket.getfqdn() would usually give it.
+std::string host_fqdn();
+
+}  // namespace ddprun::host

@@ -10,9 +10,9 @@
 #include <memory>
 #include <vector>
 
-namespace ddprun::app {
+namespace ddprun::rdzv {
 
-class StoreKv final : public rdzv::Kv {
+class StoreKv final : public Kv {
  public:
   StoreKv(asio::io_context& ctx, store::ClientOptions options);
 
@@ -59,4 +59,4 @@ class StoreKv final : public rdzv::Kv {
   std::vector<std::shared_ptr<Slot>> pool_;
 };
 
-}  // namespace ddprun::app
+}  // namespace ddprun::rdzv

@@ -1,14 +1,14 @@
 // The sysfs shell of --numa-binding: reads what plan_numa_binding needs into a Topology.
 
-#include "ddprun/sched/cpus.hpp"
+#include "ddprun/host/cpus.hpp"
+#include "ddprun/host/topology.hpp"
 #include "ddprun/sched/io.hpp"
-#include "ddprun/sched/topology.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <filesystem>
 #include <set>
 
-namespace ddprun::sched {
+namespace ddprun::host {
 
 namespace {
 
@@ -19,7 +19,7 @@ constexpr int k_max_cache_index = 8;
 
 /// The file's trimmed text, or nullopt when it cannot be read (absent on this machine).
 std::optional<std::string> read_small(const fs::path& path) {
-  auto text = read_text_file(path.string(), k_max_sysfs_bytes);
+  auto text = sched::read_text_file(path.string(), k_max_sysfs_bytes);
   if (!text) {
     return std::nullopt;
   }
@@ -129,4 +129,4 @@ std::optional<int> read_pci_numa_node(const std::string& sys_root, const std::st
   return **node;
 }
 
-}  // namespace ddprun::sched
+}  // namespace ddprun::host

@@ -1,8 +1,8 @@
-#include "ddprun/sched/cpus.hpp"
+#include "ddprun/host/cpus.hpp"
 
 #include "ddprun/util/strings.hpp"
 
-namespace ddprun::sched {
+namespace ddprun::host {
 
 namespace {
 
@@ -81,4 +81,4 @@ std::optional<std::string> small_cpu_mask_warning(int cpu_count, int nproc,
   return line;
 }
 
-}  // namespace ddprun::sched
+}  // namespace ddprun::host

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace ddprun::sched {
+namespace ddprun::host {
 
 /// torchrun's --numa-binding modes (spec torchrun.md §8.6).
 enum class NumaMode { node, socket, exclusive, core_complex };
@@ -58,4 +58,4 @@ Result<Topology> read_topology(const std::string& sys_root, const std::vector<in
 /// the file is missing or says -1 (no NUMA information).
 std::optional<int> read_pci_numa_node(const std::string& sys_root, const std::string& bus_id);
 
-}  // namespace ddprun::sched
+}  // namespace ddprun::host

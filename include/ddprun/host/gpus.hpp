@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ddprun::sched {
+namespace ddprun::host {
 
 /// The usable entries of a CUDA_VISIBLE_DEVICES value, in order: non-negative integers,
 /// `GPU-<uuid>` and `MIG-<uuid>` (also the old `MIG-GPU-<uuid>/gi/ci`). Like CUDA, reading stops
@@ -49,4 +49,4 @@ std::optional<std::string> device_for_local_rank(
 std::optional<std::string> pci_bus_id_of(std::string_view entry,
                                          const std::vector<GpuDevice>& devices);
 
-}  // namespace ddprun::sched
+}  // namespace ddprun::host

@@ -1,8 +1,8 @@
-#include "store_kv.hpp"
+#include "ddprun/rdzv/store_kv.hpp"
 
 #include <algorithm>
 
-namespace ddprun::app {
+namespace ddprun::rdzv {
 
 /// An idle Client marked busy for the lifetime of one operation.
 struct StoreKv::Lease {
@@ -112,4 +112,4 @@ asio::awaitable<Result<void>> StoreKv::multi_set(
   co_return co_await c->multi_set(std::move(pairs));
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::rdzv

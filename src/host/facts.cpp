@@ -1,9 +1,11 @@
-#include "host_facts.hpp"
+#include "ddprun/host/facts.hpp"
 
+#include "ddprun/host/gpus.hpp"
+#include "ddprun/host/nvml.hpp"
 #include "ddprun/net/asio.hpp"
-#include "ddprun/sched/gpus.hpp"
 #include "ddprun/util/strings.hpp"
 
+#include <netdb.h>
 #include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,11 +13,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
-#include "nvml.hpp"
-
-namespace ddprun::app {
+namespace ddprun::host {
 
 namespace {
 
@@ -77,7 +78,7 @@ config::HostFacts gather_host_facts(const util::Env& env, const NvmlInfo* nvml) 
   if (nvml != nullptr && nvml->loaded) {
     nvml_count = static_cast<int>(nvml->devices.size());
   }
-  auto gpus = sched::decide_gpu_count(env.get("CUDA_VISIBLE_DEVICES"), nvml_count);
+  auto gpus = host::decide_gpu_count(env.get("CUDA_VISIBLE_DEVICES"), nvml_count);
   host.gpu_count = gpus.count;
   host.gpu_source = gpus.source;
   host.random_run_id = random_uuid4();
@@ -165,4 +166,39 @@ std::string route_source_address(const std::string& host, int port) {
   return "";
 }
 
-}  // namespace ddprun::app
+Result<int> find_free_port(const std::string& host) {
+  asio::io_context ctx;
+  boost::system::error_code ec;
+  asio::ip::tcp::resolver resolver(ctx);
+  auto results = resolver.resolve(host, "0", ec);
+  if (ec || results.empty()) {
+    return make_error(ErrorCode::io, "resolve " + host + ": " + ec.message());
+  }
+  asio::ip::tcp::acceptor acceptor(ctx);
+  acceptor.open(results.begin()->endpoint().protocol(), ec);
+  if (!ec) {
+    acceptor.bind(results.begin()->endpoint(), ec);
+  }
+  if (ec) {
+    return make_error(ErrorCode::io, "bind " + host + ":0: " + ec.message());
+  }
+  return static_cast<int>(acceptor.local_endpoint().port());
+}
+
+std::string host_fqdn() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) {
+    return "localhost";
+  }
+  addrinfo hints{};
+  hints.ai_flags = AI_CANONNAME;
+  addrinfo* info = nullptr;
+  if (getaddrinfo(name, nullptr, &hints, &info) != 0 || info == nullptr) {
+    return name;
+  }
+  std::string fqdn = info->ai_canonname != nullptr ? info->ai_canonname : name;
+  freeaddrinfo(info);
+  return fqdn;
+}
+
+}  // namespace ddprun::host

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace ddprun::app {
+namespace ddprun::rdzv {
 
 /// The process listening on a TCP port of this machine, as far as /proc shows it.
 struct PortHolder {
@@ -42,4 +42,4 @@ Result<int> find_store_port(const std::string& host, const std::vector<int>& can
                             const std::string& marker, const store::ClientOptions& base,
                             std::chrono::milliseconds timeout);
 
-}  // namespace ddprun::app
+}  // namespace ddprun::rdzv

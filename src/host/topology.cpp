@@ -1,15 +1,15 @@
 // --numa-binding as data: which CPUs each local worker gets, from a Topology value.
 
-#include "ddprun/sched/topology.hpp"
+#include "ddprun/host/topology.hpp"
 
-#include "ddprun/sched/cpus.hpp"
+#include "ddprun/host/cpus.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <algorithm>
 #include <set>
 #include <utility>
 
-namespace ddprun::sched {
+namespace ddprun::host {
 
 namespace {
 
@@ -233,4 +233,4 @@ std::string render_cpu_list(const std::vector<int>& cpus) {
   return out;
 }
 
-}  // namespace ddprun::sched
+}  // namespace ddprun::host

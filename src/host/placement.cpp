@@ -1,18 +1,17 @@
 // The placement shell: reads the inherited mask and sysfs, asks the pure planners
-// (sched::plan_numa_binding, sched::device_for_local_rank) and records their answers.
+// (host::plan_numa_binding, host::device_for_local_rank) and records their answers.
 
-#include "placement.hpp"
+#include "ddprun/host/placement.hpp"
 
-#include "ddprun/sched/gpus.hpp"
-#include "ddprun/sched/topology.hpp"
+#include "ddprun/host/facts.hpp"
+#include "ddprun/host/gpus.hpp"
+#include "ddprun/host/topology.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <spdlog/spdlog.h>
 
-#include "host_facts.hpp"
-
-namespace ddprun::app {
+namespace ddprun::host {
 
 namespace {
 
@@ -20,7 +19,7 @@ constexpr const char* k_sys_root = "/sys";
 
 void pin_gpus(config::LaunchConfig& cfg, const std::optional<std::string>& visible) {
   for (int lr = 0; lr < cfg.nproc_per_node; ++lr) {
-    auto device = sched::device_for_local_rank(visible, lr);
+    auto device = host::device_for_local_rank(visible, lr);
     if (!device) {
       spdlog::warn(
           "--pin-gpus: CUDA_VISIBLE_DEVICES={} has no entry for local rank {}; that "
@@ -39,9 +38,9 @@ std::vector<std::optional<int>> gpu_numa_nodes(int nproc, const std::optional<st
                                                const NvmlInfo& nvml) {
   std::vector<std::optional<int>> nodes;
   for (int lr = 0; lr < nproc; ++lr) {
-    auto device = sched::device_for_local_rank(visible, lr);
-    auto bus = device ? sched::pci_bus_id_of(*device, nvml.devices) : std::nullopt;
-    nodes.push_back(bus ? sched::read_pci_numa_node(k_sys_root, *bus) : std::nullopt);
+    auto device = host::device_for_local_rank(visible, lr);
+    auto bus = device ? host::pci_bus_id_of(*device, nvml.devices) : std::nullopt;
+    nodes.push_back(bus ? host::read_pci_numa_node(k_sys_root, *bus) : std::nullopt);
   }
   return nodes;
 }
@@ -57,8 +56,8 @@ bool any_known(const std::vector<std::optional<int>>& nodes) {
 
 void bind_cpus(config::LaunchConfig& cfg, const std::optional<std::string>& visible,
                const NvmlInfo& nvml) {
-  auto mode = value_or_throw(sched::parse_numa_mode(cfg.numa_binding));
-  auto topo = value_or_throw(sched::read_topology(k_sys_root, affinity_cpus()));
+  auto mode = value_or_throw(host::parse_numa_mode(cfg.numa_binding));
+  auto topo = value_or_throw(host::read_topology(k_sys_root, affinity_cpus()));
   auto gpu_nodes = gpu_numa_nodes(cfg.nproc_per_node, visible, nvml);
   if (!any_known(gpu_nodes)) {
     spdlog::info(
@@ -67,14 +66,14 @@ void bind_cpus(config::LaunchConfig& cfg, const std::optional<std::string>& visi
         cfg.numa_binding,
         nvml.loaded ? "no NUMA node for the workers' GPUs in sysfs" : nvml.failure);
   }
-  auto plan = value_or_throw(sched::plan_numa_binding(topo, mode, gpu_nodes, cfg.nproc_per_node));
+  auto plan = value_or_throw(host::plan_numa_binding(topo, mode, gpu_nodes, cfg.nproc_per_node));
   for (const auto& note : plan.notes) {
     spdlog::warn("--numa-binding {}: {}", cfg.numa_binding, note);
   }
   for (std::size_t lr = 0; lr < plan.cpus.size(); ++lr) {
     cfg.placements[lr].cpus = plan.cpus[lr];
     spdlog::info("local rank {}: CPUs {} (--numa-binding {})", lr,
-                 sched::render_cpu_list(plan.cpus[lr]), cfg.numa_binding);
+                 host::render_cpu_list(plan.cpus[lr]), cfg.numa_binding);
   }
 }
 
@@ -100,4 +99,4 @@ void plan_placements(config::LaunchConfig& cfg, const util::Env& env, const Nvml
   }
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::host
