@@ -13,6 +13,8 @@
 
 #include "ddprun/agent/file_timer_server.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <fcntl.h>
@@ -96,6 +98,11 @@ Result<std::string> FileTimerServer::start(std::function<void(TimerExpiry)> on_e
   }
   ch->fifo.assign(reader);
   ch->own_writer = ::open(ch->path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (ch->own_writer < 0) {
+    auto error = errno_text("open", ch->path);
+    ::unlink(ch->path.c_str());
+    return make_error(ErrorCode::io, "file-timer watchdog: " + error);
+  }
   channel_ = ch;
   asio::co_spawn(ctx_, read_loop(ch), asio::detached);
   asio::co_spawn(ctx_, expiry_loop(ch), asio::detached);
@@ -200,7 +207,12 @@ asio::awaitable<void> FileTimerServer::expiry_loop(std::shared_ptr<Channel> ch) 
 std::unique_ptr<FileTimerServer> make_file_timer_server(asio::io_context& ctx,
                                                         const util::Clock& clock,
                                                         const util::Env& env) {
-  if (env.get(k_enable_file_timer_env).value_or("") != "1") {
+  auto enabled = env.get(k_enable_file_timer_env).value_or("");
+  if (enabled != "1") {
+    if (!enabled.empty() && enabled != "0") {
+      spdlog::warn("{}={} is not 1: the file-timer watchdog stays off (as with torchrun)",
+                   k_enable_file_timer_env, util::quoted(enabled));
+    }
     return nullptr;
   }
   auto path = env.get_nonempty(k_timer_file_env).value_or("");

@@ -162,7 +162,7 @@ Result<void> Supervisor::start_workers(const Round& round) {
     if (!pid) {
       return pid.error();
     }
-    workers_.push_back(Worker{ranks, *pid, true, false, {}, {}, {}});
+    workers_.push_back(Worker{ranks, *pid, true, false, {}, {}, {}, 0});
     pids.push_back(*pid);
   }
   const auto& first = round.ranks.front();
@@ -206,9 +206,10 @@ void Supervisor::handle_timer_expired(const Event& ev) {
     if (w.pid != ev.pid || !w.running) {
       continue;
     }
-    w.failure_reason = "watchdog timer \"" + ev.scope + "\" expired";
+    w.watchdog_reason = "watchdog timer \"" + ev.scope + "\" expired";
+    w.watchdog_signal = ev.signal;
     spdlog::error("[{}] {} for local_rank {} (pid {}); sending {} to its process group", cfg_.role,
-                  w.failure_reason, w.ranks.local_rank, w.pid, process::signal_name(ev.signal));
+                  w.watchdog_reason, w.ranks.local_rank, w.pid, process::signal_name(ev.signal));
     if (hooks_.watchdog_expired) {
       hooks_.watchdog_expired(w.ranks, TimerExpiry{ev.pid, ev.signal, ev.scope});
     }
@@ -329,9 +330,11 @@ std::vector<WorkerFailure> Supervisor::collect_failures() const {
   std::vector<WorkerFailure> out;
   for (auto i : failure_order_) {
     const auto& w = workers_[i];
-    out.push_back(WorkerFailure{w.ranks, w.pid, w.exit, w.exit_time,
-                                io_.error_file(w.ranks.local_rank),
-                                io_.stderr_tail(w.ranks.local_rank), w.failure_reason});
+    // The watchdog is the cause only when the worker died of the timer's signal.
+    bool by_watchdog = w.exit.signaled && w.exit.signal == w.watchdog_signal;
+    out.push_back(WorkerFailure{
+        w.ranks, w.pid, w.exit, w.exit_time, io_.error_file(w.ranks.local_rank),
+        io_.stderr_tail(w.ranks.local_rank), by_watchdog ? w.watchdog_reason : std::string()});
   }
   return out;
 }

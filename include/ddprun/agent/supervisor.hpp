@@ -66,7 +66,8 @@ class Supervisor {
     bool stop_requested = false;
     process::ExitInfo exit;
     std::chrono::system_clock::time_point exit_time;
-    std::string failure_reason;
+    std::string watchdog_reason;  ///< set when a file timer ran out, with its signal
+    int watchdog_signal = 0;
   };
   struct Event {
     enum class Kind { child_exited, agent_signal, rdzv, round_ready, left, timer_expired } kind;

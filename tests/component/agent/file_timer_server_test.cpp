@@ -145,6 +145,9 @@ TEST(FileTimerServerFactory, OnlyEnabledByTheEnvironment) {
   util::Env only_file;
   only_file.set("TORCHELASTIC_TIMER_FILE", "/tmp/x");
   EXPECT_EQ(make_file_timer_server(ctx, clock, only_file), nullptr);
+  util::Env not_one;
+  not_one.set("TORCHELASTIC_ENABLE_FILE_TIMER", "true");  // torchrun wants exactly "1"
+  EXPECT_EQ(make_file_timer_server(ctx, clock, not_one), nullptr);
   util::Env enabled;
   enabled.set("TORCHELASTIC_ENABLE_FILE_TIMER", "1");
   EXPECT_NE(make_file_timer_server(ctx, clock, enabled), nullptr);

@@ -340,6 +340,21 @@ TEST_F(SupervisorTest, WatchdogFailureCarriesTheTimersScope) {
   EXPECT_EQ(failures_[0].reason, "watchdog timer \"train.py#12\" expired");
 }
 
+TEST_F(SupervisorTest, WatchdogIsNotTheReasonWhenTheWorkerSurvivedItsSignal) {
+  configure(1, 0);
+  watchdog_ = &timers_;
+  int rc = run([&](int, const std::vector<pid_t>& pids) {
+    launcher_.ignore_signals(pids[0]);  // e.g. a SIGUSR1 handler that dumps stacks
+    timers_.expire(pids[0], SIGUSR1, "step");
+    launcher_.exit_with(pids[0], 1);
+  });
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(launcher_.signals_to(launcher_.pids()[0]), std::vector<int>{SIGUSR1});
+  ASSERT_EQ(failures_.size(), 1U);
+  EXPECT_EQ(failures_[0].exit.exit_status, 1);
+  EXPECT_EQ(failures_[0].reason, "");
+}
+
 TEST_F(SupervisorTest, WatchdogNeverSignalsAPidThatIsNotAWorker) {
   configure(1, 0);
   watchdog_ = &timers_;
