@@ -74,13 +74,17 @@ Result<TimerRequest> parse_timer_request(std::string_view line) {
   return r;
 }
 
-void TimerTable::apply(const TimerRequest& request) {
+bool TimerTable::apply(const TimerRequest& request) {
   auto key = std::make_pair(request.pid, request.scope_id);
   if (request.is_release()) {
     timers_.erase(key);
-    return;
+    return true;
+  }
+  if (timers_.size() >= k_max_timers && timers_.count(key) == 0) {
+    return false;
   }
   timers_[key] = Armed{request.expiration_time, request.signal};
+  return true;
 }
 
 std::vector<TimerExpiry> TimerTable::expired(double now) {

@@ -178,7 +178,10 @@ void FileTimerServer::handle_line(Channel& ch, std::string_view line) {
     spdlog::log(level, "{} ignored: {}", request.error().message, line.substr(0, 200));
     return;
   }
-  ch.table.apply(*request);
+  if (!ch.table.apply(*request)) {
+    spdlog::warn("file-timer request ignored: {} timers are armed already (pid {}, scope {})",
+                 k_max_timers, request->pid, util::quoted(request->scope_id));
+  }
   if (on_request_) {
     on_request_();
   }

@@ -24,6 +24,8 @@ inline constexpr std::string_view k_enable_file_timer_env = "TORCHELASTIC_ENABLE
 inline constexpr std::string_view k_timer_file_env = "TORCHELASTIC_TIMER_FILE";
 /// torch's client writes one line per request, at most PIPE_BUF bytes.
 inline constexpr std::size_t k_max_timer_request_bytes = 4096;
+/// Armed timers kept at once: the FIFO is writable by others, memory must stay bounded.
+inline constexpr std::size_t k_max_timers = 65536;
 
 /// One line of the protocol: {"version": 1, "pid": 42, "scope_id": "step",
 /// "expiration_time": 1795946171.5, "signal": 9}. A negative expiration_time releases.
@@ -50,8 +52,9 @@ struct TimerExpiry {
 /// The armed timers, keyed by (pid, scope_id) like torch's FileTimerServer.
 class TimerTable {
  public:
-  /// Registers (or re-arms) the request's timer, or releases it.
-  void apply(const TimerRequest& request);
+  /// Registers (or re-arms) the request's timer, or releases it. False: a new timer was
+  /// refused because k_max_timers are armed.
+  bool apply(const TimerRequest& request);
   /// For each pid with a timer expired at `now`: the signal of its earliest expired timer
   /// with signal > 0, and that timer's scope. Every timer of those pids is then forgotten
   /// (also when none of its expired timers had a signal to send).

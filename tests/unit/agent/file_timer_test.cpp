@@ -127,6 +127,18 @@ TEST(TimerTable, ExpiredTimersWithoutSignalAreDroppedSilently) {
   EXPECT_EQ(t.size(), 0U);
 }
 
+TEST(TimerTable, RefusesNewTimersBeyondTheCapButStillRearmsAndReleases) {
+  TimerTable t;
+  for (std::size_t i = 0; i < k_max_timers; ++i) {
+    ASSERT_TRUE(t.apply(arm(10, std::to_string(i), 100.0)));
+  }
+  EXPECT_FALSE(t.apply(arm(10, "one too many", 50.0)));
+  EXPECT_EQ(t.size(), k_max_timers);
+  EXPECT_TRUE(t.apply(arm(10, "0", 300.0)));
+  EXPECT_TRUE(t.apply(release(10, "1")));
+  EXPECT_TRUE(t.apply(arm(10, "now fits", 300.0)));
+}
+
 TEST(TimerTable, DeadPidsTimersAreDropped) {
   TimerTable t;
   t.apply(arm(10, "a", 50.0));
