@@ -12,6 +12,12 @@
 //     old round is ignored.
 //   - the clock (the util::Clock seam): stop_workers() waits with deadlines for its
 //     escalation steps.
+//   - the file-timer watchdog (the Watchdog seam, optional): a worker's timer ran out. The
+//     supervisor sends the timer's signal to that worker's whole process group through the
+//     launcher (torchrun kills the pid alone; the group also ends the worker's DataLoader
+//     children at once, as any stop does) and remembers the reason for the failure report.
+//     Only pids of this round's workers are signalled: the FIFO is a file any local process
+//     may write to, and it must not become a way to kill arbitrary processes.
 // monitor() consumes events until the round's outcome is known; next_step() (pure) decides
 // what follows. Stopping always signals whole process groups, including groups whose leader
 // already exited, and finishes only when every group is empty, so no grandchild survives.
@@ -112,9 +118,24 @@ asio::awaitable<std::optional<Result<Round>>> Supervisor::next_round(int restart
   }
 }
 
+/// Arms the watchdog for the new group; returns the path to export ("" without a watchdog).
+Result<std::string> Supervisor::start_watchdog() {
+  if (!watchdog_) {
+    return std::string();
+  }
+  return watchdog_->start([this](TimerExpiry e) {
+    events_.push(Event{Event::Kind::timer_expired, e.pid, 0, e.signal, RdzvSignal::none, nullptr,
+                       std::move(e.scope_id)});
+  });
+}
+
 Result<void> Supervisor::start_workers(const Round& round) {
   workers_.clear();
   failure_order_.clear();
+  auto timer_file = start_watchdog();
+  if (!timer_file) {
+    return timer_file.error();
+  }
   auto attempt = io_.begin_attempt(round.info.restart_count, static_cast<int>(round.ranks.size()));
   if (!attempt) {
     return attempt.error();
@@ -122,6 +143,9 @@ Result<void> Supervisor::start_workers(const Round& round) {
   std::vector<pid_t> pids;
   for (const auto& ranks : round.ranks) {
     auto env = worker_env(agent_env_, round.info, ranks, io_.error_file(ranks.local_rank));
+    if (!timer_file->empty()) {
+      env.set(std::string(k_timer_file_env), *timer_file);
+    }
     auto cpus = apply_placement(cfg_, ranks.local_rank, env);
     auto fds = io_.open(ranks);
     if (!fds) {
@@ -138,7 +162,7 @@ Result<void> Supervisor::start_workers(const Round& round) {
     if (!pid) {
       return pid.error();
     }
-    workers_.push_back(Worker{ranks, *pid, true, false, {}, {}});
+    workers_.push_back(Worker{ranks, *pid, true, false, {}, {}, {}, 0});
     pids.push_back(*pid);
   }
   const auto& first = round.ranks.front();
@@ -155,6 +179,9 @@ Result<void> Supervisor::start_workers(const Round& round) {
 }
 
 void Supervisor::handle_child(pid_t pid, int status) {
+  if (watchdog_) {
+    watchdog_->forget(pid);  // a dead pid's timers must not fire on a reused pid
+  }
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     auto& w = workers_[i];
     if (w.pid != pid || !w.running) {
@@ -172,6 +199,27 @@ void Supervisor::handle_child(pid_t pid, int status) {
     return;
   }
   spdlog::debug("reaped process {} (an orphan adopted from a worker's tree)", pid);
+}
+
+void Supervisor::handle_timer_expired(const Event& ev) {
+  for (auto& w : workers_) {
+    if (w.pid != ev.pid || !w.running) {
+      continue;
+    }
+    w.watchdog_reason = "watchdog timer \"" + ev.scope + "\" expired";
+    w.watchdog_signal = ev.signal;
+    spdlog::error("[{}] {} for local_rank {} (pid {}); sending {} to its process group", cfg_.role,
+                  w.watchdog_reason, w.ranks.local_rank, w.pid, process::signal_name(ev.signal));
+    if (hooks_.watchdog_expired) {
+      hooks_.watchdog_expired(w.ranks, TimerExpiry{ev.pid, ev.signal, ev.scope});
+    }
+    launcher_.signal_group(w.pid, ev.signal);
+    return;
+  }
+  spdlog::warn(
+      "watchdog timer \"{}\" of pid {} expired, but pid {} is not a running worker "
+      "of this agent; not signalled",
+      ev.scope, ev.pid, ev.pid);
 }
 
 bool Supervisor::all_succeeded() const {
@@ -194,6 +242,10 @@ asio::awaitable<Outcome> Supervisor::monitor() {
     }
     if (ev.kind == Event::Kind::rdzv) {
       co_return outcome_of(ev.rdzv);
+    }
+    if (ev.kind == Event::Kind::timer_expired) {
+      handle_timer_expired(ev);
+      continue;
     }
     handle_child(ev.pid, ev.status);
     if (!failure_order_.empty()) {
@@ -240,6 +292,9 @@ void Supervisor::signal_all(int sig) {
 }
 
 asio::awaitable<void> Supervisor::stop_workers(int first_signal) {
+  if (watchdog_) {
+    watchdog_->stop();  // removes the FIFO at every group stop, like torchrun
+  }
   for (const auto& step : process::make_stop_plan(first_signal, cfg_.shutdown_timeout)) {
     if (all_stopped()) {
       break;
@@ -275,9 +330,11 @@ std::vector<WorkerFailure> Supervisor::collect_failures() const {
   std::vector<WorkerFailure> out;
   for (auto i : failure_order_) {
     const auto& w = workers_[i];
-    out.push_back(WorkerFailure{w.ranks, w.pid, w.exit, w.exit_time,
-                                io_.error_file(w.ranks.local_rank),
-                                io_.stderr_tail(w.ranks.local_rank)});
+    // The watchdog is the cause only when the worker died of the timer's signal.
+    bool by_watchdog = w.exit.signaled && w.exit.signal == w.watchdog_signal;
+    out.push_back(WorkerFailure{
+        w.ranks, w.pid, w.exit, w.exit_time, io_.error_file(w.ranks.local_rank),
+        io_.stderr_tail(w.ranks.local_rank), by_watchdog ? w.watchdog_reason : std::string()});
   }
   return out;
 }

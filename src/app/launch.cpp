@@ -2,6 +2,7 @@
 
 #include "launch.hpp"
 
+#include "ddprun/agent/file_timer_server.hpp"
 #include "ddprun/agent/supervisor.hpp"
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
@@ -118,8 +119,10 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, const std::vector<i
   auto setup = make_rendezvous(ctx, cfg, agent_env, ports, clock);
   auto io = make_worker_io(ctx, cfg, agent_env);
   Reporter reporter(cfg, agent_env);
+  auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock, *setup.rdzv, *io,
                                reporter.hooks());
+  supervisor.set_watchdog(watchdog.get());
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
                util::quoted(cfg.training_script), setup.rdzv->describe(), cfg.max_restarts);
   int status = 1;

@@ -31,6 +31,7 @@ errors::ProcessFailure to_failure(const agent::WorkerFailure& f, const errors::O
   in.now = epoch_seconds(f.when);
   in.stderr_tail = f.stderr_tail;
   in.oom_hint = errors::oom_suspected(in.exit_code, before, after);
+  in.reason = f.reason;
   return errors::make_failure(std::move(in));
 }
 
@@ -75,6 +76,11 @@ agent::SupervisorHooks Reporter::hooks() {
     }
   };
   h.failed = [this](const std::vector<agent::WorkerFailure>& f) { on_failed(f); };
+  h.watchdog_expired = [this](const agent::WorkerRanks& r, const agent::TimerExpiry& e) {
+    if (events_) {
+      events_->watchdog_expired(r.local_rank, r.rank, e.pid, e.scope_id, e.signal);
+    }
+  };
   return h;
 }
 

@@ -82,6 +82,15 @@ void EventLog::worker_exit(int local_rank, int rank, int pid, int exit_code) {
   emit(event::worker_exit, fields);
 }
 
+void EventLog::watchdog_expired(int local_rank, int rank, int pid, std::string_view scope_id,
+                                int signal) {
+  emit(event::watchdog_expired, {{"local_rank", local_rank},
+                                 {"rank", rank},
+                                 {"pid", pid},
+                                 {"scope_id", std::string(scope_id)},
+                                 {"signal", signal_name(signal)}});
+}
+
 void EventLog::restart(std::int64_t attempt, int restarts_left, std::string_view reason) {
   emit(event::restart,
        {{"attempt", attempt}, {"restarts_left", restarts_left}, {"reason", std::string(reason)}});

@@ -95,6 +95,9 @@ std::string ddprun_additions(const ProcessFailure& f) {
   if (!f.error_file_note.empty()) {
     out += labelled_lines("  note      : ", {f.error_file_note});
   }
+  if (!f.reason.empty()) {
+    out += labelled_lines("  reason    : ", {f.reason});
+  }
   if (f.oom_hint) {
     out += labelled_lines("  hint      : ", {std::string(k_oom_hint)});
   }
@@ -124,6 +127,11 @@ ProcessFailure make_failure(FailureInput input) {
   }
   if (f.message.empty()) {
     f.message = generated_message(f.exit_code, f.pid);
+    if (!input.reason.empty()) {
+      f.message += ": " + input.reason;
+    }
+  } else {
+    f.reason = std::move(input.reason);
   }
   if (f.record_json.empty()) {
     f.stderr_tail = std::move(input.stderr_tail);

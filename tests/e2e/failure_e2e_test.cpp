@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -168,5 +169,80 @@ TEST(FailureE2E, EventsFileRecordsOneRestartAsJsonLines) {
   for (const auto& event : started) {
     ASSERT_TRUE(event["pids"].is_array()) << event.dump();
     EXPECT_EQ(event["pids"].size(), 2u) << event.dump();
+  }
+}
+
+// The file-timer watchdog (spec §8.3) with torch's own FileTimerClient in the worker.
+namespace {
+
+std::map<std::string, std::string> watchdog_env(const std::string& timer_file) {
+  std::map<std::string, std::string> env{{"TORCHELASTIC_ENABLE_FILE_TIMER", "1"}};
+  if (!timer_file.empty()) {
+    env["TORCHELASTIC_TIMER_FILE"] = timer_file;
+  }
+  return env;
+}
+
+}  // namespace
+
+TEST(FailureE2E, WatchdogKillsAnOverrunningWorkerAndTheGroupRestarts) {
+  if (!have_torch()) {
+    GTEST_SKIP() << k_no_torch;
+  }
+  auto dir = make_temp_dir("ddprun-timer-");
+  auto events = dir + "/events.jsonl";
+  auto r = run_ddprun({"--nproc_per_node", "1", "--max_restarts", "1", "--events-file", events,
+                       "--python", "/usr/bin/python3", worker("file_timer.py"), dir, "hang"},
+                      watchdog_env(dir + "/timer"));
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(dir + "/rank_0.log"), "attempt=0 rank=0\nattempt=1 rank=0\n");
+  EXPECT_TRUE(has(r.err, "watchdog timer \"step\" expired for local_rank 0")) << r.err;
+  auto log = read_file(events);
+  EXPECT_TRUE(has(log, R"("event":"watchdog_expired")")) << log;
+  EXPECT_TRUE(has(log, R"("scope_id":"step","signal":"SIGKILL")")) << log;
+  EXPECT_TRUE(has(log, R"("exit_code":-9)")) << log;
+  EXPECT_FALSE(fs::exists(dir + "/timer")) << "the FIFO outlived the run";
+}
+
+TEST(FailureE2E, WatchdogFailureIsNamedInTheSummaryAndParentErrorFile) {
+  if (!have_torch()) {
+    GTEST_SKIP() << k_no_torch;
+  }
+  auto dir = make_temp_dir("ddprun-timer-");
+  auto env = watchdog_env(dir + "/timer");
+  env["TORCHELASTIC_ERROR_FILE"] = dir + "/parent_error.json";
+  auto r = run_ddprun({"--nproc_per_node", "1", "--python", "/usr/bin/python3",
+                       worker("file_timer.py"), dir, "hang"},
+                      env);
+  EXPECT_EQ(r.status, 1) << r.err;
+  auto box = summary_of(r.err);
+  EXPECT_TRUE(has(box, "  exitcode  : -9 (pid: ")) << box;
+  EXPECT_TRUE(std::regex_search(
+      box, std::regex("  traceback : Signal 9 \\(SIGKILL\\) received by PID [0-9]+: "
+                      "watchdog timer \"step\" expired\n")))
+      << box;
+  auto parent = nlohmann::json::parse(read_file(dir + "/parent_error.json"), nullptr, false);
+  ASSERT_FALSE(parent.is_discarded()) << read_file(dir + "/parent_error.json");
+  EXPECT_TRUE(has(parent["message"]["message"].get<std::string>(), "watchdog timer \"step\""))
+      << parent.dump();
+}
+
+TEST(FailureE2E, ReleasedFileTimerNeverFires) {
+  if (!have_torch()) {
+    GTEST_SKIP() << k_no_torch;
+  }
+  auto dir = make_temp_dir("ddprun-timer-");
+  auto tmp = make_temp_dir("ddprun-timer-tmp-");
+  auto env = watchdog_env("");  // a fresh FIFO under TMPDIR
+  env["TMPDIR"] = tmp;
+  auto r = run_ddprun({"--nproc_per_node", "2", "--log-level", "info", "--python",
+                       "/usr/bin/python3", worker("file_timer.py"), dir, "release"},
+                      env);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(has(r.err, "watchdog timer")) << r.err;
+  EXPECT_TRUE(has(r.err, "file-timer watchdog listening on " + tmp + "/watchdog_timer_")) << r.err;
+  for (const auto& entry : fs::directory_iterator(tmp)) {
+    EXPECT_NE(entry.path().filename().string().rfind("watchdog_timer_", 0), 0U)
+        << "the FIFO outlived the run: " << entry.path();
   }
 }

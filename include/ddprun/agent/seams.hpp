@@ -2,11 +2,13 @@
 // The agent's seams: where a round's membership comes from (Rendezvous) and where workers'
 // output goes (WorkerIo). The supervisor drives both; tests substitute fakes.
 
+#include "ddprun/agent/file_timer.hpp"
 #include "ddprun/agent/worker_spec.hpp"
 #include "ddprun/net/asio.hpp"
 #include "ddprun/util/result.hpp"
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,20 @@ class WorkerIo {
   virtual std::vector<std::string> stderr_tail(int local_rank) const = 0;
   /// The run directory (`<log_dir>/<run_id>_xxxx`), empty when files are off.
   virtual std::string run_dir() const = 0;
+};
+
+/// The file-timer watchdog (spec §8.3) as the supervisor sees it: armed for each worker
+/// group, it reports timers that ran out; the supervisor decides what to signal.
+class Watchdog {
+ public:
+  virtual ~Watchdog() = default;
+  /// Opens the channel for a new worker group; returns the path exported to the workers as
+  /// TORCHELASTIC_TIMER_FILE. `on_expired` is called on the agent's io_context.
+  virtual Result<std::string> start(std::function<void(TimerExpiry)> on_expired) = 0;
+  /// The process `pid` exited: its timers no longer count.
+  virtual void forget(pid_t pid) = 0;
+  /// Group stop: closes and removes the channel and drops every timer.
+  virtual void stop() = 0;
 };
 
 }  // namespace ddprun::agent

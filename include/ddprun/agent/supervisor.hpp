@@ -29,6 +29,7 @@ struct WorkerFailure {
   std::chrono::system_clock::time_point when;
   std::string error_file;
   std::vector<std::string> stderr_tail;
+  std::string reason;  ///< what ddprun knows beyond the exit ("watchdog timer "x" expired")
 };
 
 /// Lifecycle notifications (the events file, tests). All optional.
@@ -37,6 +38,8 @@ struct SupervisorHooks {
   std::function<void(const WorkerRanks&, pid_t, const process::ExitInfo&)> worker_exited;
   std::function<void(Outcome, Step, int restarts_left)> round_ended;
   std::function<void(const std::vector<WorkerFailure>&)> failed;  ///< final failure report
+  /// A worker's file timer ran out; its signal is being sent.
+  std::function<void(const WorkerRanks&, const TimerExpiry&)> watchdog_expired;
 };
 
 /// Drives the OS only through its seams: `launcher` (spawn, signal, reap, group liveness),
@@ -52,6 +55,9 @@ class Supervisor {
   /// Runs rounds until success, final failure or a handled signal; returns the exit code.
   asio::awaitable<int> run();
 
+  /// Arms `watchdog` for each worker group (nullptr: none). It must outlive run().
+  void set_watchdog(Watchdog* watchdog) { watchdog_ = watchdog; }
+
  private:
   struct Worker {
     WorkerRanks ranks;
@@ -60,14 +66,17 @@ class Supervisor {
     bool stop_requested = false;
     process::ExitInfo exit;
     std::chrono::system_clock::time_point exit_time;
+    std::string watchdog_reason;  ///< set when a file timer ran out, with its signal
+    int watchdog_signal = 0;
   };
   struct Event {
-    enum class Kind { child_exited, agent_signal, rdzv, round_ready, left } kind;
+    enum class Kind { child_exited, agent_signal, rdzv, round_ready, left, timer_expired } kind;
     pid_t pid = 0;
     int status = 0;
     int signal = 0;
     RdzvSignal rdzv = RdzvSignal::none;
     std::shared_ptr<Result<Round>> round = nullptr;
+    std::string scope{};  ///< timer_expired: the timer's scope_id
   };
 
   asio::awaitable<void> signal_loop();
@@ -77,6 +86,8 @@ class Supervisor {
   Result<void> start_workers(const Round& round);
   asio::awaitable<Outcome> monitor();
   void handle_child(pid_t pid, int status);
+  Result<std::string> start_watchdog();
+  void handle_timer_expired(const Event& ev);
   bool all_succeeded() const;
   asio::awaitable<void> stop_workers(int first_signal);
   bool all_stopped() const;
@@ -100,6 +111,7 @@ class Supervisor {
   std::vector<std::size_t> failure_order_;  // indices of failed workers, in observed order
   int received_signal_ = 0;
   int generation_ = 0;
+  Watchdog* watchdog_ = nullptr;
 };
 
 }  // namespace ddprun::agent

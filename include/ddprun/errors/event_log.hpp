@@ -20,6 +20,7 @@ namespace event {
 inline constexpr std::string_view rendezvous = "rendezvous";
 inline constexpr std::string_view workers_started = "workers_started";
 inline constexpr std::string_view worker_exit = "worker_exit";
+inline constexpr std::string_view watchdog_expired = "watchdog_expired";
 inline constexpr std::string_view restart = "restart";
 inline constexpr std::string_view stop = "stop";
 inline constexpr std::string_view result = "result";
@@ -47,6 +48,7 @@ class EventLog {
   void rendezvous(std::int64_t round, int group_rank, int group_world_size);
   void workers_started(std::int64_t attempt, const std::vector<int>& pids);
   void worker_exit(int local_rank, int rank, int pid, int exit_code);
+  void watchdog_expired(int local_rank, int rank, int pid, std::string_view scope_id, int signal);
   void restart(std::int64_t attempt, int restarts_left, std::string_view reason);
   void stop(std::string_view reason);
   void result(std::string_view state, int exit_code);

@@ -51,6 +51,7 @@ struct ProcessFailure {
   std::vector<std::string> stderr_tail;  ///< last stderr lines, kept only without a record
   bool oom_hint = false;                 ///< SIGKILL while the kernel's OOM-kill counter rose
   std::string record_json;               ///< the valid error file's text; empty without one
+  std::string reason;  ///< the agent's cause (watchdog), shown when a record gave the message
 };
 
 /// What the agent knows about one failed worker when it builds the failure.
@@ -64,10 +65,14 @@ struct FailureInput {
   std::int64_t now = 0;                       ///< epoch seconds at detection
   std::vector<std::string> stderr_tail;
   bool oom_hint = false;
+  std::string reason;  ///< why the agent ended it, e.g. `watchdog timer "step" expired`
 };
 
 /// Builds the failure the way torchrun's ProcessFailure does (spec §6.2); an unreadable
 /// file keeps its path, falls back to the generated message and records why in the note.
+/// A `reason` ends the generated message ("Signal 9 (SIGKILL) received by PID 42: watchdog
+/// timer "step" expired"), so the parent error file carries it too; after a message from the
+/// worker's own record it gets a "reason" line instead.
 ProcessFailure make_failure(FailureInput input);
 
 /// Index of the root cause: smallest timestamp, ties to the earliest. Requires non-empty.

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <map>
 #include <memory>
@@ -95,6 +96,34 @@ class SilentIo final : public WorkerIo {
   std::string run_dir() const override { return ""; }
 };
 
+/// The watchdog seam in memory: the test makes timers expire.
+class FakeWatchdog final : public Watchdog {
+ public:
+  Result<std::string> start(std::function<void(TimerExpiry)> on_expired) override {
+    on_expired_ = std::move(on_expired);
+    ++starts;
+    return std::string("/fake/watchdog_timer");
+  }
+  void forget(pid_t pid) override { forgotten.push_back(pid); }
+  void stop() override {
+    on_expired_ = nullptr;
+    ++stops;
+  }
+  /// The timer `scope` of `pid` runs out (ignored while stopped, as a closed FIFO would be).
+  void expire(pid_t pid, int sig, const std::string& scope) {
+    if (on_expired_) {
+      on_expired_(TimerExpiry{pid, sig, scope});
+    }
+  }
+
+  int starts = 0;
+  int stops = 0;
+  std::vector<pid_t> forgotten;
+
+ private:
+  std::function<void(TimerExpiry)> on_expired_;
+};
+
 void raise_signal(int sig) { ::kill(::getpid(), sig); }
 
 class SupervisorTest : public ::testing::Test {
@@ -116,8 +145,12 @@ class SupervisorTest : public ::testing::Test {
       on_start(round++, pids);
     };
     hooks.failed = [&](const std::vector<WorkerFailure>& f) { failures_ = f; };
+    hooks.watchdog_expired = [&](const WorkerRanks& r, const TimerExpiry& e) {
+      watchdog_hits_.push_back({r.local_rank, e.scope_id});
+    };
     auto supervisor = std::make_unique<Supervisor>(ctx_, cfg_, util::Env{}, launcher_, clock_,
                                                    rdzv_, io_, std::move(hooks));
+    supervisor->set_watchdog(watchdog_);
     std::optional<int> status;
     asio::co_spawn(ctx_, supervisor->run(), [&](const std::exception_ptr& e, int code) {
       status = e ? -1 : code;
@@ -140,6 +173,9 @@ class SupervisorTest : public ::testing::Test {
   ScriptedRendezvous rdzv_{ctx_, cfg_};
   SilentIo io_;
   std::vector<WorkerFailure> failures_;
+  Watchdog* watchdog_ = nullptr;  ///< set to &timers_ to arm the fake watchdog
+  FakeWatchdog timers_;
+  std::vector<std::pair<int, std::string>> watchdog_hits_;  ///< (local_rank, scope)
 };
 
 const std::vector<int> k_term_plan{SIGCONT, SIGTERM};
@@ -258,6 +294,88 @@ TEST_F(SupervisorTest, SpawnFailureStopsTheWorkersAlreadyStarted) {
   ASSERT_EQ(launcher_.pids().size(), 1U);
   EXPECT_EQ(launcher_.signals_to(launcher_.pids()[0]), k_term_plan);
   EXPECT_EQ(rdzv_.joins.size(), 1U);  // an exec failure is not retried
+}
+
+bool has_env(const process::SpawnRequest& req, const std::string& entry) {
+  return std::find(req.env.begin(), req.env.end(), entry) != req.env.end();
+}
+
+TEST_F(SupervisorTest, ExpiredWatchdogTimerKillsTheWorkerAndCountsARestart) {
+  configure(2, 1);
+  watchdog_ = &timers_;
+  int rc = run([&](int round, const std::vector<pid_t>& pids) {
+    if (round == 0) {
+      timers_.expire(pids[1], SIGKILL, "step");
+      return;
+    }
+    launcher_.exit_with(pids[0], 0);
+    launcher_.exit_with(pids[1], 0);
+  });
+  EXPECT_EQ(rc, 0);
+  const auto& pids = launcher_.pids();
+  ASSERT_EQ(pids.size(), 4U);
+  EXPECT_EQ(launcher_.signals_to(pids[1]), std::vector<int>{SIGKILL});  // the group, once
+  EXPECT_EQ(launcher_.signals_to(pids[0]), k_term_plan);                // stopped for the restart
+  EXPECT_EQ(rdzv_.joins, (std::vector<int>{0, 1}));                     // the restart was counted
+  EXPECT_EQ(rdzv_.failure_reports, 1);                                  // other nodes learn it
+  EXPECT_EQ(watchdog_hits_, (std::vector<std::pair<int, std::string>>{{1, "step"}}));
+  EXPECT_EQ(timers_.starts, 2);
+  EXPECT_GE(timers_.stops, 2);  // at the restart's stop and at the end
+  EXPECT_NE(std::find(timers_.forgotten.begin(), timers_.forgotten.end(), pids[1]),
+            timers_.forgotten.end());
+  for (const auto& req : launcher_.spawned()) {
+    EXPECT_TRUE(has_env(req, "TORCHELASTIC_TIMER_FILE=/fake/watchdog_timer"));
+  }
+}
+
+TEST_F(SupervisorTest, WatchdogFailureCarriesTheTimersScope) {
+  configure(1, 0);
+  watchdog_ = &timers_;
+  int rc = run([&](int, const std::vector<pid_t>& pids) {
+    timers_.expire(pids[0], SIGKILL, "train.py#12");
+  });
+  EXPECT_EQ(rc, 1);
+  ASSERT_EQ(failures_.size(), 1U);
+  EXPECT_EQ(failures_[0].exit.signal, SIGKILL);
+  EXPECT_EQ(failures_[0].reason, "watchdog timer \"train.py#12\" expired");
+}
+
+TEST_F(SupervisorTest, WatchdogIsNotTheReasonWhenTheWorkerSurvivedItsSignal) {
+  configure(1, 0);
+  watchdog_ = &timers_;
+  int rc = run([&](int, const std::vector<pid_t>& pids) {
+    launcher_.ignore_signals(pids[0]);  // e.g. a SIGUSR1 handler that dumps stacks
+    timers_.expire(pids[0], SIGUSR1, "step");
+    launcher_.exit_with(pids[0], 1);
+  });
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(launcher_.signals_to(launcher_.pids()[0]), std::vector<int>{SIGUSR1});
+  ASSERT_EQ(failures_.size(), 1U);
+  EXPECT_EQ(failures_[0].exit.exit_status, 1);
+  EXPECT_EQ(failures_[0].reason, "");
+}
+
+TEST_F(SupervisorTest, WatchdogNeverSignalsAPidThatIsNotAWorker) {
+  configure(1, 0);
+  watchdog_ = &timers_;
+  int rc = run([&](int, const std::vector<pid_t>& pids) {
+    timers_.expire(pids[0] + 1000, SIGKILL, "stranger");
+    launcher_.exit_with(pids[0], 0);
+  });
+  EXPECT_EQ(rc, 0);
+  for (const auto& sent : launcher_.sent()) {
+    EXPECT_EQ(sent.pgid, launcher_.pids()[0]);
+  }
+  EXPECT_TRUE(watchdog_hits_.empty());
+}
+
+TEST_F(SupervisorTest, WithoutWatchdogNoTimerFileIsExported) {
+  configure(1, 0);
+  int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[0], 0); });
+  EXPECT_EQ(rc, 0);
+  for (const auto& entry : launcher_.spawned().at(0).env) {
+    EXPECT_NE(entry.rfind("TORCHELASTIC_TIMER_FILE=", 0), 0U) << entry;
+  }
 }
 
 }  // namespace

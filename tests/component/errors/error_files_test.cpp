@@ -86,6 +86,7 @@ TEST_F(ErrorFilesTest, EventLogWritesOneJsonObjectPerLine) {
     ASSERT_TRUE(log) << log.error().message;
     log->rendezvous(1, 0, 2);
     log->workers_started(0, {101, 102});
+    log->watchdog_expired(1, 1, 102, "step", 9);
     log->worker_exit(1, 1, 102, -9);
     log->restart(1, 2, "worker failure");
     log->stop("signal SIGTERM");
@@ -97,15 +98,18 @@ TEST_F(ErrorFilesTest, EventLogWritesOneJsonObjectPerLine) {
   for (std::string line; std::getline(lines, line);) {
     events.push_back(nlohmann::json::parse(line));
   }
-  ASSERT_EQ(events.size(), 6U);
+  ASSERT_EQ(events.size(), 7U);
   EXPECT_EQ(events[0]["event"], "rendezvous");
   EXPECT_DOUBLE_EQ(events[0]["ts"].get<double>(), 1795946171.25);
   EXPECT_EQ(events[1]["pids"], nlohmann::json::array({101, 102}));
+  EXPECT_EQ(events[2]["event"], "watchdog_expired");
+  EXPECT_EQ(events[2]["scope_id"], "step");
   EXPECT_EQ(events[2]["signal"], "SIGKILL");
-  EXPECT_EQ(events[2]["exit_code"], -9);
-  EXPECT_EQ(events[3]["restarts_left"], 2);
-  EXPECT_EQ(events[4]["reason"], "signal SIGTERM");
-  EXPECT_EQ(events[5]["state"], "FAILED");
+  EXPECT_EQ(events[3]["signal"], "SIGKILL");
+  EXPECT_EQ(events[3]["exit_code"], -9);
+  EXPECT_EQ(events[4]["restarts_left"], 2);
+  EXPECT_EQ(events[5]["reason"], "signal SIGTERM");
+  EXPECT_EQ(events[6]["state"], "FAILED");
 }
 
 TEST_F(ErrorFilesTest, EventLogOpenFailureIsClear) {

@@ -50,6 +50,16 @@ TEST(RenderParentErrorFile, WritesOwnRecordWithoutWorkerFile) {
   EXPECT_TRUE(parse_error_file(doc.dump()));
 }
 
+TEST(RenderParentErrorFile, CarriesTheWatchdogReason) {
+  FailureInput in;
+  in.exit_code = -9;
+  in.pid = 42;
+  in.reason = "watchdog timer \"step\" expired";
+  auto doc = nlohmann::json::parse(render_parent_error_file(make_failure(in)));
+  EXPECT_EQ(doc["message"]["message"],
+            "Signal 9 (SIGKILL) received by PID 42: watchdog timer \"step\" expired");
+}
+
 // Regression: a worker's stderr that is not UTF-8 made the JSON dump throw.
 TEST(RenderParentErrorFile, ReplacesInvalidUtf8FromStderr) {
   FailureInput in;

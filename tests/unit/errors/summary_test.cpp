@@ -151,6 +151,28 @@ TEST(RenderSummary, AddsHintAndStderrBelowTorchrunLinesWithoutWidening) {
              "==================================================="}));
 }
 
+TEST(RenderSummary, WatchdogReasonEndsTheGeneratedTraceback) {
+  auto in = input(0, 77, -9, k_t0);
+  in.reason = "watchdog timer \"step\" expired";
+  auto f = make_failure(in);
+  EXPECT_EQ(f.message, "Signal 9 (SIGKILL) received by PID 77: watchdog timer \"step\" expired");
+  auto text = render_summary("t", "h", {f}, fake_time);
+  EXPECT_NE(text.find("  traceback : Signal 9 (SIGKILL) received by PID 77: watchdog timer "
+                      "\"step\" expired\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("  reason    :"), std::string::npos) << text;  // said once
+}
+
+TEST(RenderSummary, WatchdogReasonGetsItsOwnLineAfterAWorkerRecord) {
+  auto in = with_record(input(0, 77, -15, k_t0), "/l/0/error.json", R"({"message": "stopped"})");
+  in.reason = "watchdog timer \"step\" expired";
+  auto text = render_summary("t", "h", {make_failure(in)}, fake_time);
+  EXPECT_NE(text.find("  traceback : stopped\n  reason    : watchdog timer \"step\" expired\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(RenderSummary, NotesAGarbageErrorFileAndKeepsItsPath) {
   auto in = with_record(input(1, 5, 2, k_t0), "/l/1/error.json", "{\"message\": {\"mes");
   auto f = make_failure(in);
