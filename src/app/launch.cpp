@@ -3,7 +3,9 @@
 #include "launch.hpp"
 
 #include "ddprun/agent/file_timer_server.hpp"
+#include "ddprun/agent/reporting.hpp"
 #include "ddprun/agent/supervisor.hpp"
+#include "ddprun/agent/worker_io.hpp"
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/host/cpus.hpp"
@@ -28,9 +30,7 @@
 #include "fan_out.hpp"
 #include "logging.hpp"
 #include "rendezvous_setup.hpp"
-#include "reporting.hpp"
 #include "version.hpp"
-#include "worker_io.hpp"
 
 namespace ddprun::app {
 
@@ -117,8 +117,8 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, const std::vector<i
   util::SystemClock clock;
   process::PosixLauncher launcher(&guardian);
   auto setup = make_rendezvous(ctx, cfg, agent_env, ports, clock);
-  auto io = make_worker_io(ctx, cfg, agent_env);
-  Reporter reporter(cfg, agent_env);
+  auto io = agent::make_worker_io(ctx, cfg, agent_env);
+  agent::Reporter reporter(cfg, agent_env);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock, *setup.rdzv, *io,
                                reporter.hooks());

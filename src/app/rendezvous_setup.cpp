@@ -1,5 +1,6 @@
 #include "rendezvous_setup.hpp"
 
+#include "ddprun/agent/elastic_rendezvous.hpp"
 #include "ddprun/agent/local_rendezvous.hpp"
 #include "ddprun/config/rendezvous_hint.hpp"
 #include "ddprun/host/facts.hpp"
@@ -12,8 +13,6 @@
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
-
-#include "elastic_rendezvous.hpp"
 
 namespace ddprun::app {
 
@@ -259,11 +258,11 @@ RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, con
   setup.kv = std::make_unique<rdzv::StoreKv>(ctx, options);
   auto self = self_desc(cfg, ep, setup.server != nullptr);
   setup.dyn = rdzv::DynamicRendezvous::create(ctx, *setup.kv, settings, self, clock);
-  ElasticOptions elastic;
+  agent::ElasticOptions elastic;
   elastic.is_static = cfg.rdzv_backend == "static";
   elastic.advertise_addr = self.addr;
-  setup.rdzv = std::make_unique<ElasticRendezvous>(ctx, cfg, setup.dyn, setup.server.get(),
-                                                   setup.kv.get(), elastic);
+  setup.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg, setup.dyn, setup.server.get(),
+                                                          setup.kv.get(), elastic);
   return setup;
 }
 

@@ -1,4 +1,4 @@
-#include "reporting.hpp"
+#include "ddprun/agent/reporting.hpp"
 
 #include "ddprun/errors/error_file.hpp"
 #include "ddprun/errors/failure.hpp"
@@ -9,7 +9,7 @@
 
 #include <cstdio>
 
-namespace ddprun::app {
+namespace ddprun::agent {
 
 namespace {
 
@@ -17,7 +17,7 @@ std::int64_t epoch_seconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
 
-errors::ProcessFailure to_failure(const agent::WorkerFailure& f, const errors::OomCounters& before,
+errors::ProcessFailure to_failure(const WorkerFailure& f, const errors::OomCounters& before,
                                   const errors::OomCounters& after) {
   errors::FailureInput in;
   in.local_rank = f.ranks.local_rank;
@@ -48,9 +48,9 @@ Reporter::Reporter(const config::LaunchConfig& cfg, const util::Env& env)
   }
 }
 
-agent::SupervisorHooks Reporter::hooks() {
-  agent::SupervisorHooks h;
-  h.workers_started = [this](const agent::Round& round, const std::vector<pid_t>& pids) {
+SupervisorHooks Reporter::hooks() {
+  SupervisorHooks h;
+  h.workers_started = [this](const Round& round, const std::vector<pid_t>& pids) {
     oom_baseline_ = errors::read_oom_counters();
     attempt_ = round.info.restart_count;
     if (events_) {
@@ -60,23 +60,23 @@ agent::SupervisorHooks Reporter::hooks() {
       events_->workers_started(attempt_, std::vector<int>(pids.begin(), pids.end()));
     }
   };
-  h.worker_exited = [this](const agent::WorkerRanks& r, pid_t pid, const process::ExitInfo& e) {
+  h.worker_exited = [this](const WorkerRanks& r, pid_t pid, const process::ExitInfo& e) {
     if (events_) {
       events_->worker_exit(r.local_rank, r.rank, pid, e.code());
     }
   };
-  h.round_ended = [this](agent::Outcome outcome, agent::Step step, int restarts_left) {
+  h.round_ended = [this](Outcome outcome, Step step, int restarts_left) {
     if (!events_) {
       return;
     }
-    if (step == agent::Step::restart || step == agent::Step::restart_free) {
-      events_->restart(attempt_, restarts_left, agent::to_string(outcome));
+    if (step == Step::restart || step == Step::restart_free) {
+      events_->restart(attempt_, restarts_left, to_string(outcome));
     } else {
-      events_->stop(agent::to_string(outcome));
+      events_->stop(to_string(outcome));
     }
   };
-  h.failed = [this](const std::vector<agent::WorkerFailure>& f) { on_failed(f); };
-  h.watchdog_expired = [this](const agent::WorkerRanks& r, const agent::TimerExpiry& e) {
+  h.failed = [this](const std::vector<WorkerFailure>& f) { on_failed(f); };
+  h.watchdog_expired = [this](const WorkerRanks& r, const TimerExpiry& e) {
     if (events_) {
       events_->watchdog_expired(r.local_rank, r.rank, e.pid, e.scope_id, e.signal);
     }
@@ -84,7 +84,7 @@ agent::SupervisorHooks Reporter::hooks() {
   return h;
 }
 
-void Reporter::on_failed(const std::vector<agent::WorkerFailure>& worker_failures) {
+void Reporter::on_failed(const std::vector<WorkerFailure>& worker_failures) {
   if (worker_failures.empty()) {
     return;
   }
@@ -122,4 +122,4 @@ void Reporter::finish(int exit_code) {
   }
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::agent

@@ -1,4 +1,4 @@
-#include "worker_io.hpp"
+#include "ddprun/agent/worker_io.hpp"
 
 #include "ddprun/output/log_dir.hpp"
 #include "ddprun/output/router.hpp"
@@ -10,7 +10,7 @@
 
 #include <map>
 
-namespace ddprun::app {
+namespace ddprun::agent {
 
 namespace {
 
@@ -24,7 +24,7 @@ struct Routing {
 };
 
 /// torchrun's log files and stream routing behind the supervisor's WorkerIo seam.
-class RouterIo final : public agent::WorkerIo {
+class RouterIo final : public WorkerIo {
  public:
   RouterIo(asio::io_context& ctx, const config::LaunchConfig& cfg, std::string run_dir,
            Routing routing, output::RouterOptions options)
@@ -45,7 +45,7 @@ class RouterIo final : public agent::WorkerIo {
     return output::log_paths(run_dir_, attempt_, local_rank).error_file;
   }
 
-  Result<agent::ChildFds> open(const agent::WorkerRanks& ranks) override {
+  Result<ChildFds> open(const WorkerRanks& ranks) override {
     auto plan = output::decide_stdio(routing_.redirects, routing_.tee, routing_.filter,
                                      ranks.local_rank, !run_dir_.empty());
     auto stdio = router_.prepare({cfg_.role, ranks.rank, ranks.local_rank}, plan,
@@ -53,7 +53,7 @@ class RouterIo final : public agent::WorkerIo {
     if (!stdio) {
       return stdio.error();
     }
-    return agent::ChildFds{stdio->out_fd, stdio->err_fd};
+    return ChildFds{stdio->out_fd, stdio->err_fd};
   }
 
   void spawned(int local_rank) override { router_.on_spawned(local_rank); }
@@ -133,9 +133,8 @@ Routing parse_routing(const config::LaunchConfig& cfg) {
 
 }  // namespace
 
-std::unique_ptr<agent::WorkerIo> make_worker_io(asio::io_context& ctx,
-                                                const config::LaunchConfig& cfg,
-                                                const util::Env& env) {
+std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::LaunchConfig& cfg,
+                                         const util::Env& env) {
   auto routing = parse_routing(cfg);
   auto run_dir = output::make_run_dir(cfg.log_dir, cfg.rdzv_id);
   if (!run_dir && cfg.log_dir.empty()) {
@@ -155,4 +154,4 @@ std::unique_ptr<agent::WorkerIo> make_worker_io(asio::io_context& ctx,
   return std::make_unique<RouterIo>(ctx, cfg, *run_dir, std::move(routing), std::move(options));
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::agent

@@ -1,30 +1,30 @@
-#include "elastic_rendezvous.hpp"
+#include "ddprun/agent/elastic_rendezvous.hpp"
 
 #include "ddprun/host/facts.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <spdlog/spdlog.h>
 
-namespace ddprun::app {
+namespace ddprun::agent {
 
 namespace {
 
 /// Workers of every round find their keys under this prefix (torch's agent-store layout).
 constexpr const char* k_worker_prefix = "/worker/";
 
-agent::RdzvSignal to_agent_signal(rdzv::RunSignal s) {
+RdzvSignal to_agent_signal(rdzv::RunSignal s) {
   switch (s) {
     case rdzv::RunSignal::membership_changed:
-      return agent::RdzvSignal::membership_changed;
+      return RdzvSignal::membership_changed;
     case rdzv::RunSignal::peer_failed:
     case rdzv::RunSignal::closed:
-      return agent::RdzvSignal::peer_failed;
+      return RdzvSignal::peer_failed;
     case rdzv::RunSignal::store_lost:
-      return agent::RdzvSignal::store_lost;
+      return RdzvSignal::store_lost;
     case rdzv::RunSignal::none:
       break;
   }
-  return agent::RdzvSignal::none;
+  return RdzvSignal::none;
 }
 
 }  // namespace
@@ -100,7 +100,7 @@ Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::Roun
   return rdzv::MasterEndpoint{options_.advertise_addr, worker_store_->port()};
 }
 
-asio::awaitable<Result<agent::Round>> ElasticRendezvous::next_round(int restart_count) {
+asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int restart_count) {
   worker_store_.reset();
   start_store_watch();
   auto r = co_await dyn_->next_round();
@@ -129,17 +129,17 @@ asio::awaitable<Result<agent::Round>> ElasticRendezvous::next_round(int restart_
     co_return master.error();
   }
   const auto& a = r->assignment;
-  agent::Round round;
+  Round round;
   round.round_number = r->round;
-  round.info = agent::RoundInfo{master->addr, master->port, restart_count, cfg_.max_restarts,
-                                cfg_.rdzv_id, true,         cfg_.role};
-  round.ranks = agent::worker_ranks(agent::NodePlace{a.group_rank, a.group_world_size,
-                                                     cfg_.nproc_per_node, a.worker_base,
-                                                     a.world_size, a.role_base, a.role_world_size});
+  round.info = RoundInfo{master->addr, master->port, restart_count, cfg_.max_restarts,
+                         cfg_.rdzv_id, true,         cfg_.role};
+  round.ranks =
+      worker_ranks(NodePlace{a.group_rank, a.group_world_size, cfg_.nproc_per_node, a.worker_base,
+                             a.world_size, a.role_base, a.role_world_size});
   co_return round;
 }
 
-asio::awaitable<agent::RdzvSignal> ElasticRendezvous::watch() {
+asio::awaitable<RdzvSignal> ElasticRendezvous::watch() {
   co_return to_agent_signal(co_await dyn_->watch());
 }
 
@@ -200,4 +200,4 @@ std::string ElasticRendezvous::describe() const {
          std::to_string(cfg_.nnodes.min) + ":" + std::to_string(cfg_.nnodes.max) + " nodes)";
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::agent

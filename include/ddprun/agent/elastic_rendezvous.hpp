@@ -1,5 +1,5 @@
 #pragma once
-// agent::Rendezvous for multi-node jobs: the dynamic rendezvous (rdzv::DynamicRendezvous) over
+// Rendezvous for multi-node jobs: the dynamic rendezvous (rdzv::DynamicRendezvous) over
 // the network store, plus the per-round worker store. Static jobs (--rdzv-backend static,
 // --nnodes N) use the same engine with MIN = MAX = N and ranks ordered by --node-rank.
 
@@ -11,7 +11,7 @@
 
 #include <memory>
 
-namespace ddprun::app {
+namespace ddprun::agent {
 
 struct ElasticOptions {
   bool is_static = false;
@@ -20,7 +20,7 @@ struct ElasticOptions {
   std::chrono::milliseconds host_linger{30000};  ///< store host waits for peers to disconnect
 };
 
-class ElasticRendezvous final : public agent::Rendezvous {
+class ElasticRendezvous final : public Rendezvous {
  public:
   /// `hosted` is the rendezvous store this agent serves (null when another node hosts it).
   ElasticRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
@@ -30,8 +30,8 @@ class ElasticRendezvous final : public agent::Rendezvous {
   ElasticRendezvous(const ElasticRendezvous&) = delete;
   ElasticRendezvous& operator=(const ElasticRendezvous&) = delete;
 
-  asio::awaitable<Result<agent::Round>> next_round(int restart_count) override;
-  asio::awaitable<agent::RdzvSignal> watch() override;
+  asio::awaitable<Result<Round>> next_round(int restart_count) override;
+  asio::awaitable<RdzvSignal> watch() override;
   asio::awaitable<void> report_failure() override;
   asio::awaitable<void> exit_barrier(bool success) override;
   asio::awaitable<void> shutdown() override;
@@ -59,4 +59,4 @@ class ElasticRendezvous final : public agent::Rendezvous {
   std::shared_ptr<StoreWatch> store_watch_;      ///< shared with its coroutine
 };
 
-}  // namespace ddprun::app
+}  // namespace ddprun::agent

@@ -5,12 +5,11 @@
 
 #include <memory>
 
-namespace ddprun::app {
+namespace ddprun::agent {
 
 /// The WorkerIo of a launch: torchrun's log directory, -r/-t/--local-ranks-filter routing.
 /// Bad -r/-t/filter values or an unusable --log-dir throw Fatal before anything is spawned.
-std::unique_ptr<agent::WorkerIo> make_worker_io(asio::io_context& ctx,
-                                                const config::LaunchConfig& cfg,
-                                                const util::Env& env);
+std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::LaunchConfig& cfg,
+                                         const util::Env& env);
 
-}  // namespace ddprun::app
+}  // namespace ddprun::agent

@@ -11,19 +11,19 @@
 #include <memory>
 #include <optional>
 
-namespace ddprun::app {
+namespace ddprun::agent {
 
 class Reporter {
  public:
   /// Opens the events file when configured; an unusable path throws Fatal.
   Reporter(const config::LaunchConfig& cfg, const util::Env& env);
 
-  agent::SupervisorHooks hooks();
+  SupervisorHooks hooks();
   /// The final event ("result") once the supervisor returned `exit_code`.
   void finish(int exit_code);
 
  private:
-  void on_failed(const std::vector<agent::WorkerFailure>& failures);
+  void on_failed(const std::vector<WorkerFailure>& failures);
   void write_parent_error_file(const errors::ProcessFailure& root);
 
   const config::LaunchConfig& cfg_;
@@ -34,4 +34,4 @@ class Reporter {
   int attempt_ = 0;
 };
 
-}  // namespace ddprun::app
+}  // namespace ddprun::agent
