@@ -118,8 +118,12 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, const std::vector<i
   auto setup = make_rendezvous(ctx, cfg, agent_env, ports, clock);
   auto io = make_worker_io(ctx, cfg, agent_env);
   Reporter reporter(cfg, agent_env);
+  add_faulthandler_env(cfg, agent_env);
+  auto stacks = make_stack_capture(ctx, cfg, agent_env, *io,
+                                   [&reporter](const StackReport& r) { reporter.on_stacks(r); });
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock, *setup.rdzv, *io,
                                reporter.hooks());
+  supervisor.set_stack_capture(*stacks);
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
                util::quoted(cfg.training_script), setup.rdzv->describe(), cfg.max_restarts);
   int status = 1;

@@ -11,6 +11,8 @@
 #include <memory>
 #include <optional>
 
+#include "stack_capture.hpp"
+
 namespace ddprun::app {
 
 class Reporter {
@@ -19,6 +21,9 @@ class Reporter {
   Reporter(const config::LaunchConfig& cfg, const util::Env& env);
 
   agent::SupervisorHooks hooks();
+  /// Stacks taken before a group was stopped: an event now, a line in the failure summary and
+  /// the agent's error file later.
+  void on_stacks(const StackReport& report);
   /// The final event ("result") once the supervisor returned `exit_code`.
   void finish(int exit_code);
 
@@ -32,6 +37,7 @@ class Reporter {
   std::optional<errors::EventLog> events_;
   errors::OomCounters oom_baseline_;
   int attempt_ = 0;
+  std::string stacks_;  ///< the last stack report's lines; empty when none was taken
 };
 
 }  // namespace ddprun::app

@@ -10,12 +10,19 @@
 
 #include <map>
 
+#include "stack_capture.hpp"
+
 namespace ddprun::app {
 
 namespace {
 
 constexpr std::size_t k_stderr_tail_lines = 10;
 constexpr std::chrono::milliseconds k_console_flush_wait{2000};
+
+/// Python workers' stacks come from faulthandler's dump on stderr, which the agent must see.
+bool reads_faulthandler_dumps(const config::LaunchConfig& cfg) {
+  return cfg.stacks_on_failure && !cfg.no_python;
+}
 
 struct Routing {
   output::StdSpec redirects;
@@ -48,6 +55,9 @@ class RouterIo final : public agent::WorkerIo {
   Result<agent::ChildFds> open(const agent::WorkerRanks& ranks) override {
     auto plan = output::decide_stdio(routing_.redirects, routing_.tee, routing_.filter,
                                      ranks.local_rank, !run_dir_.empty());
+    if (reads_faulthandler_dumps(cfg_) && plan.err == output::Route::inherit) {
+      plan.err = output::Route::pass_through;  // same console, but the agent sees the dump
+    }
     auto stdio = router_.prepare({cfg_.role, ranks.rank, ranks.local_rank}, plan,
                                  output::log_paths(run_dir_, attempt_, ranks.local_rank));
     if (!stdio) {
@@ -105,6 +115,10 @@ class RouterIo final : public agent::WorkerIo {
     return router_.tail_lines(local_rank, k_stderr_tail_lines);
   }
 
+  std::vector<std::string> stderr_lines(int local_rank, std::size_t n) const override {
+    return router_.tail_lines(local_rank, n);
+  }
+
   std::string run_dir() const override { return run_dir_; }
 
  private:
@@ -149,6 +163,9 @@ std::unique_ptr<agent::WorkerIo> make_worker_io(asio::io_context& ctx,
     spdlog::info("log directory set to: {}", *run_dir);
   }
   output::RouterOptions options;
+  if (reads_faulthandler_dumps(cfg)) {
+    options.stderr_tail_lines = k_stack_dump_lines;
+  }
   if (auto prefix = env.get_nonempty(std::string(output::k_prefix_template_env))) {
     options.prefix_template = *prefix;
   }

@@ -65,6 +65,11 @@ class WorkerIo {
   virtual asio::awaitable<void> drain(std::chrono::milliseconds max_wait) = 0;
   /// Last lines the worker wrote to stderr, when its stderr passed through the agent.
   virtual std::vector<std::string> stderr_tail(int local_rank) const = 0;
+  /// Up to the last `n` lines of the worker's stderr (when the agent reads it or it goes to
+  /// a file): where a faulthandler dump lands.
+  virtual std::vector<std::string> stderr_lines(int /*local_rank*/, std::size_t /*n*/) const {
+    return {};
+  }
   /// The run directory (`<log_dir>/<run_id>_xxxx`), empty when files are off.
   virtual std::string run_dir() const = 0;
 };

@@ -23,6 +23,7 @@ inline constexpr std::string_view worker_exit = "worker_exit";
 inline constexpr std::string_view restart = "restart";
 inline constexpr std::string_view stop = "stop";
 inline constexpr std::string_view result = "result";
+inline constexpr std::string_view stacks = "stacks";
 }  // namespace event
 
 using EventFields = nlohmann::ordered_json;
