@@ -1,5 +1,7 @@
 #include "ddprun/errors/stacks.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <map>
@@ -20,18 +22,6 @@ std::vector<std::string_view> split_lines(std::string_view text) {
     text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
   }
   return out;
-}
-
-bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_blank(s.front())) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && is_blank(s.back())) {
-    s.remove_suffix(1);
-  }
-  return s;
 }
 
 int to_int(std::string_view s) {
@@ -60,7 +50,7 @@ ThreadStack& current(std::vector<ThreadStack>& threads) {
 /// `  File "x.py", line 12 in f`
 bool parse_faulthandler_frame(std::string_view line, Frame& out) {
   constexpr std::string_view head = "File \"";
-  line = trim(line);
+  line = util::trim(line);
   if (!line.starts_with(head)) {
     return false;
   }
@@ -83,24 +73,24 @@ bool is_faulthandler_header(std::string_view line) {
 
 /// "#3  0x000055d1 in f (a=1) at x.c:5", "#0  f () from /lib/libc.so.6", "#1  0x7f - 1 f".
 Frame parse_native_frame(std::string_view line) {
-  line = trim(line.substr(line.find_first_of(" \t")));
+  line = util::trim(line.substr(line.find_first_of(" \t")));
   if (line.starts_with("0x")) {
     auto sp = line.find(' ');
-    line = sp == std::string_view::npos ? std::string_view{} : trim(line.substr(sp));
+    line = sp == std::string_view::npos ? std::string_view{} : util::trim(line.substr(sp));
   }
   for (std::string_view skip : {"in ", "- 1"}) {  // gdb's "in", eu-stack's "- 1" (a return)
     if (line.starts_with(skip)) {
-      line = trim(line.substr(skip.size()));
+      line = util::trim(line.substr(skip.size()));
     }
   }
   auto paren = line.find(" (");
-  std::string function(trim(line.substr(0, paren)));
+  std::string function(util::trim(line.substr(0, paren)));
   if (function.empty()) {
     function = "??";
   }
   if (auto at = line.rfind(") at ");
       at != std::string_view::npos && paren != std::string_view::npos) {
-    return file_and_line(std::move(function), trim(line.substr(at + 5)));
+    return file_and_line(std::move(function), util::trim(line.substr(at + 5)));
   }
   return Frame{std::move(function), "", 0};
 }
@@ -183,7 +173,7 @@ std::vector<ThreadStack> parse_py_spy(std::string_view text) {
     if (threads.empty() || !line.starts_with("    ") || line.starts_with("     ")) {
       continue;
     }
-    line = trim(line);
+    line = util::trim(line);
     auto open = line.rfind(" (");
     if (open == std::string_view::npos || !line.ends_with(')')) {
       threads.back().frames.push_back(Frame{std::string(line), "", 0});
@@ -221,7 +211,7 @@ std::string render_proc_state(std::string_view stat, std::string_view wchan) {
       out += " (" + std::string(name) + ")";
     }
   }
-  wchan = trim(wchan);
+  wchan = util::trim(wchan);
   if (!wchan.empty() && wchan != "0") {
     out += ", wchan " + std::string(wchan);
   }
@@ -242,21 +232,7 @@ std::string render_innermost(const RankStack& stack, std::size_t depth) {
 }
 
 std::string render_rank_list(std::vector<int> ranks) {
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) {
-      ++j;
-    }
-    out += (out.empty() ? "" : ",") + std::to_string(ranks[i]);
-    if (j > i) {
-      out += "-" + std::to_string(ranks[j]);
-    }
-    i = j + 1;
-  }
-  return out;
+  return util::render_ranges(std::move(ranks));
 }
 
 std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks, std::size_t depth) {
