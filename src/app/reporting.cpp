@@ -52,6 +52,7 @@ agent::SupervisorHooks Reporter::hooks() {
   h.workers_started = [this](const agent::Round& round, const std::vector<pid_t>& pids) {
     oom_baseline_ = errors::read_oom_counters();
     attempt_ = round.info.restart_count;
+    stacks_.clear();  // stacks of an earlier attempt say nothing about this one
     if (events_) {
       int group_rank = round.ranks.empty() ? 0 : round.ranks[0].group_rank;
       int group_world = round.ranks.empty() ? 1 : round.ranks[0].group_world_size;

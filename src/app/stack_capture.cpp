@@ -20,6 +20,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -124,9 +126,14 @@ Result<std::pair<pid_t, int>> start_tool(const std::vector<std::string>& argv) {
   return std::pair{pid, fds[0]};
 }
 
+struct ToolOutput {
+  std::string text;
+  bool complete = false;  ///< EOF reached: the tool closed its end (it exited)
+};
+
 /// Reads `fd` (owned) to EOF or the deadline, whichever comes first.
-asio::awaitable<std::string> read_until(asio::io_context& ctx, int fd,
-                                        std::chrono::steady_clock::time_point deadline) {
+asio::awaitable<ToolOutput> read_until(asio::io_context& ctx, int fd,
+                                       std::chrono::steady_clock::time_point deadline) {
   asio::posix::stream_descriptor pipe(ctx, fd);
   asio::steady_timer timer(ctx, deadline);
   timer.async_wait([&pipe](const boost::system::error_code& ec) {
@@ -135,14 +142,15 @@ asio::awaitable<std::string> read_until(asio::io_context& ctx, int fd,
       pipe.cancel(ignored);
     }
   });
-  std::string out;
+  ToolOutput out;
   std::array<char, 8192> buf{};
   while (true) {
     boost::system::error_code ec;
     auto n = co_await pipe.async_read_some(asio::buffer(buf),
                                            asio::redirect_error(asio::use_awaitable, ec));
-    out.append(buf.data(), n);
+    out.text.append(buf.data(), n);
     if (ec) {
+      out.complete = ec == asio::error::eof;
       break;
     }
   }
@@ -208,8 +216,9 @@ class ToolStackCapture final : public agent::StackCapture {
       if (running[i].second < 0) {
         continue;
       }
-      texts[i] = co_await read_until(ctx_, running[i].second, deadline);
-      if (std::chrono::steady_clock::now() >= deadline) {
+      auto output = co_await read_until(ctx_, running[i].second, deadline);
+      texts[i] = std::move(output.text);
+      if (!output.complete) {
         ::kill(running[i].first, SIGKILL);  // not reaped yet: it still holds the pipe open
         texts[i] += "\n(" + std::string(to_string(tool_.method)) + " ran out of time)\n";
       }
@@ -224,8 +233,9 @@ class ToolStackCapture final : public agent::StackCapture {
       (void)::prlimit(t.pid, RLIMIT_CORE, &no_core, nullptr);
       ::kill(t.pid, SIGABRT);
     }
-    co_await io_.drain(std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now()));
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    co_await io_.drain(std::max(left, std::chrono::milliseconds(0)));
     for (std::size_t i = 0; i < targets.size(); ++i) {
       texts[i] = dump_in(io_.stderr_lines(targets[i].ranks.local_rank, k_stack_dump_lines));
     }

@@ -205,6 +205,21 @@ TEST_F(SupervisorTest, StacksOfTheRunningWorkersAreTakenBeforeTheyAreStopped) {
   EXPECT_EQ(failures_[0].ranks.local_rank, 1);
 }
 
+TEST_F(SupervisorTest, StacksAreTakenAtEveryFailedAttemptButNotOnASignal) {
+  configure(2, 1);
+  cfg_.stacks_on_failure = true;
+  int rc = run([&](int round, const std::vector<pid_t>& pids) {
+    if (round == 0) {
+      launcher_.exit_with(pids[0], 1);
+    } else {
+      raise_signal(SIGTERM);
+    }
+  });
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(capture_.captured, (std::vector<int>{1}));  // round 1 ended by SIGTERM: none
+  EXPECT_EQ(rdzv_.joins.size(), 2U);
+}
+
 TEST_F(SupervisorTest, RestartsUntilMaxRestartsAreSpentThenFails) {
   configure(2, 2);
   int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.kill_with(pids[0], SIGSEGV); });
