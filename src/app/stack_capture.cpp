@@ -34,6 +34,10 @@ namespace {
 
 constexpr std::string_view k_faulthandler_env = "PYTHONFAULTHANDLER";
 constexpr std::string_view k_faulthandler_start = "Fatal Python error";
+/// How often a signalled worker is checked for having died (its dump is then complete).
+constexpr std::chrono::milliseconds k_poll_step{20};
+/// After the workers died: time for the agent's pipe readers to take what they wrote.
+constexpr std::chrono::milliseconds k_read_settle{100};
 
 struct Tool {
   StackMethod method = StackMethod::proc;
@@ -92,6 +96,20 @@ std::string read_text(const std::string& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+/// Running or sleeping; false once it exited (a zombie) or was reaped.
+bool is_alive(pid_t pid) {
+  const auto stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z' &&
+         stat[close + 2] != 'X';
+}
+
+asio::awaitable<void> pause(asio::steady_timer& timer, std::chrono::milliseconds how_long) {
+  timer.expires_after(how_long);
+  boost::system::error_code ec;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
 std::string proc_state(pid_t pid) {
@@ -233,9 +251,15 @@ class ToolStackCapture final : public agent::StackCapture {
       (void)::prlimit(t.pid, RLIMIT_CORE, &no_core, nullptr);
       ::kill(t.pid, SIGABRT);
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    co_await io_.drain(std::max(left, std::chrono::milliseconds(0)));
+    // The dump is written before the worker dies of the signal; its children may keep the
+    // pipe open, so the worker's death (not EOF) says the dump is complete.
+    asio::steady_timer timer(ctx_);
+    while (std::any_of(targets.begin(), targets.end(),
+                       [](const auto& t) { return is_alive(t.pid); }) &&
+           std::chrono::steady_clock::now() < deadline) {
+      co_await pause(timer, k_poll_step);
+    }
+    co_await pause(timer, k_read_settle);  // the pipe readers take what the workers wrote
     for (std::size_t i = 0; i < targets.size(); ++i) {
       texts[i] = dump_in(io_.stderr_lines(targets[i].ranks.local_rank, k_stack_dump_lines));
     }
