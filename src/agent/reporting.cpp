@@ -53,6 +53,7 @@ SupervisorHooks Reporter::hooks() {
   h.workers_started = [this](const Round& round, const std::vector<pid_t>& pids) {
     oom_baseline_ = errors::read_oom_counters();
     attempt_ = round.info.restart_count;
+    stacks_.clear();  // stacks of an earlier attempt say nothing about this one
     if (events_) {
       int group_rank = round.ranks.empty() ? 0 : round.ranks[0].group_rank;
       int group_world = round.ranks.empty() ? 1 : round.ranks[0].group_world_size;
@@ -99,8 +100,36 @@ void Reporter::on_failed(const std::vector<WorkerFailure>& worker_failures) {
                 root.local_rank, root.pid, cfg_.no_python ? cfg_.training_script : cfg_.python);
   auto box = errors::render_summary(cfg_.training_script, host::host_fqdn(), failures);
   (void)std::fprintf(stderr, "%s\n", box.c_str());
+  if (!stacks_.empty()) {
+    (void)std::fprintf(stderr, "Stacks of the ranks still running at the failure:\n%s",
+                       stacks_.c_str());
+  }
   (void)std::fflush(stderr);
   write_parent_error_file(root);
+}
+
+void Reporter::on_stacks(const StackReport& report) {
+  auto lines = errors::render_stack_report(report.groups);
+  stacks_.clear();
+  for (const auto& line : lines) {
+    stacks_ += line + "\n";
+  }
+  stacks_ += "full stacks:";
+  for (const auto& f : report.files) {
+    stacks_ += " " + f;
+  }
+  stacks_ += "\n";
+  if (!events_) {
+    return;
+  }
+  errors::EventFields groups = errors::EventFields::array();
+  for (const auto& g : report.groups) {
+    groups.push_back({{"ranks", errors::render_rank_list(g.ranks)}, {"frames", g.frames}});
+  }
+  events_->emit(errors::event::stacks, {{"reason", report.reason},
+                                        {"method", std::string(to_string(report.method))},
+                                        {"groups", std::move(groups)},
+                                        {"files", report.files}});
 }
 
 void Reporter::write_parent_error_file(const errors::ProcessFailure& root) {
@@ -111,7 +140,11 @@ void Reporter::write_parent_error_file(const errors::ProcessFailure& root) {
     }
     return;
   }
-  if (auto ok = errors::write_parent_error_file(*parent_error_file_, root); !ok) {
+  auto record = errors::render_parent_error_file(root);
+  if (!stacks_.empty()) {
+    record = errors::add_extra_info(record, "stacks", stacks_);
+  }
+  if (auto ok = errors::write_error_file(*parent_error_file_, record); !ok) {
     spdlog::error("cannot write the agent's error file: {}", ok.error().message);
   }
 }

@@ -326,6 +326,31 @@ asio::awaitable<void> Supervisor::stop_workers(int first_signal) {
   }
 }
 
+/// Before a group is stopped: the stacks of its still-running workers. They are marked
+/// stop-requested first, since taking a stack may end a worker.
+asio::awaitable<void> Supervisor::capture_stacks(std::string reason) {
+  std::vector<StackTarget> targets;
+  for (auto& w : workers_) {
+    if (w.running) {
+      w.stop_requested = true;
+      targets.push_back(StackTarget{w.ranks, w.pid});
+    }
+  }
+  if (stacks_ != nullptr && !targets.empty()) {
+    co_await stacks_->capture(std::move(targets), std::move(reason));
+  }
+}
+
+/// "rank 1 failed (exitcode: 3)": the first failure seen.
+std::string Supervisor::failure_reason() const {
+  if (failure_order_.empty()) {
+    return "failure";
+  }
+  const auto& w = workers_[failure_order_.front()];
+  return "rank " + std::to_string(w.ranks.rank) +
+         " failed (exitcode: " + std::to_string(w.exit.code()) + ")";
+}
+
 std::vector<WorkerFailure> Supervisor::collect_failures() const {
   std::vector<WorkerFailure> out;
   for (auto i : failure_order_) {
@@ -421,6 +446,9 @@ asio::awaitable<int> Supervisor::run() {
     asio::co_spawn(ctx_, rdzv_watch_loop(++generation_), asio::detached);
     Outcome outcome = co_await monitor();
     Step step = next_step(outcome, remaining);
+    if (outcome == Outcome::failed && cfg_.stacks_on_failure) {
+      co_await capture_stacks(failure_reason());
+    }
     if (hooks_.round_ended) {
       hooks_.round_ended(outcome, step, remaining);
     }

@@ -1,5 +1,6 @@
 #include "ddprun/agent/worker_io.hpp"
 
+#include "ddprun/agent/stack_capture.hpp"
 #include "ddprun/output/log_dir.hpp"
 #include "ddprun/output/router.hpp"
 #include "ddprun/output/std_spec.hpp"
@@ -16,6 +17,11 @@ namespace {
 
 constexpr std::size_t k_stderr_tail_lines = 10;
 constexpr std::chrono::milliseconds k_console_flush_wait{2000};
+
+/// Python workers' stacks come from faulthandler's dump on stderr, which the agent must see.
+bool reads_faulthandler_dumps(const config::LaunchConfig& cfg) {
+  return cfg.stacks_on_failure && !cfg.no_python;
+}
 
 struct Routing {
   output::StdSpec redirects;
@@ -48,6 +54,9 @@ class RouterIo final : public WorkerIo {
   Result<ChildFds> open(const WorkerRanks& ranks) override {
     auto plan = output::decide_stdio(routing_.redirects, routing_.tee, routing_.filter,
                                      ranks.local_rank, !run_dir_.empty());
+    if (reads_faulthandler_dumps(cfg_) && plan.err == output::Route::inherit) {
+      plan.err = output::Route::pass_through;  // same console, but the agent sees the dump
+    }
     auto stdio = router_.prepare({cfg_.role, ranks.rank, ranks.local_rank}, plan,
                                  output::log_paths(run_dir_, attempt_, ranks.local_rank));
     if (!stdio) {
@@ -105,6 +114,10 @@ class RouterIo final : public WorkerIo {
     return router_.tail_lines(local_rank, k_stderr_tail_lines);
   }
 
+  std::vector<std::string> stderr_lines(int local_rank, std::size_t n) const override {
+    return router_.tail_lines(local_rank, n);
+  }
+
   std::string run_dir() const override { return run_dir_; }
 
  private:
@@ -148,6 +161,9 @@ std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::La
     spdlog::info("log directory set to: {}", *run_dir);
   }
   output::RouterOptions options;
+  if (reads_faulthandler_dumps(cfg)) {
+    options.stderr_tail_lines = k_stack_dump_lines;
+  }
   if (auto prefix = env.get_nonempty(std::string(output::k_prefix_template_env))) {
     options.prefix_template = *prefix;
   }

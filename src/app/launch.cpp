@@ -120,9 +120,14 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, const std::vector<i
   auto io = agent::make_worker_io(ctx, cfg, agent_env);
   agent::Reporter reporter(cfg, agent_env);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
+  agent::add_faulthandler_env(cfg, agent_env);
+  auto stacks = agent::make_stack_capture(
+      ctx, cfg, agent_env, *io,
+      [&reporter](const agent::StackReport& r) { reporter.on_stacks(r); });
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock, *setup.rdzv, *io,
                                reporter.hooks());
   supervisor.set_watchdog(watchdog.get());
+  supervisor.set_stack_capture(*stacks);
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
                util::quoted(cfg.training_script), setup.rdzv->describe(), cfg.max_restarts);
   int status = 1;

@@ -70,6 +70,14 @@ std::vector<FlagSpec> agent_extras() {
        .metavar = "PATH",
        .group = g,
        .help = "Append the launcher's events as JSON lines to this file."},
+      {.dest = "stacks_on_failure",
+       .spellings = {"--stacks-on-failure", "--stacks_on_failure"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .group = g,
+       .help = "When a worker fails while others still run, capture the stacks of the running "
+               "ones before stopping them (py-spy, faulthandler, gdb or eu-stack, else /proc): "
+               "a grouped report on stderr, the full stacks in attempt_<n>/<rank>/stacks.txt."},
       {.dest = "log_level",
        .spellings = {"--log-level", "--log_level"},
        .kind = FlagKind::valued,

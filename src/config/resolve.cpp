@@ -322,6 +322,8 @@ Result<void> Resolver::supervision() {
     cfg_.start_method = "spawn";
   }
   note("start_method", cfg_.start_method);
+  cfg_.stacks_on_failure = on("stacks_on_failure");
+  note("stacks_on_failure", cfg_.stacks_on_failure ? "1" : "0");
   auto grace = util::parse_seconds(text("shutdown_timeout"));
   if (!grace) {
     return bad("shutdown_timeout", "a non-negative number of seconds");

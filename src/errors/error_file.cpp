@@ -96,6 +96,21 @@ Result<void> write_error_file(const std::string& path, std::string_view text) {
   return {};
 }
 
+std::string add_extra_info(const std::string& record, const std::string& key,
+                           const std::string& value) {
+  OrderedJson doc = OrderedJson::parse(record, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return record;
+  }
+  auto message = doc.find("message");
+  if (message != doc.end() && message->is_object()) {
+    (*message)["extraInfo"][key] = value;
+  } else {
+    doc[key] = value;
+  }
+  return dump(doc);
+}
+
 Result<void> write_parent_error_file(const std::string& path, const ProcessFailure& root) {
   return write_error_file(path, render_parent_error_file(root));
 }

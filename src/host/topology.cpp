@@ -214,23 +214,6 @@ Result<BindingPlan> plan_numa_binding(const Topology& topo, NumaMode mode,
   return plan;
 }
 
-std::string render_cpu_list(const std::vector<int>& cpus) {
-  auto sorted = cpus;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  std::string out;
-  for (std::size_t i = 0; i < sorted.size();) {
-    std::size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) {
-      ++j;
-    }
-    out += (out.empty() ? "" : ",") + std::to_string(sorted[i]);
-    if (j > i) {
-      out += "-" + std::to_string(sorted[j]);
-    }
-    i = j + 1;
-  }
-  return out;
-}
+std::string render_cpu_list(const std::vector<int>& cpus) { return util::render_ranges(cpus); }
 
 }  // namespace ddprun::host

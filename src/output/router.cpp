@@ -97,8 +97,10 @@ Result<int> OutputRouter::open_stream(Slot& slot, Route route, const std::string
   config.file_path = path;
   config.notes = console_err_;
   config.console = is_err ? console_err_ : console_out_;
-  config.prefix =
-      render_prefix(options_.prefix_template, slot.id.role, slot.id.rank, slot.id.local_rank);
+  if (route != Route::pass_through) {
+    config.prefix =
+        render_prefix(options_.prefix_template, slot.id.role, slot.id.rank, slot.id.local_rank);
+  }
   config.local_rank = slot.id.local_rank;
   config.tail_lines = is_err ? options_.stderr_tail_lines : 0;
   config.max_line = options_.max_line_bytes;

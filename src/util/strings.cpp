@@ -1,5 +1,6 @@
 #include "ddprun/util/strings.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -170,6 +171,24 @@ std::string substitute_var(std::string_view text, std::string_view name, std::st
     } else {
       out += text[i++];
     }
+  }
+  return out;
+}
+
+std::string render_ranges(std::vector<int> values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  std::string out;
+  for (std::size_t i = 0; i < values.size();) {
+    std::size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) {
+      ++j;
+    }
+    out += (out.empty() ? "" : ",") + std::to_string(values[i]);
+    if (j > i) {
+      out += "-" + std::to_string(values[j]);
+    }
+    i = j + 1;
   }
   return out;
 }

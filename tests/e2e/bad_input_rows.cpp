@@ -64,6 +64,7 @@ const std::vector<OptionRow>& option_rows() {
       {"no_auto", "x", "takes no value"},
       {"launcher", "x", "choose from auto, pbsdsh, srun, ssh, none"},
       {"print_config", "x", "takes no value"},
+      {"stacks_on_failure", "x", "takes no value"},
   };
   return rows;
 }

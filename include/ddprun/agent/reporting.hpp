@@ -2,6 +2,7 @@
 // What the user and tools learn about a run: the failure summary (stderr), the agent's own
 // TORCHELASTIC_ERROR_FILE, and the --events-file stream.
 
+#include "ddprun/agent/stack_capture.hpp"
 #include "ddprun/agent/supervisor.hpp"
 #include "ddprun/errors/event_log.hpp"
 #include "ddprun/errors/failure.hpp"
@@ -19,6 +20,9 @@ class Reporter {
   Reporter(const config::LaunchConfig& cfg, const util::Env& env);
 
   SupervisorHooks hooks();
+  /// Stacks taken before a group was stopped: an event now, a line in the failure summary and
+  /// the agent's error file later.
+  void on_stacks(const StackReport& report);
   /// The final event ("result") once the supervisor returned `exit_code`.
   void finish(int exit_code);
 
@@ -32,6 +36,7 @@ class Reporter {
   std::optional<errors::EventLog> events_;
   errors::OomCounters oom_baseline_;
   int attempt_ = 0;
+  std::string stacks_;  ///< the last stack report's lines; empty when none was taken
 };
 
 }  // namespace ddprun::agent

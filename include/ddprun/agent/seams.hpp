@@ -1,11 +1,14 @@
 #pragma once
-// The agent's seams: where a round's membership comes from (Rendezvous) and where workers'
-// output goes (WorkerIo). The supervisor drives both; tests substitute fakes.
+// The agent's seams: where a round's membership comes from (Rendezvous), where workers'
+// output goes (WorkerIo) and how the stacks of hung workers are taken (StackCapture). The
+// supervisor drives them; tests substitute fakes.
 
 #include "ddprun/agent/file_timer.hpp"
 #include "ddprun/agent/worker_spec.hpp"
 #include "ddprun/net/asio.hpp"
 #include "ddprun/util/result.hpp"
+
+#include <sys/types.h>
 
 #include <chrono>
 #include <functional>
@@ -64,6 +67,11 @@ class WorkerIo {
   virtual asio::awaitable<void> drain(std::chrono::milliseconds max_wait) = 0;
   /// Last lines the worker wrote to stderr, when its stderr passed through the agent.
   virtual std::vector<std::string> stderr_tail(int local_rank) const = 0;
+  /// Up to the last `n` lines of the worker's stderr (when the agent reads it or it goes to
+  /// a file): where a faulthandler dump lands.
+  virtual std::vector<std::string> stderr_lines(int /*local_rank*/, std::size_t /*n*/) const {
+    return {};
+  }
   /// The run directory (`<log_dir>/<run_id>_xxxx`), empty when files are off.
   virtual std::string run_dir() const = 0;
 };
@@ -80,6 +88,23 @@ class Watchdog {
   virtual void forget(pid_t pid) = 0;
   /// Group stop: closes and removes the channel and drops every timer.
   virtual void stop() = 0;
+};
+
+/// A still-running worker whose stack is wanted.
+struct StackTarget {
+  WorkerRanks ranks;
+  pid_t pid = 0;
+};
+
+/// Takes the stacks of still-running workers before they are stopped (a failure with
+/// --stacks-on-failure, an expired timer, a stall), bounded in time. It may end a worker (a
+/// Python worker's faulthandler dumps on a fatal signal): callers capture only workers they
+/// stop anyway, and mark them stop-requested first, so such an exit is no new failure.
+class StackCapture {
+ public:
+  virtual ~StackCapture() = default;
+  /// `reason` says why, for the report ("rank 0 failed").
+  virtual asio::awaitable<void> capture(std::vector<StackTarget> targets, std::string reason) = 0;
 };
 
 }  // namespace ddprun::agent

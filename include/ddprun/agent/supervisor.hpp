@@ -52,6 +52,10 @@ class Supervisor {
              process::Launcher& launcher, const util::Clock& clock, Rendezvous& rdzv, WorkerIo& io,
              SupervisorHooks hooks);
 
+  /// Where stacks of still-running workers are taken before a failed group is stopped
+  /// (with --stacks-on-failure). Without one, nothing is captured.
+  void set_stack_capture(StackCapture& capture) { stacks_ = &capture; }
+
   /// Runs rounds until success, final failure or a handled signal; returns the exit code.
   asio::awaitable<int> run();
 
@@ -90,6 +94,8 @@ class Supervisor {
   void handle_timer_expired(const Event& ev);
   bool all_succeeded() const;
   asio::awaitable<void> stop_workers(int first_signal);
+  asio::awaitable<void> capture_stacks(std::string reason);
+  std::string failure_reason() const;
   bool all_stopped() const;
   void signal_all(int sig);
   std::vector<WorkerFailure> collect_failures() const;
@@ -105,6 +111,7 @@ class Supervisor {
   Rendezvous& rdzv_;
   WorkerIo& io_;
   SupervisorHooks hooks_;
+  StackCapture* stacks_ = nullptr;
   asio::signal_set signals_;
   EventQueue<Event> events_;
   std::vector<Worker> workers_;

@@ -110,6 +110,7 @@ struct LaunchConfig {
   std::string log_level = "info";
   std::chrono::milliseconds shutdown_timeout{30000};
   std::string events_file;
+  bool stacks_on_failure = false;
   AgentStore agent_store = AgentStore::automatic;
   std::string training_script;
   std::vector<std::string> training_script_args;

@@ -32,6 +32,11 @@ std::optional<Result<ErrorRecord>> read_error_file(const std::string& path);
 /// Replaces `path` with `text` (an existing file is removed first, as torchrun does).
 Result<void> write_error_file(const std::string& path, std::string_view text);
 
+/// `record` (an error file's JSON) with extraInfo.<key> = value added to its "message" object
+/// (or, for the string form, a top-level key); `record` unchanged when it is not JSON.
+std::string add_extra_info(const std::string& record, const std::string& key,
+                           const std::string& value);
+
 /// render_parent_error_file + write_error_file.
 Result<void> write_parent_error_file(const std::string& path, const ProcessFailure& root);
 

@@ -24,6 +24,7 @@ inline constexpr std::string_view watchdog_expired = "watchdog_expired";
 inline constexpr std::string_view restart = "restart";
 inline constexpr std::string_view stop = "stop";
 inline constexpr std::string_view result = "result";
+inline constexpr std::string_view stacks = "stacks";
 }  // namespace event
 
 using EventFields = nlohmann::ordered_json;

@@ -14,6 +14,8 @@ enum class Route {
   file_only,         ///< the child's fd is the log file itself: zero cost, no pipe
   tee,               ///< pipe to the agent: raw bytes to the file, prefixed lines to console
   console_prefixed,  ///< pipe to the agent: prefixed lines to console, no file
+  pass_through,      ///< pipe to the agent: lines to console as they are, no file (the agent
+                     ///< reads the stream, e.g. for a faulthandler dump)
 };
 
 struct WorkerStdioPlan {
@@ -32,6 +34,8 @@ WorkerStdioPlan decide_stdio(const StdSpec& redirects, const StdSpec& tee,
                              bool files_enabled = true);
 
 /// True when the route needs a pipe read by the agent.
-inline bool is_piped(Route r) { return r == Route::tee || r == Route::console_prefixed; }
+inline bool is_piped(Route r) {
+  return r == Route::tee || r == Route::console_prefixed || r == Route::pass_through;
+}
 
 }  // namespace ddprun::output

@@ -36,4 +36,7 @@ std::string substitute_var(std::string_view text, std::string_view name, std::st
 /// control characters escaped ('a\nb', '\x00') so that the message stays on one line.
 std::string quoted(std::string_view s);
 
+/// Integers as sorted, de-duplicated ranges: {7, 0, 2, 3, 4} -> "0,2-4,7".
+std::string render_ranges(std::vector<int> values);
+
 }  // namespace ddprun::util

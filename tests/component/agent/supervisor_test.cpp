@@ -124,6 +124,29 @@ class FakeWatchdog final : public Watchdog {
   std::function<void(TimerExpiry)> on_expired_;
 };
 
+/// Records what it was asked to capture; a Python worker's faulthandler dump may end the
+/// worker it captures, which `kill_with` plays.
+class RecordingCapture final : public StackCapture {
+ public:
+  explicit RecordingCapture(test::FakeLauncher& launcher) : launcher_(launcher) {}
+  asio::awaitable<void> capture(std::vector<StackTarget> targets, std::string reason) override {
+    for (const auto& t : targets) {
+      captured.push_back(t.ranks.rank);
+      if (kill_with != 0) {
+        launcher_.kill_with(t.pid, kill_with);
+      }
+    }
+    reasons.push_back(std::move(reason));
+    co_return;
+  }
+  int kill_with = 0;
+  std::vector<int> captured;
+  std::vector<std::string> reasons;
+
+ private:
+  test::FakeLauncher& launcher_;
+};
+
 void raise_signal(int sig) { ::kill(::getpid(), sig); }
 
 class SupervisorTest : public ::testing::Test {
@@ -151,6 +174,7 @@ class SupervisorTest : public ::testing::Test {
     auto supervisor = std::make_unique<Supervisor>(ctx_, cfg_, util::Env{}, launcher_, clock_,
                                                    rdzv_, io_, std::move(hooks));
     supervisor->set_watchdog(watchdog_);
+    supervisor->set_stack_capture(capture_);
     std::optional<int> status;
     asio::co_spawn(ctx_, supervisor->run(), [&](const std::exception_ptr& e, int code) {
       status = e ? -1 : code;
@@ -172,6 +196,7 @@ class SupervisorTest : public ::testing::Test {
   test::FakeLauncher launcher_;
   ScriptedRendezvous rdzv_{ctx_, cfg_};
   SilentIo io_;
+  RecordingCapture capture_{launcher_};
   std::vector<WorkerFailure> failures_;
   Watchdog* watchdog_ = nullptr;  ///< set to &timers_ to arm the fake watchdog
   FakeWatchdog timers_;
@@ -195,6 +220,40 @@ TEST_F(SupervisorTest, FirstFailureStopsTheRestAndReportsOnlyIt) {
   EXPECT_EQ(rdzv_.failure_reports, 1);
   EXPECT_EQ(rdzv_.barriers, std::vector<bool>{false});
   EXPECT_TRUE(launcher_.subreaper());
+}
+
+TEST_F(SupervisorTest, NoStacksAreTakenWithoutTheFlag) {
+  configure(3, 0);
+  int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[1], 3); });
+  EXPECT_EQ(rc, 1);
+  EXPECT_TRUE(capture_.captured.empty());
+}
+
+TEST_F(SupervisorTest, StacksOfTheRunningWorkersAreTakenBeforeTheyAreStopped) {
+  configure(3, 0);
+  cfg_.stacks_on_failure = true;
+  capture_.kill_with = SIGABRT;  // what a faulthandler capture does to a Python worker
+  int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[1], 3); });
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(capture_.captured, (std::vector<int>{0, 2}));
+  EXPECT_EQ(capture_.reasons, std::vector<std::string>{"rank 1 failed (exitcode: 3)"});
+  ASSERT_EQ(failures_.size(), 1U);  // the workers the capture ended are not failures
+  EXPECT_EQ(failures_[0].ranks.local_rank, 1);
+}
+
+TEST_F(SupervisorTest, StacksAreTakenAtEveryFailedAttemptButNotOnASignal) {
+  configure(2, 1);
+  cfg_.stacks_on_failure = true;
+  int rc = run([&](int round, const std::vector<pid_t>& pids) {
+    if (round == 0) {
+      launcher_.exit_with(pids[0], 1);
+    } else {
+      raise_signal(SIGTERM);
+    }
+  });
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(capture_.captured, (std::vector<int>{1}));  // round 1 ended by SIGTERM: none
+  EXPECT_EQ(rdzv_.joins.size(), 2U);
 }
 
 TEST_F(SupervisorTest, RestartsUntilMaxRestartsAreSpentThenFails) {

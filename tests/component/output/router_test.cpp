@@ -236,6 +236,19 @@ TEST_F(RouterTest, CustomPrefixTemplateUsesGlobalRank) {
   EXPECT_EQ(console_out_, "[5]: hello\n");
 }
 
+TEST_F(RouterTest, PassThroughShowsStderrUnprefixedAndKeepsItsTail) {
+  asio::io_context ctx;
+  auto o = options();
+  o.prefix_template = "[${rank}]: ";
+  OutputRouter router(ctx, o);
+  auto io = router.prepare({"default", 5, 0}, {Route::inherit, Route::pass_through}, {});
+  ASSERT_TRUE(io);
+  EXPECT_EQ(io->out_fd, -1);
+  run_worker(ctx, router, 0, "echo one >&2; echo two >&2", *io);
+  EXPECT_EQ(console_err_, "one\ntwo\n");
+  EXPECT_EQ(router.tail_lines(0, 5), (std::vector<std::string>{"one", "two"}));
+}
+
 TEST_F(RouterTest, RedirectGivesTheChildTheFileItselfAndPrintsNothing) {
   asio::io_context ctx;
   OutputRouter router(ctx, options());

@@ -82,6 +82,7 @@ const std::vector<Expected>& expected_flags() {
        "30",
        "TORCH_ELASTIC_SHUTDOWN_TIMEOUT"},
       {"events_file", {"--events-file", "--events_file"}, false, "", ""},
+      {"stacks_on_failure", {"--stacks-on-failure", "--stacks_on_failure"}, true, "0", ""},
       {"agent_store", {"--agent-store", "--agent_store"}, false, "auto", ""},
       {"no_auto", {"--no-auto", "--no_auto"}, true, "0", ""},
       {"launcher", {"--launcher"}, false, "auto", ""},

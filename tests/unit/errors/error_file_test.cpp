@@ -72,6 +72,15 @@ TEST(RenderParentErrorFile, ReplacesInvalidUtf8FromStderr) {
             "caf\xc3\xa9\nbad \xef\xbf\xbd\xef\xbf\xbd bytes\n");
 }
 
+TEST(AddExtraInfo, GoesIntoTheMessageObjectOrTheTopLevel) {
+  EXPECT_EQ(add_extra_info(R"({"message":{"message":"m","extraInfo":{"timestamp":"5"}}})", "stacks",
+                           "rank 1: f"),
+            R"({"message":{"message":"m","extraInfo":{"timestamp":"5","stacks":"rank 1: f"}}})");
+  EXPECT_EQ(add_extra_info(R"({"message":"plain"})", "stacks", "s"),
+            R"({"message":"plain","stacks":"s"})");
+  EXPECT_EQ(add_extra_info("not json", "stacks", "s"), "not json");
+}
+
 TEST(RenderErrorRecord, OmitsZeroErrorCode) {
   EXPECT_EQ(
       render_error_record("SignalException: got 15", "tb", 7, 0),

@@ -1,0 +1,67 @@
+#pragma once
+// Stacks of hung workers (pure): the text that faulthandler, `py-spy dump`, gdb and eu-stack
+// print, parsed into frames; ranks grouped by their innermost frames; the short report the
+// agent prints on stderr, odd groups first:
+//   rank 1: wait_for_data (train.py:12) <- next_batch (train.py:40)
+//   ranks 0,2-7: all_reduce (distributed_c10d.py:1536) <- train_step (train.py:55)
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ddprun::errors {
+
+/// Frames per rank in the short report.
+inline constexpr std::size_t k_report_depth = 2;
+
+struct Frame {
+  std::string function;
+  std::string file;  ///< may be empty (native frame without debug info)
+  int line = 0;      ///< 0: unknown
+  friend bool operator==(const Frame&, const Frame&) = default;
+};
+
+struct ThreadStack {
+  std::string name;           ///< the tool's header for the thread
+  std::vector<Frame> frames;  ///< innermost first
+  bool main = false;          ///< the process's main thread, when the tool tells
+};
+
+/// One rank's capture: its threads, or a note when no frame could be had (the /proc state).
+struct RankStack {
+  int rank = 0;
+  std::vector<ThreadStack> threads;
+  std::string note;
+};
+
+/// A rank's threads from faulthandler's dump ("Thread 0x... (most recent call first):" then
+/// `  File "x.py", line 12 in f`). The main thread is the last one listed.
+std::vector<ThreadStack> parse_faulthandler(std::string_view text);
+/// `py-spy dump` ("Thread 123 (idle): \"MainThread\"" then "    f (x.py:12)").
+std::vector<ThreadStack> parse_py_spy(std::string_view text);
+/// gdb's `thread apply all bt` ("Thread 1 (...):" then "#0  0x... in f (...) at x.c:5") and
+/// eu-stack ("TID 123:" then "#0  0x... f"). gdb's Thread 1 and eu-stack's first TID are main.
+std::vector<ThreadStack> parse_native(std::string_view text);
+
+/// "S (sleeping), wchan do_wait" from /proc/<pid>/stat and /proc/<pid>/wchan.
+std::string render_proc_state(std::string_view stat, std::string_view wchan);
+
+/// "f (x.py:12) <- g (x.py:40)": at most `depth` frames of the thread that stands for a rank
+/// (its main thread, else its first), or the note when there is no frame.
+std::string render_innermost(const RankStack& stack, std::size_t depth);
+/// "0,2-7" from ranks in any order.
+std::string render_rank_list(std::vector<int> ranks);
+
+struct StackGroup {
+  std::vector<int> ranks;  ///< ascending
+  std::string frames;      ///< render_innermost of each member
+};
+
+/// Ranks sharing the same innermost frames, smallest groups first (ties: lowest rank first).
+std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks,
+                                     std::size_t depth = k_report_depth);
+/// One line per group: "rank 1: f (x.py:12) <- g (x.py:40)", "ranks 0,2-7: ...".
+std::vector<std::string> render_stack_report(const std::vector<StackGroup>& groups);
+
+}  // namespace ddprun::errors
