@@ -7,6 +7,7 @@
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/process/posix_launcher.hpp"
 #include "ddprun/sched/cpus.hpp"
+#include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -141,11 +142,11 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   auto parsed = value_or_throw(cli::parse_args(args, env));
   if (parsed.help) {
     (void)std::fputs(cli::render_help().c_str(), stdout);
-    return 0;
+    return util::k_exit_success;
   }
   if (parsed.version) {
     std::printf("%s\n", version_text().c_str());
-    return 0;
+    return util::k_exit_success;
   }
   std::optional<NvmlInfo> nvml;
   if (needs_nvml(parsed, env)) {
@@ -170,7 +171,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   }
   if (cfg.print_config) {
     (void)std::fputs(config::render_config(cfg).c_str(), stdout);
-    return 0;
+    return util::k_exit_success;
   }
   if (auto ok = preflight(cfg, env); !ok) {
     throw Fatal(make_error(ErrorCode::io, ok.error().message));
