@@ -154,7 +154,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   }
   auto host = gather_host_facts(env, nvml ? &*nvml : nullptr);
   sched::Detected detected;
-  if (!parsed.flag_on("no_auto")) {
+  if (!parsed.flag_on(cli::flag::k_no_auto)) {
     detected = detect_scheduler(env, parsed, host.cpu_count);
     apply_scheduler(parsed, detected);
   }
