@@ -24,6 +24,8 @@
 
 #include "ddprun/agent/supervisor.hpp"
 
+#include "ddprun/util/exit_status.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <csignal>
@@ -398,21 +400,21 @@ asio::awaitable<int> Supervisor::finish(Step step) {
     co_await stop_workers(received_signal_);
     co_await io_.drain(std::chrono::seconds(2));
     co_await leave_rendezvous();
-    co_return 1;
+    co_return util::k_exit_stopped_by_signal;
   }
   if (step == Step::exit_store_lost) {
     spdlog::error("[{}] stopping the workers and exiting: lost the store of the {}", cfg_.role,
                   rdzv_.describe());
     co_await stop_workers(SIGTERM);
     co_await io_.drain(std::chrono::seconds(5));
-    co_return 1;
+    co_return util::k_exit_failure;
   }
   co_await stop_workers(SIGTERM);
   co_await io_.drain(std::chrono::seconds(5));
   if (step == Step::finish_success) {
     co_await rdzv_.exit_barrier(true);
     co_await rdzv_.shutdown();
-    co_return 0;
+    co_return util::k_exit_success;
   }
   if (hooks_.failed) {
     hooks_.failed(collect_failures());
@@ -420,7 +422,7 @@ asio::awaitable<int> Supervisor::finish(Step step) {
   co_await rdzv_.report_failure();
   co_await rdzv_.exit_barrier(false);
   co_await rdzv_.shutdown();
-  co_return 1;
+  co_return util::k_exit_failure;
 }
 
 asio::awaitable<int> Supervisor::run() {
@@ -431,17 +433,17 @@ asio::awaitable<int> Supervisor::run() {
     auto joined = co_await next_round(cfg_.max_restarts - remaining);
     if (!joined) {
       co_await leave_rendezvous();
-      co_return 1;
+      co_return util::k_exit_failure;
     }
     auto& round = *joined;
     if (!round) {
       spdlog::error("rendezvous failed: {}", round.error().message);
-      co_return 1;
+      co_return util::k_exit_failure;
     }
     if (auto started = start_workers(*round); !started) {
       spdlog::error("{}", started.error().message);
       co_await stop_workers(SIGTERM);
-      co_return 1;
+      co_return util::k_exit_failure;
     }
     asio::co_spawn(ctx_, rdzv_watch_loop(++generation_), asio::detached);
     Outcome outcome = co_await monitor();

@@ -57,7 +57,7 @@ std::string render_argv(const std::vector<std::string>& argv) {
 std::optional<int> fan_out_if_needed(const std::vector<std::string>& args,
                                      const cli::ParsedArgs& parsed, const sched::Detected& detected,
                                      const util::Env& env, const config::LaunchConfig& cfg) {
-  const std::string& launcher = parsed.at("launcher").value;
+  const std::string& launcher = parsed.at(cli::flag::k_launcher).value;
   if (launcher == "none" || (launcher == "auto" && detected.hosts.size() < 2)) {
     return std::nullopt;
   }

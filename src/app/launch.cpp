@@ -13,6 +13,7 @@
 #include "ddprun/host/nvml.hpp"
 #include "ddprun/host/placement.hpp"
 #include "ddprun/process/posix_launcher.hpp"
+#include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -149,11 +150,11 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   auto parsed = value_or_throw(cli::parse_args(args, env));
   if (parsed.help) {
     (void)std::fputs(cli::render_help().c_str(), stdout);
-    return 0;
+    return util::k_exit_success;
   }
   if (parsed.version) {
     std::printf("%s\n", version_text().c_str());
-    return 0;
+    return util::k_exit_success;
   }
   std::optional<host::NvmlInfo> nvml;
   if (host::needs_nvml(parsed, env)) {
@@ -161,7 +162,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   }
   auto facts = host::gather_host_facts(env, nvml ? &*nvml : nullptr);
   sched::Detected detected;
-  if (!parsed.flag_on("no_auto")) {
+  if (!parsed.flag_on(cli::flag::k_no_auto)) {
     detected = detect_scheduler(env, parsed, facts.cpu_count);
     apply_scheduler(parsed, detected);
   }
@@ -178,7 +179,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   }
   if (cfg.print_config) {
     (void)std::fputs(config::render_config(cfg).c_str(), stdout);
-    return 0;
+    return util::k_exit_success;
   }
   if (auto ok = preflight(cfg, env); !ok) {
     throw Fatal(make_error(ErrorCode::io, ok.error().message));

@@ -2,6 +2,7 @@
 
 #include "ddprun/status/command.hpp"
 #include "ddprun/store/command.hpp"
+#include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/fatal.hpp"
 
 #include <cstdio>
@@ -16,7 +17,8 @@ namespace ddprun::app {
 namespace {
 
 int exit_code_for(const Error& e) {
-  return e.code == ErrorCode::usage || e.code == ErrorCode::config ? 2 : 1;
+  return e.code == ErrorCode::usage || e.code == ErrorCode::config ? util::k_exit_usage
+                                                                   : util::k_exit_failure;
 }
 
 }  // namespace
@@ -36,7 +38,7 @@ int main(int argc, char** argv, char** envp) {
     return exit_code_for(f.error());
   } catch (const std::exception& e) {
     (void)std::fprintf(stderr, "ddprun: internal error: %s\n", e.what());
-    return 1;
+    return util::k_exit_failure;
   }
 }
 

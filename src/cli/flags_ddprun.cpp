@@ -10,7 +10,7 @@ namespace {
 std::vector<FlagSpec> command_extras() {
   const auto g = FlagGroup::extras;
   return {
-      {.dest = "python",
+      {.dest = flag::k_python,
        .spellings = {"--python"},
        .kind = FlagKind::valued,
        .metavar = "PATH",
@@ -18,21 +18,21 @@ std::vector<FlagSpec> command_extras() {
        .help = "Interpreter for the workers; empty means $PYTHON_EXEC, else the python3 in "
                "ddprun's own directory (a venv's bin/ after pip install, /usr/bin for the .deb), "
                "else python3 on PATH."},
-      {.dest = "use_env",
+      {.dest = flag::k_use_env,
        .spellings = {"--use-env", "--use_env"},
        .kind = FlagKind::boolean,
        .default_value = "0",
        .group = g,
        .help = "Legacy torch.distributed.launch flag: accepted for symmetry; LOCAL_RANK is always "
                "set in the environment."},
-      {.dest = "legacy_local_rank",
+      {.dest = flag::k_legacy_local_rank,
        .spellings = {"--legacy-local-rank", "--legacy_local_rank"},
        .kind = FlagKind::boolean,
        .default_value = "0",
        .group = g,
        .help = "Append --local_rank=N after the script, like torch.distributed.launch without "
                "--use-env."},
-      {.dest = "local_rank_arg",
+      {.dest = flag::k_local_rank_arg,
        .spellings = {"--local-rank-arg", "--local_rank_arg"},
        .kind = FlagKind::valued,
        .default_value = "underscore",
@@ -47,7 +47,7 @@ std::vector<FlagSpec> command_extras() {
 std::vector<FlagSpec> agent_extras() {
   const auto g = FlagGroup::extras;
   return {
-      {.dest = "agent_store",
+      {.dest = flag::k_agent_store,
        .spellings = {"--agent-store", "--agent_store"},
        .kind = FlagKind::valued,
        .default_value = "auto",
@@ -56,7 +56,7 @@ std::vector<FlagSpec> agent_extras() {
        .group = g,
        .help = "Whether the launcher hosts the workers' TCPStore: auto follows torchrun, on forces "
                "it, off means 1.13 behaviour (worker rank 0 hosts the store for c10d)."},
-      {.dest = "shutdown_timeout",
+      {.dest = flag::k_shutdown_timeout,
        .spellings = {"--shutdown-timeout", "--shutdown_timeout"},
        .kind = FlagKind::valued,
        .default_value = "30",
@@ -64,13 +64,13 @@ std::vector<FlagSpec> agent_extras() {
        .metavar = "SECONDS",
        .group = g,
        .help = "Grace period between SIGTERM and SIGKILL when stopping workers."},
-      {.dest = "events_file",
+      {.dest = flag::k_events_file,
        .spellings = {"--events-file", "--events_file"},
        .kind = FlagKind::valued,
        .metavar = "PATH",
        .group = g,
        .help = "Append the launcher's events as JSON lines to this file."},
-      {.dest = "stacks_on_failure",
+      {.dest = flag::k_stacks_on_failure,
        .spellings = {"--stacks-on-failure", "--stacks_on_failure"},
        .kind = FlagKind::boolean,
        .default_value = "0",
@@ -78,7 +78,7 @@ std::vector<FlagSpec> agent_extras() {
        .help = "When a worker fails while others still run, capture the stacks of the running "
                "ones before stopping them (py-spy, faulthandler, gdb or eu-stack, else /proc): "
                "a grouped report on stderr, the full stacks in attempt_<n>/<rank>/stacks.txt."},
-      {.dest = "log_level",
+      {.dest = flag::k_log_level,
        .spellings = {"--log-level", "--log_level"},
        .kind = FlagKind::valued,
        .default_value = "WARNING",
@@ -92,7 +92,7 @@ std::vector<FlagSpec> agent_extras() {
 std::vector<FlagSpec> placement_extras() {
   const auto g = FlagGroup::extras;
   return {
-      {.dest = "omp_threads",
+      {.dest = flag::k_omp_threads,
        .spellings = {"--omp-threads", "--omp_threads"},
        .kind = FlagKind::valued,
        .default_value = "torchrun",
@@ -101,7 +101,7 @@ std::vector<FlagSpec> placement_extras() {
        .help = "OMP_NUM_THREADS for the workers when the environment does not set it: torchrun "
                "(1 when several workers), cpus (CPUs in the affinity mask / workers) or a "
                "number."},
-      {.dest = "pin_gpus",
+      {.dest = flag::k_pin_gpus,
        .spellings = {"--pin-gpus", "--pin_gpus"},
        .kind = FlagKind::boolean,
        .default_value = "0",
@@ -114,13 +114,13 @@ std::vector<FlagSpec> placement_extras() {
 std::vector<FlagSpec> info_extras() {
   const auto g = FlagGroup::extras;
   return {
-      {.dest = "no_auto",
+      {.dest = flag::k_no_auto,
        .spellings = {"--no-auto", "--no_auto"},
        .kind = FlagKind::boolean,
        .default_value = "0",
        .group = g,
        .help = "Do not configure anything from Slurm, PBS, LSF, Flux or MPI variables."},
-      {.dest = "launcher",
+      {.dest = flag::k_launcher,
        .spellings = {"--launcher"},
        .kind = FlagKind::valued,
        .default_value = "auto",
@@ -130,18 +130,18 @@ std::vector<FlagSpec> info_extras() {
        .help = "Run once in a multi-node PBS or Slurm job script and start ddprun on every node "
                "through pbsdsh, srun or ssh; auto picks pbsdsh under PBS and srun under Slurm, "
                "none never fans out."},
-      {.dest = "print_config",
+      {.dest = flag::k_print_config,
        .spellings = {"--print-config", "--print_config"},
        .kind = FlagKind::boolean,
        .default_value = "0",
        .group = g,
        .help = "Print the resolved configuration, with where each value came from, and exit."},
-      {.dest = "version",
+      {.dest = flag::k_version,
        .spellings = {"--version"},
        .kind = FlagKind::version,
        .group = g,
        .help = "Print ddprun's version and exit."},
-      {.dest = "help",
+      {.dest = flag::k_help,
        .spellings = {"-h", "--help"},
        .kind = FlagKind::help,
        .group = g,

@@ -8,7 +8,7 @@ namespace {
 std::vector<FlagSpec> supervision_flags() {
   const auto g = FlagGroup::supervision;
   return {
-      {.dest = "max_restarts",
+      {.dest = flag::k_max_restarts,
        .spellings = {"--max-restarts", "--max_restarts"},
        .kind = FlagKind::valued,
        .default_value = "0",
@@ -16,7 +16,7 @@ std::vector<FlagSpec> supervision_flags() {
        .metavar = "N",
        .group = g,
        .help = "Maximum number of worker group restarts before failing."},
-      {.dest = "monitor_interval",
+      {.dest = flag::k_monitor_interval,
        .spellings = {"--monitor-interval", "--monitor_interval"},
        .kind = FlagKind::valued,
        .default_value = "0.1",
@@ -24,7 +24,7 @@ std::vector<FlagSpec> supervision_flags() {
        .metavar = "SECONDS",
        .group = g,
        .help = "Interval, in seconds, between checks of the workers' state."},
-      {.dest = "signals_to_handle",
+      {.dest = flag::k_signals_to_handle,
        .spellings = {"--signals-to-handle", "--signals_to_handle"},
        .kind = FlagKind::valued,
        .default_value = "SIGTERM,SIGINT,SIGHUP,SIGQUIT",
@@ -34,7 +34,7 @@ std::vector<FlagSpec> supervision_flags() {
        .help = "Comma-separated signal names the launcher traps and forwards to the workers; a "
                "name that is not a signal (or SIGKILL, SIGSTOP, SIGCHLD) is ignored with a "
                "warning, as torchrun does."},
-      {.dest = "event_log_handler",
+      {.dest = flag::k_event_log_handler,
        .spellings = {"--event-log-handler", "--event_log_handler"},
        .kind = FlagKind::valued,
        .default_value = "null",
@@ -48,7 +48,7 @@ std::vector<FlagSpec> supervision_flags() {
 std::vector<FlagSpec> output_flags() {
   const auto g = FlagGroup::logs;
   return {
-      {.dest = "log_dir",
+      {.dest = flag::k_log_dir,
        .spellings = {"--log-dir", "--log_dir"},
        .kind = FlagKind::valued,
        .env_var = "PET_LOG_DIR",
@@ -56,7 +56,7 @@ std::vector<FlagSpec> output_flags() {
        .group = g,
        .help = "Base directory for log files; empty means a new temporary directory, /dev/null "
                "disables log files."},
-      {.dest = "redirects",
+      {.dest = flag::k_redirects,
        .spellings = {"-r", "--redirects"},
        .kind = FlagKind::valued,
        .default_value = "0",
@@ -65,7 +65,7 @@ std::vector<FlagSpec> output_flags() {
        .group = g,
        .help = "Redirect std streams into log files: 0 none, 1 stdout, 2 stderr, 3 both; per local "
                "rank as in 0:1,1:2."},
-      {.dest = "tee",
+      {.dest = flag::k_tee,
        .spellings = {"-t", "--tee"},
        .kind = FlagKind::valued,
        .default_value = "0",
@@ -73,7 +73,7 @@ std::vector<FlagSpec> output_flags() {
        .metavar = "STD",
        .group = g,
        .help = "Tee std streams into log files and the console, same syntax as --redirects."},
-      {.dest = "local_ranks_filter",
+      {.dest = flag::k_local_ranks_filter,
        .spellings = {"--local-ranks-filter", "--local_ranks_filter"},
        .kind = FlagKind::valued,
        .env_var = "PET_LOCAL_RANKS_FILTER",
@@ -81,7 +81,7 @@ std::vector<FlagSpec> output_flags() {
        .group = g,
        .help = "Comma-separated local ranks whose output reaches the console, e.g. 0,1; files keep "
                "everything."},
-      {.dest = "logs_specs",
+      {.dest = flag::k_logs_specs,
        .spellings = {"--logs-specs", "--logs_specs"},
        .kind = FlagKind::valued,
        .metavar = "NAME",

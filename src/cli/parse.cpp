@@ -22,7 +22,6 @@ constexpr std::string_view k_separator = "--";
 constexpr std::string_view k_flag_on = "1";
 constexpr std::string_view k_flag_off = "0";
 constexpr std::string_view k_default_source = "default";
-constexpr std::string_view k_print_config_dest = "print_config";
 
 std::string join_choices(const std::vector<std::string_view>& choices) {
   std::string out;
@@ -151,8 +150,7 @@ Result<void> Parser::apply(OptionMatch match, const std::vector<std::string>& ar
 Result<void> Parser::apply_boolean(const OptionMatch& match, const std::vector<std::string>& args,
                                    std::size_t& i) {
   const auto& flag = *match.flag;
-  out_.settings[std::string(flag.dest)] =
-      Setting{std::string(k_flag_on), Origin::flag, match.spelling};
+  out_.settings[flag.dest] = Setting{std::string(k_flag_on), Origin::flag, match.spelling};
   if (!match.attached) {
     ++i;
     return {};
@@ -196,7 +194,7 @@ Result<void> Parser::apply_valued(const OptionMatch& match, const std::vector<st
   if (auto r = check_choice(flag, value, match.spelling); !r) {
     return r;
   }
-  out_.settings[std::string(flag.dest)] = Setting{std::move(value), Origin::flag, match.spelling};
+  out_.settings[flag.dest] = Setting{std::move(value), Origin::flag, match.spelling};
   return {};
 }
 
@@ -219,7 +217,7 @@ Result<void> Parser::fill_unset(bool lenient) {
     if (flag.kind != FlagKind::valued && flag.kind != FlagKind::boolean) {
       continue;
     }
-    std::string dest(flag.dest);
+    const FlagKey dest = flag.dest;
     if (out_.settings.count(dest) != 0) {
       continue;
     }
@@ -244,7 +242,7 @@ Result<void> Parser::check_complete() const {
     return make_error(ErrorCode::usage,
                       "unrecognized option " + quoted(*unknown_) + " (see ddprun --help)");
   }
-  auto print_config = out_.settings.find(std::string(k_print_config_dest));
+  auto print_config = out_.settings.find(flag::k_print_config);
   bool printing = print_config != out_.settings.end() && print_config->second.value == k_flag_on;
   if (!out_.training_script && !printing) {
     return make_error(ErrorCode::usage,

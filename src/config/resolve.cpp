@@ -16,7 +16,9 @@ namespace ddprun::config {
 
 namespace {
 
+using cli::FlagKey;
 using util::quoted;
+namespace flag = cli::flag;
 
 constexpr int k_default_c10d_port = 29400;
 constexpr int k_int_min = std::numeric_limits<int>::min();
@@ -30,11 +32,11 @@ class Resolver {
   Result<LaunchConfig> run();
 
  private:
-  const cli::Setting& at(const std::string& dest) const { return args_.at(dest); }
-  const std::string& text(const std::string& dest) const { return at(dest).value; }
-  bool on(const std::string& dest) const { return args_.flag_on(dest); }
+  const cli::Setting& at(FlagKey dest) const { return args_.at(dest); }
+  const std::string& text(FlagKey dest) const { return at(dest).value; }
+  bool on(FlagKey dest) const { return args_.flag_on(dest); }
 
-  std::string origin_of(const std::string& dest) const {
+  std::string origin_of(FlagKey dest) const {
     const auto& s = at(dest);
     switch (s.origin) {
       case cli::Origin::flag:
@@ -51,25 +53,26 @@ class Resolver {
   void note(const std::string& name, const std::string& value, const std::string& origin) {
     cfg_.items.push_back({name, value, origin});
   }
-  void note(const std::string& dest, const std::string& value) {
-    note(dest, value, origin_of(dest));
+  void note(FlagKey dest, const std::string& value, const std::string& origin) {
+    note(std::string(dest.name()), value, origin);
   }
+  void note(FlagKey dest, const std::string& value) { note(dest, value, origin_of(dest)); }
   /// The flag or variable a setting's text came from: "--nnodes", "PET_NNODES", "slurm: ...".
-  std::string who(const std::string& dest) const {
+  std::string who(FlagKey dest) const {
     const auto& s = at(dest);
     return s.origin == cli::Origin::env || s.origin == cli::Origin::scheduler
                ? s.source
-               : "--" + dest_dash(dest);
+               : "--" + dest_dash(std::string(dest.name()));
   }
-  Error bad(const std::string& dest, const std::string& expected) const {
+  Error bad(FlagKey dest, const std::string& expected) const {
     return make_error(ErrorCode::usage,
                       who(dest) + " " + quoted(text(dest)) + ": expected " + expected);
   }
-  void warn(const std::string& dest, const std::string& line) {
+  void warn(FlagKey dest, const std::string& line) {
     cfg_.warnings.push_back(who(dest) + " " + line);
   }
   /// A parser's error (which quotes the text) prefixed with where the text came from.
-  Error named(const std::string& dest, const Error& e) const {
+  Error named(FlagKey dest, const Error& e) const {
     return make_error(ErrorCode::usage, who(dest) + " " + e.message);
   }
   static std::string dest_dash(std::string dest) {
@@ -78,7 +81,7 @@ class Resolver {
     }
     return dest;
   }
-  Result<int> int_in(const std::string& dest, int lo, int hi, const std::string& expected) {
+  Result<int> int_in(FlagKey dest, int lo, int hi, const std::string& expected) {
     auto v = util::parse_int_in(text(dest), lo, hi);
     if (!v) {
       return bad(dest, expected);
@@ -95,7 +98,7 @@ class Resolver {
   Result<void> worker_output();
   Result<void> static_node();
   Result<void> local_addr();
-  void warn_if_set(const std::string& dest, bool matters, const std::string& why);
+  void warn_if_set(FlagKey dest, bool matters, const std::string& why);
 
   const cli::ParsedArgs& args_;
   const util::Env& env_;
@@ -104,13 +107,13 @@ class Resolver {
 };
 
 Result<void> Resolver::nodes_and_workers() {
-  auto nodes = parse_nnodes(text("nnodes"));
+  auto nodes = parse_nnodes(text(flag::k_nnodes));
   if (!nodes) {
-    return named("nnodes", nodes.error());
+    return named(flag::k_nnodes, nodes.error());
   }
   cfg_.nnodes = *nodes;
-  note("nnodes", std::to_string(nodes->min) + ":" + std::to_string(nodes->max));
-  const auto& n = text("nproc_per_node");
+  note(flag::k_nnodes, std::to_string(nodes->min) + ":" + std::to_string(nodes->max));
+  const auto& n = text(flag::k_nproc_per_node);
   const int gpus = host_.gpu_count.value_or(0);
   const std::string gpu_from = host_.gpu_source.empty() ? "no GPU information" : host_.gpu_source;
   if (n == "cpu" || (n == "auto" && gpus == 0)) {
@@ -123,14 +126,14 @@ Result<void> Resolver::nodes_and_workers() {
       const auto why = host_.gpu_source == "CUDA_VISIBLE_DEVICES" && cvd
                            ? "CUDA_VISIBLE_DEVICES=" + quoted(*cvd)
                            : gpu_from;
-      return bad("nproc_per_node",
+      return bad(flag::k_nproc_per_node,
                  "a count, or 'gpu' only where a CUDA GPU is visible (none is: " + why + ")");
     }
     cfg_.nproc_per_node = gpus;
     cfg_.nproc_source = n + ": " + gpu_from;
   } else {
     // torch main's "xpu" counts Intel GPUs through SYCL, which ddprun cannot ask.
-    auto v = int_in("nproc_per_node", 1, 1 << 16,
+    auto v = int_in(flag::k_nproc_per_node, 1, 1 << 16,
                     n == "xpu" ? "a positive integer, cpu, gpu or auto (ddprun cannot count Intel "
                                  "XPUs: give their number)"
                                : "a positive integer, cpu, gpu or auto");
@@ -139,72 +142,74 @@ Result<void> Resolver::nodes_and_workers() {
     }
     cfg_.nproc_per_node = *v;
   }
-  note("nproc_per_node", std::to_string(cfg_.nproc_per_node),
-       cfg_.nproc_source.empty() ? origin_of("nproc_per_node")
-                                 : origin_of("nproc_per_node") + ", " + cfg_.nproc_source);
+  note(flag::k_nproc_per_node, std::to_string(cfg_.nproc_per_node),
+       cfg_.nproc_source.empty() ? origin_of(flag::k_nproc_per_node)
+                                 : origin_of(flag::k_nproc_per_node) + ", " + cfg_.nproc_source);
   return {};
 }
 
 Result<void> Resolver::placement() {
-  const auto& omp = text("omp_threads");
+  const auto& omp = text(flag::k_omp_threads);
   if (omp == "torchrun" || omp == "cpus") {
     cfg_.omp_mode = omp == "cpus" ? OmpMode::cpus : OmpMode::torchrun;
   } else {
-    auto v = int_in("omp_threads", 1, 1 << 16, "torchrun, cpus or a positive integer");
+    auto v = int_in(flag::k_omp_threads, 1, 1 << 16, "torchrun, cpus or a positive integer");
     if (!v) {
       return v.error();
     }
     cfg_.omp_mode = OmpMode::fixed;
     cfg_.omp_threads = *v;
   }
-  note("omp_threads", omp);
-  cfg_.numa_binding = text("numa_binding");
+  note(flag::k_omp_threads, omp);
+  cfg_.numa_binding = text(flag::k_numa_binding);
   static const std::set<std::string> modes{"", "node", "socket", "exclusive", "core-complex"};
   if (modes.count(cfg_.numa_binding) == 0) {
-    return bad("numa_binding", "node, socket, exclusive or core-complex");
+    return bad(flag::k_numa_binding, "node, socket, exclusive or core-complex");
   }
-  note("numa_binding", cfg_.numa_binding.empty() ? "(none)" : cfg_.numa_binding,
-       origin_of("numa_binding"));
-  cfg_.pin_gpus = on("pin_gpus");
-  note("pin_gpus", cfg_.pin_gpus ? "true" : "false", origin_of("pin_gpus"));
+  note(flag::k_numa_binding, cfg_.numa_binding.empty() ? "(none)" : cfg_.numa_binding,
+       origin_of(flag::k_numa_binding));
+  cfg_.pin_gpus = on(flag::k_pin_gpus);
+  note(flag::k_pin_gpus, cfg_.pin_gpus ? "true" : "false", origin_of(flag::k_pin_gpus));
   return {};
 }
 
 Result<void> Resolver::rendezvous() {
-  cfg_.standalone = on("standalone");
-  cfg_.rdzv_backend = text("rdzv_backend");
-  cfg_.rdzv_id = text("rdzv_id");
-  std::string endpoint_text = text("rdzv_endpoint");
+  cfg_.standalone = on(flag::k_standalone);
+  cfg_.rdzv_backend = text(flag::k_rdzv_backend);
+  cfg_.rdzv_id = text(flag::k_rdzv_id);
+  std::string endpoint_text = text(flag::k_rdzv_endpoint);
   std::string forced = "forced by --standalone";
   if (cfg_.standalone) {
     cfg_.rdzv_backend = "c10d";
     endpoint_text = "localhost:0";
     cfg_.rdzv_id = host_.random_run_id;
-    note("standalone", "true");
+    note(flag::k_standalone, "true");
   }
   if (cfg_.rdzv_backend != "static" && cfg_.rdzv_backend != "c10d") {
-    return bad("rdzv_backend", "static or c10d (etcd backends are not supported by ddprun)");
+    return bad(flag::k_rdzv_backend, "static or c10d (etcd backends are not supported by ddprun)");
   }
-  note("rdzv_backend", cfg_.rdzv_backend, cfg_.standalone ? forced : origin_of("rdzv_backend"));
+  note(flag::k_rdzv_backend, cfg_.rdzv_backend,
+       cfg_.standalone ? forced : origin_of(flag::k_rdzv_backend));
   auto ep = parse_endpoint(endpoint_text, k_default_c10d_port);
   if (!ep) {
-    return named("rdzv_endpoint", ep.error());
+    return named(flag::k_rdzv_endpoint, ep.error());
   }
   cfg_.rdzv_endpoint = *ep;
   if (endpoint_text.empty()) {
     cfg_.rdzv_endpoint.host.clear();
   }
-  note("rdzv_endpoint", endpoint_text, cfg_.standalone ? forced : origin_of("rdzv_endpoint"));
-  note("rdzv_id", cfg_.rdzv_id, cfg_.standalone ? forced : origin_of("rdzv_id"));
-  auto conf = read_rdzv_conf(text("rdzv_conf"), cfg_.rdzv_backend);
+  note(flag::k_rdzv_endpoint, endpoint_text,
+       cfg_.standalone ? forced : origin_of(flag::k_rdzv_endpoint));
+  note(flag::k_rdzv_id, cfg_.rdzv_id, cfg_.standalone ? forced : origin_of(flag::k_rdzv_id));
+  auto conf = read_rdzv_conf(text(flag::k_rdzv_conf), cfg_.rdzv_backend);
   if (!conf) {
-    return named("rdzv_conf", conf.error());
+    return named(flag::k_rdzv_conf, conf.error());
   }
   cfg_.rdzv_conf = conf->pairs;
   for (const auto& line : conf->warnings) {
-    warn("rdzv_conf", line);
+    warn(flag::k_rdzv_conf, line);
   }
-  note("rdzv_conf", text("rdzv_conf"));
+  note(flag::k_rdzv_conf, text(flag::k_rdzv_conf));
   return static_node();
 }
 
@@ -212,38 +217,40 @@ Result<void> Resolver::rendezvous() {
 // --standalone) ignores them in torchrun, which ddprun says when the user set one.
 Result<void> Resolver::static_node() {
   const bool is_static = cfg_.rdzv_backend == "static";
-  auto rank = int_in("node_rank", is_static ? 0 : k_int_min, is_static ? 1 << 20 : k_int_max,
+  auto rank = int_in(flag::k_node_rank, is_static ? 0 : k_int_min, is_static ? 1 << 20 : k_int_max,
                      is_static ? "a non-negative integer" : "an integer");
   if (!rank) {
     return rank.error();
   }
   if (is_static && *rank >= cfg_.nnodes.max) {
-    return bad("node_rank", "a node rank below --nnodes (" + std::to_string(cfg_.nnodes.max) + ")");
+    return bad(flag::k_node_rank,
+               "a node rank below --nnodes (" + std::to_string(cfg_.nnodes.max) + ")");
   }
   cfg_.node_rank = is_static ? *rank : 0;
-  note("node_rank", text("node_rank"));
-  auto port = int_in("master_port", is_static ? 0 : k_int_min, is_static ? 65535 : k_int_max,
+  note(flag::k_node_rank, text(flag::k_node_rank));
+  auto port = int_in(flag::k_master_port, is_static ? 0 : k_int_min, is_static ? 65535 : k_int_max,
                      is_static ? "a port number 0-65535" : "an integer");
   if (!port) {
     return port.error();
   }
-  cfg_.master_addr = text("master_addr");
+  cfg_.master_addr = text(flag::k_master_addr);
   if (is_static && !is_host_text(cfg_.master_addr)) {
-    return bad("master_addr", "a host name or address");
+    return bad(flag::k_master_addr, "a host name or address");
   }
   cfg_.master_port = *port;
-  note("master_addr", cfg_.master_addr);
-  note("master_port", std::to_string(cfg_.master_port));
+  note(flag::k_master_addr, cfg_.master_addr);
+  note(flag::k_master_port, std::to_string(cfg_.master_port));
   if (!is_static) {
-    warn_if_set("node_rank", text("node_rank") != "0", "ranks come from the rendezvous");
-    for (const char* dest : {"master_addr", "master_port"}) {
+    warn_if_set(flag::k_node_rank, text(flag::k_node_rank) != "0",
+                "ranks come from the rendezvous");
+    for (auto dest : {flag::k_master_addr, flag::k_master_port}) {
       warn_if_set(dest, true, "the rendezvous is at --rdzv-endpoint");
     }
   }
   return local_addr();
 }
 
-void Resolver::warn_if_set(const std::string& dest, bool matters, const std::string& why) {
+void Resolver::warn_if_set(FlagKey dest, bool matters, const std::string& why) {
   const auto origin = at(dest).origin;
   if (matters && (origin == cli::Origin::flag || origin == cli::Origin::env)) {
     warn(dest, quoted(text(dest)) + ": ignored, not used by the c10d backend: " + why);
@@ -251,149 +258,150 @@ void Resolver::warn_if_set(const std::string& dest, bool matters, const std::str
 }
 
 Result<void> Resolver::local_addr() {
-  cfg_.local_addr = text("local_addr");
+  cfg_.local_addr = text(flag::k_local_addr);
   if (!cfg_.local_addr.empty() && !is_host_text(cfg_.local_addr)) {
-    return bad("local_addr", "a host name or address");
+    return bad(flag::k_local_addr, "a host name or address");
   }
-  note("local_addr", cfg_.local_addr);
+  note(flag::k_local_addr, cfg_.local_addr);
   return {};
 }
 
 Result<void> Resolver::worker_command() {
-  cfg_.module = on("module");
-  cfg_.no_python = on("no_python");
-  cfg_.run_path = on("run_path");
+  cfg_.module = on(flag::k_module);
+  cfg_.no_python = on(flag::k_no_python);
+  cfg_.run_path = on(flag::k_run_path);
   if (cfg_.module && cfg_.no_python) {
     return make_error(
         ErrorCode::usage,
         "don't use both the '--no-python' flag and the '--module' flag at the same time");
   }
-  note("module", cfg_.module ? "true" : "false", origin_of("module"));
-  note("no_python", cfg_.no_python ? "true" : "false", origin_of("no_python"));
-  note("run_path", cfg_.run_path ? "true" : "false", origin_of("run_path"));
-  if (!text("python").empty()) {
-    cfg_.python = text("python");
-    note("python", cfg_.python);
+  note(flag::k_module, cfg_.module ? "true" : "false", origin_of(flag::k_module));
+  note(flag::k_no_python, cfg_.no_python ? "true" : "false", origin_of(flag::k_no_python));
+  note(flag::k_run_path, cfg_.run_path ? "true" : "false", origin_of(flag::k_run_path));
+  if (!text(flag::k_python).empty()) {
+    cfg_.python = text(flag::k_python);
+    note(flag::k_python, cfg_.python);
   } else {
     auto choice = default_python(env_, host_.exe_dir, host_.is_executable);
     cfg_.python = choice.path;
-    note("python", cfg_.python, choice.origin);
+    note(flag::k_python, cfg_.python, choice.origin);
   }
-  bool legacy = on("legacy_local_rank");
-  bool use_env = on("use_env");
+  bool legacy = on(flag::k_legacy_local_rank);
+  bool use_env = on(flag::k_use_env);
   if (legacy && !use_env && cfg_.no_python) {
     return make_error(ErrorCode::usage,
                       "when using the '--no-python' flag with --legacy-local-rank, you must also "
                       "set the '--use-env' flag");
   }
   cfg_.append_local_rank = legacy && !use_env;
-  const auto& style = text("local_rank_arg");
+  const auto& style = text(flag::k_local_rank_arg);
   if (style != "underscore" && style != "dash") {
-    return bad("local_rank_arg", "underscore (--local_rank=N) or dash (--local-rank=N)");
+    return bad(flag::k_local_rank_arg, "underscore (--local_rank=N) or dash (--local-rank=N)");
   }
   cfg_.local_rank_flag = style == "dash" ? "--local-rank" : "--local_rank";
   note("append_local_rank", cfg_.append_local_rank ? cfg_.local_rank_flag + "=N" : "no",
-       origin_of("legacy_local_rank"));
-  cfg_.role = text("role");  // any text, as in torchrun (an empty role is a role named "")
-  note("role", cfg_.role);
+       origin_of(flag::k_legacy_local_rank));
+  cfg_.role = text(flag::k_role);  // any text, as in torchrun (an empty role is a role named "")
+  note(flag::k_role, cfg_.role);
   return {};
 }
 
 Result<void> Resolver::supervision() {
-  auto restarts = int_in("max_restarts", 0, 1 << 30, "a non-negative integer");
+  auto restarts = int_in(flag::k_max_restarts, 0, 1 << 30, "a non-negative integer");
   if (!restarts) {
     return restarts.error();
   }
   cfg_.max_restarts = *restarts;
-  note("max_restarts", std::to_string(cfg_.max_restarts));
-  auto interval = util::parse_seconds(text("monitor_interval"));
+  note(flag::k_max_restarts, std::to_string(cfg_.max_restarts));
+  auto interval = util::parse_seconds(text(flag::k_monitor_interval));
   if (!interval || interval->count() <= 0) {
-    return bad("monitor_interval", "a positive number of seconds");
+    return bad(flag::k_monitor_interval, "a positive number of seconds");
   }
   cfg_.monitor_interval = *interval;
-  note("monitor_interval", text("monitor_interval"));
-  cfg_.start_method = text("start_method");
+  note(flag::k_monitor_interval, text(flag::k_monitor_interval));
+  cfg_.start_method = text(flag::k_start_method);
   static const std::set<std::string> methods{"spawn", "fork", "forkserver"};
   if (methods.count(cfg_.start_method) == 0) {
     // Only a PET_START_METHOD gets here (the parser checks the flag's choices); torchrun takes
     // it unchecked and never uses it for a program, so ddprun ignores it too.
-    warn("start_method", quoted(cfg_.start_method) +
-                             ": ignored, expected spawn, fork or forkserver (spawn is used)");
+    warn(flag::k_start_method, quoted(cfg_.start_method) +
+                                   ": ignored, expected spawn, fork or forkserver (spawn is used)");
     cfg_.start_method = "spawn";
   }
-  note("start_method", cfg_.start_method);
-  cfg_.stacks_on_failure = on("stacks_on_failure");
-  note("stacks_on_failure", cfg_.stacks_on_failure ? "1" : "0");
-  auto grace = util::parse_seconds(text("shutdown_timeout"));
+  note(flag::k_start_method, cfg_.start_method);
+  cfg_.stacks_on_failure = on(flag::k_stacks_on_failure);
+  note(flag::k_stacks_on_failure, cfg_.stacks_on_failure ? "1" : "0");
+  auto grace = util::parse_seconds(text(flag::k_shutdown_timeout));
   if (!grace) {
-    return bad("shutdown_timeout", "a non-negative number of seconds");
+    return bad(flag::k_shutdown_timeout, "a non-negative number of seconds");
   }
   cfg_.shutdown_timeout = *grace;
-  note("shutdown_timeout", text("shutdown_timeout"));
-  auto sigs = process::parse_signal_list(text("signals_to_handle"));
+  note(flag::k_shutdown_timeout, text(flag::k_shutdown_timeout));
+  auto sigs = process::parse_signal_list(text(flag::k_signals_to_handle));
   for (const auto& ignored : sigs.ignored) {
-    warn("signals_to_handle", quoted(ignored.text) + ": ignored, " + ignored.reason);
+    warn(flag::k_signals_to_handle, quoted(ignored.text) + ": ignored, " + ignored.reason);
   }
   cfg_.signals_to_handle = sigs.signals;
-  note("signals_to_handle", text("signals_to_handle"));
-  const auto& store = text("agent_store");
+  note(flag::k_signals_to_handle, text(flag::k_signals_to_handle));
+  const auto& store = text(flag::k_agent_store);
   if (store != "auto" && store != "on" && store != "off") {
-    return bad("agent_store", "auto, on or off");
+    return bad(flag::k_agent_store, "auto, on or off");
   }
   cfg_.agent_store = store == "on"    ? AgentStore::on
                      : store == "off" ? AgentStore::off
                                       : AgentStore::automatic;
-  note("agent_store", store);
+  note(flag::k_agent_store, store);
   return {};
 }
 
 // -r, -t and --local-ranks-filter, checked here so that a bad value stops the launch before
 // anything (a fan-out included) is started.
 Result<void> Resolver::worker_output() {
-  for (const char* dest : {"redirects", "tee"}) {
-    if (!output::parse_std_spec(text(dest), dest)) {
+  for (auto dest : {flag::k_redirects, flag::k_tee}) {
+    if (!output::parse_std_spec(text(dest), dest.name())) {
       return bad(dest, "0-3 or a per-rank map such as 0:1,1:2 (local ranks 0-9)");
     }
   }
-  cfg_.redirects = text("redirects");
-  note("redirects", cfg_.redirects);
-  cfg_.tee = text("tee");
-  note("tee", cfg_.tee);
-  if (!output::parse_local_ranks_filter(text("local_ranks_filter"))) {
-    return bad("local_ranks_filter", "a comma-separated list of local ranks such as 0,1");
+  cfg_.redirects = text(flag::k_redirects);
+  note(flag::k_redirects, cfg_.redirects);
+  cfg_.tee = text(flag::k_tee);
+  note(flag::k_tee, cfg_.tee);
+  if (!output::parse_local_ranks_filter(text(flag::k_local_ranks_filter))) {
+    return bad(flag::k_local_ranks_filter, "a comma-separated list of local ranks such as 0,1");
   }
-  cfg_.local_ranks_filter = text("local_ranks_filter");
-  note("local_ranks_filter", cfg_.local_ranks_filter);
+  cfg_.local_ranks_filter = text(flag::k_local_ranks_filter);
+  note(flag::k_local_ranks_filter, cfg_.local_ranks_filter);
   return {};
 }
 
 Result<void> Resolver::logging() {
-  cfg_.log_dir = text("log_dir");
-  note("log_dir", cfg_.log_dir.empty() ? "(a new torchelastic_* directory)" : cfg_.log_dir,
-       origin_of("log_dir"));
+  cfg_.log_dir = text(flag::k_log_dir);
+  note(flag::k_log_dir, cfg_.log_dir.empty() ? "(a new torchelastic_* directory)" : cfg_.log_dir,
+       origin_of(flag::k_log_dir));
   if (auto r = worker_output(); !r) {
     return r;
   }
-  cfg_.events_file = text("events_file");
-  note("events_file", cfg_.events_file);
-  cfg_.log_level = text("log_level").empty() ? "info" : util::to_lower(text("log_level"));
+  cfg_.events_file = text(flag::k_events_file);
+  note(flag::k_events_file, cfg_.events_file);
+  cfg_.log_level =
+      text(flag::k_log_level).empty() ? "info" : util::to_lower(text(flag::k_log_level));
   static const std::set<std::string> levels{"trace", "debug", "info",     "warning",
                                             "warn",  "error", "critical", "off"};
   if (levels.count(cfg_.log_level) == 0) {
-    return bad("log_level", "one of debug, info, warning, error, critical, off");
+    return bad(flag::k_log_level, "one of debug, info, warning, error, critical, off");
   }
-  note("log_level", cfg_.log_level);
+  note(flag::k_log_level, cfg_.log_level);
   // torch >= 2.2 registers its built-in layout under the name "default".
-  if (!text("logs_specs").empty() && text("logs_specs") != "default") {
-    return bad("logs_specs",
+  if (!text(flag::k_logs_specs).empty() && text(flag::k_logs_specs) != "default") {
+    return bad(flag::k_logs_specs,
                "default or nothing: custom Python log specs cannot be loaded by ddprun");
   }
-  cfg_.event_log_handler = text("event_log_handler");
+  cfg_.event_log_handler = text(flag::k_event_log_handler);
   static const std::set<std::string> handlers{"null", "console", "dynamic_rendezvous"};
   if (handlers.count(cfg_.event_log_handler) == 0) {
-    return bad("event_log_handler", "null, console or dynamic_rendezvous");
+    return bad(flag::k_event_log_handler, "null, console or dynamic_rendezvous");
   }
-  note("event_log_handler", cfg_.event_log_handler);
+  note(flag::k_event_log_handler, cfg_.event_log_handler);
   return {};
 }
 
@@ -404,7 +412,7 @@ Result<LaunchConfig> Resolver::run() {
       return r.error();
     }
   }
-  cfg_.print_config = on("print_config");
+  cfg_.print_config = on(flag::k_print_config);
   cfg_.training_script = args_.training_script.value_or("");
   cfg_.training_script_args = args_.training_script_args;
   note("training_script", cfg_.training_script, "positional");

@@ -2,6 +2,7 @@
 // into OUTDIR. A build-time tool (not installed): the build runs it so the man page and the
 // completions always match the binary's --help.
 #include "ddprun/cli/docs.hpp"
+#include "ddprun/util/exit_status.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -9,10 +10,6 @@
 #include <string>
 
 namespace {
-
-constexpr int k_exit_ok = 0;
-constexpr int k_exit_failed = 1;
-constexpr int k_exit_usage = 2;
 
 bool write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -30,7 +27,7 @@ bool write_file(const std::filesystem::path& path, const std::string& text) {
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::cerr << "usage: ddprun-docgen OUTDIR\n";
-    return k_exit_usage;
+    return ddprun::util::k_exit_usage;
   }
   const std::filesystem::path dir(argv[1]);
   std::error_code ec;
@@ -39,5 +36,5 @@ int main(int argc, char** argv) {
   const bool ok = write_file(dir / "ddprun.1", cli::render_man_page(DDPRUN_VERSION)) &&
                   write_file(dir / "ddprun.bash", cli::render_bash_completion()) &&
                   write_file(dir / "_ddprun", cli::render_zsh_completion());
-  return ok ? k_exit_ok : k_exit_failed;
+  return ok ? ddprun::util::k_exit_success : ddprun::util::k_exit_failure;
 }

@@ -69,7 +69,7 @@ bool contains(const std::array<std::string_view, N>& names, std::string_view nam
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-bool explicit_setting(const cli::ParsedArgs& args, const std::string& dest) {
+bool explicit_setting(const cli::ParsedArgs& args, cli::FlagKey dest) {
   auto origin = args.at(dest).origin;
   return origin == cli::Origin::flag || origin == cli::Origin::env;
 }
@@ -111,7 +111,7 @@ Result<int> fixed_node_count(const cli::Setting& nnodes) {
 }
 
 int port_of(const cli::ParsedArgs& args, const sched::Detected& d) {
-  const auto& setting = args.at("master_port");
+  const auto& setting = args.at(cli::flag::k_master_port);
   auto text = setting.origin == cli::Origin::default_value && d.rdzv_port ? d.rdzv_port->text
                                                                           : setting.value;
   auto port = util::parse_int_in(text, 0, 65535);
@@ -236,8 +236,8 @@ std::vector<int> first_line_per_host(const std::string& nodefile_contents) {
 Result<Target> make_target(const cli::ParsedArgs& args, const sched::Detected& d) {
   Target t;
   t.hosts = d.hosts;
-  if (explicit_setting(args, "nnodes")) {
-    auto count = fixed_node_count(args.at("nnodes"));
+  if (explicit_setting(args, cli::flag::k_nnodes)) {
+    auto count = fixed_node_count(args.at(cli::flag::k_nnodes));
     if (!count) {
       return count.error();
     }
@@ -248,15 +248,15 @@ Result<Target> make_target(const cli::ParsedArgs& args, const sched::Detected& d
     }
     t.hosts.resize(static_cast<std::size_t>(*count));
   }
-  t.backend = args.at("rdzv_backend").value;
-  const auto& addr = args.at("master_addr");
+  t.backend = args.at(cli::flag::k_rdzv_backend).value;
+  const auto& addr = args.at(cli::flag::k_master_addr);
   t.master_addr = addr.origin == cli::Origin::default_value ? t.hosts.front() : addr.value;
   t.master_port = port_of(args, d);
-  const auto& endpoint = args.at("rdzv_endpoint");
+  const auto& endpoint = args.at(cli::flag::k_rdzv_endpoint);
   t.rdzv_endpoint = endpoint.origin == cli::Origin::default_value
                         ? t.hosts.front() + ":" + std::to_string(t.master_port)
                         : endpoint.value;
-  const auto& id = args.at("rdzv_id");
+  const auto& id = args.at(cli::flag::k_rdzv_id);
   t.rdzv_id = id.origin == cli::Origin::default_value && d.rdzv_id ? d.rdzv_id->text : id.value;
   return t;
 }
@@ -325,14 +325,14 @@ std::vector<std::string> node_command(const NodeInputs& in) {
 
 Result<std::optional<Plan>> make_plan(const cli::ParsedArgs& args, const sched::Detected& d,
                                       const util::Env& env, const PlanInputs& in) {
-  auto via = decide_via(args.at("launcher").value, d, env);
+  auto via = decide_via(args.at(cli::flag::k_launcher).value, d, env);
   if (!via) {
     return via.error();
   }
   if (!*via) {
     return std::optional<Plan>();
   }
-  if (explicit_setting(args, "node_rank") || args.flag_on("standalone")) {
+  if (explicit_setting(args, cli::flag::k_node_rank) || args.flag_on(cli::flag::k_standalone)) {
     return std::optional<Plan>();  // the user starts one agent per node, or wants one node
   }
   auto target = make_target(args, d);

@@ -14,6 +14,7 @@
 #include "ddprun/output/line_splitter.hpp"
 #include "ddprun/process/exit_info.hpp"
 #include "ddprun/process/posix_launcher.hpp"
+#include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/fatal.hpp"
 
 #include <fcntl.h>
@@ -40,8 +41,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t k_read_bytes = 64 * 1024;
 constexpr auto k_drain_time = std::chrono::milliseconds(2000);
-constexpr int k_signal_exit_base = 128;
-constexpr int k_stopped_by_signal = 1;
 
 void write_all(int fd, std::string_view text) {
   while (!text.empty()) {
@@ -107,9 +106,9 @@ sigset_t handled_signals(const std::vector<int>& forwarded) {
 
 int exit_code_of(int wait_status) {
   if (WIFSIGNALED(wait_status)) {
-    return k_signal_exit_base + WTERMSIG(wait_status);
+    return util::k_exit_signal_base + WTERMSIG(wait_status);
   }
-  return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 1;
+  return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : util::k_exit_failure;
 }
 
 class Runner {
@@ -322,7 +321,7 @@ int Runner::run() {
   close(signal_fd_);
   sigprocmask(SIG_SETMASK, &old, nullptr);
   // Like the agent (and torchrun), a launch stopped by a signal exits 1.
-  return received_signal_ != 0 ? k_stopped_by_signal : status_;
+  return received_signal_ != 0 ? util::k_exit_stopped_by_signal : status_;
 }
 
 }  // namespace

@@ -80,9 +80,9 @@ void bind_cpus(config::LaunchConfig& cfg, const std::optional<std::string>& visi
 }  // namespace
 
 bool needs_nvml(const cli::ParsedArgs& args, const util::Env& env) {
-  const auto& n = args.at("nproc_per_node").value;
+  const auto& n = args.at(cli::flag::k_nproc_per_node).value;
   const bool counts_gpus = (n == "gpu" || n == "auto") && !env.has("CUDA_VISIBLE_DEVICES");
-  return counts_gpus || !args.at("numa_binding").value.empty();
+  return counts_gpus || !args.at(cli::flag::k_numa_binding).value.empty();
 }
 
 void plan_placements(config::LaunchConfig& cfg, const util::Env& env, const NvmlInfo& nvml) {

@@ -23,6 +23,7 @@
 #include "ddprun/process/posix_launcher.hpp"
 
 #include "ddprun/util/exec_args.hpp"
+#include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <fcntl.h>
@@ -51,7 +52,7 @@ std::string path_of(const std::vector<std::string>& env) {
 [[noreturn]] void child_fail(int err_fd, int err) {
   auto n = write(err_fd, &err, sizeof err);
   (void)n;
-  _exit(err == ENOENT ? 127 : 126);
+  _exit(err == ENOENT ? util::k_exit_not_found : util::k_exit_cannot_execute);
 }
 
 struct ChildPlan {

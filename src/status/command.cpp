@@ -8,6 +8,7 @@
 #include "ddprun/store/client.hpp"
 #include "ddprun/store/token.hpp"
 #include "ddprun/util/batches.hpp"
+#include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/subcommand.hpp"
 
 #include <CLI/CLI.hpp>
@@ -23,9 +24,6 @@
 namespace ddprun::status {
 namespace {
 
-constexpr int k_exit_ok = 0;
-constexpr int k_exit_failure = 1;
-constexpr int k_exit_usage = 2;
 constexpr double k_ms_per_s = 1000.0;
 
 struct Args {
@@ -56,7 +54,7 @@ void build(CLI::App& app, Args& a) {
 
 int fail(const std::string& message) {
   std::cerr << "ddprun status: " << message << "\n";
-  return k_exit_failure;
+  return util::k_exit_failure;
 }
 
 rdzv::WallMs wall_now_ms() {
@@ -173,7 +171,7 @@ int show(const Args& a, const config::Endpoint& ep, const std::optional<std::str
     std::cout << fmt::format("rendezvous '{}' at {}\n", a.run_id, where)
               << render_status_table(**snap, now);
   }
-  return k_exit_ok;
+  return util::k_exit_success;
 }
 
 }  // namespace
@@ -188,18 +186,18 @@ int status_command(const std::vector<std::string>& args) {
   auto ep = config::parse_endpoint(a.endpoint, k_default_rdzv_port);
   if (!ep) {
     std::cerr << "ddprun status: --rdzv-endpoint: " << ep.error().message << "\n";
-    return k_exit_usage;
+    return util::k_exit_usage;
   }
   auto conf = config::parse_rdzv_conf(a.rdzv_conf);
   if (!conf) {
     std::cerr << "ddprun status: --rdzv-conf: " << conf.error().message << "\n";
-    return k_exit_usage;
+    return util::k_exit_usage;
   }
   const auto env = util::Env::from_environ(environ);
   auto token = store::load_token(store::decide_token_source(*conf, env));
   if (!token) {
     std::cerr << "ddprun status: " << token.error().message << "\n";
-    return k_exit_usage;
+    return util::k_exit_usage;
   }
   return show(a, *ep, *token);
 }

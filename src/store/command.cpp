@@ -7,6 +7,7 @@
 #include "ddprun/store/server.hpp"
 #include "ddprun/store/token.hpp"
 #include "ddprun/util/env.hpp"
+#include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/strings.hpp"
 #include "ddprun/util/subcommand.hpp"
 
@@ -24,9 +25,6 @@
 namespace ddprun::store {
 namespace {
 
-constexpr int k_exit_ok = 0;
-constexpr int k_exit_failure = 1;
-constexpr int k_exit_usage = 2;
 constexpr double k_default_timeout_s = 10.0;
 constexpr std::uint16_t k_max_port = 65535;
 constexpr double k_ms_per_s = 1000.0;
@@ -84,7 +82,7 @@ int serve(const Args& a) {
   const auto dialect = parse_legacy_dialect(a.legacy_dialect);
   if (!dialect) {
     std::cerr << "ddprun store: " << dialect.error().message << "\n";
-    return k_exit_usage;
+    return util::k_exit_usage;
   }
   asio::io_context io(1);
   ServerOptions opts;
@@ -106,19 +104,19 @@ int serve(const Args& a) {
   });
   if (auto r = server.listen(a.host, a.port); !r) {
     std::cerr << "ddprun store: " << r.error().message << "\n";
-    return k_exit_failure;
+    return util::k_exit_failure;
   }
   spdlog::info(
       "store: serving on {}:{} (connection limit {}, memory cap {} bytes, frame timeout {} s)",
       a.host.empty() ? "[::]" : a.host, server.port(), server.connection_limit(),
       opts.max_memory_bytes, a.frame_timeout_s);
   io.run();
-  return k_exit_ok;
+  return util::k_exit_success;
 }
 
 int fail(const Error& e) {
   std::cerr << "ddprun store: " << e.message << "\n";
-  return k_exit_failure;
+  return util::k_exit_failure;
 }
 
 Result<ClientOptions> client_options(const Args& a) {
@@ -176,12 +174,12 @@ int run_client(const std::string& verb, const Args& a) {
   }
   if (!opts) {
     std::cerr << "ddprun store: " << opts.error().message << "\n";
-    return k_exit_usage;
+    return util::k_exit_usage;
   }
   SyncClient c(*opts);
   if (verb == "set") {
     auto r = c.set_confirmed(a.key, a.value);
-    return r ? k_exit_ok : fail(r.error());
+    return r ? util::k_exit_success : fail(r.error());
   }
   if (verb == "add") {
     auto r = c.add(a.key, a.delta);
@@ -189,7 +187,7 @@ int run_client(const std::string& verb, const Args& a) {
       return fail(r.error());
     }
     std::cout << *r << "\n";
-    return k_exit_ok;
+    return util::k_exit_success;
   }
   if (verb == "del") {
     auto r = c.delete_key(a.key);
@@ -197,7 +195,7 @@ int run_client(const std::string& verb, const Args& a) {
       return fail(r.error());
     }
     std::cout << (*r ? "deleted" : "absent") << "\n";
-    return k_exit_ok;
+    return util::k_exit_success;
   }
   if (verb == "keys") {
     auto r = c.list_keys();
@@ -208,7 +206,7 @@ int run_client(const std::string& verb, const Args& a) {
     for (const auto& k : *r) {
       std::cout << k << "\n";
     }
-    return k_exit_ok;
+    return util::k_exit_success;
   }
   auto present = c.check({a.key});  // get: never block on a missing key
   if (!present) {
@@ -222,7 +220,7 @@ int run_client(const std::string& verb, const Args& a) {
     return fail(r.error());
   }
   std::cout << *r << "\n";
-  return k_exit_ok;
+  return util::k_exit_success;
 }
 
 void add_client_options(CLI::App* sub, Args& a) {

@@ -140,7 +140,7 @@ TEST(BadInput, EveryOptionHasARowOrAReason) {
       continue;
     }
     const std::string spelling(flag.spellings.back());
-    bool listed = exempt.count(std::string(flag.dest)) != 0;
+    bool listed = exempt.count(std::string(flag.dest.name())) != 0;
     for (auto s : flag.spellings) {
       listed = listed || rows.count(std::string(s)) != 0;
     }

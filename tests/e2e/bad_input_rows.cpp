@@ -91,7 +91,7 @@ namespace {
 
 const cli::FlagSpec& flag_of(const std::string& dest) {
   for (const auto& flag : cli::flag_table()) {
-    if (flag.dest == dest) {
+    if (flag.dest.name() == dest) {
       return flag;
     }
   }

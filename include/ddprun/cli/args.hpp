@@ -3,6 +3,7 @@
 // gave, with where it came from. Conversion and validation happen in config::resolve, so the
 // parser stays a table walk and --print-config can name each value's origin.
 
+#include "ddprun/cli/flag_keys.hpp"
 #include "ddprun/util/env.hpp"
 #include "ddprun/util/result.hpp"
 
@@ -24,17 +25,18 @@ struct Setting {
 };
 
 /// Result of parsing argv. `settings` holds every option of the flag table keyed by its
-/// destination name (the underscore spelling without dashes, e.g. "nproc_per_node"),
-/// each filled from the flag, else from PET_<DEST>, else from the table's default.
+/// FlagKey (its destination name, the underscore spelling without dashes, e.g.
+/// flag::k_nproc_per_node), each filled from the flag, else from PET_<DEST>, else from the
+/// table's default.
 struct ParsedArgs {
-  std::map<std::string, Setting> settings;
+  std::map<FlagKey, Setting> settings;
   std::optional<std::string> training_script;     ///< first positional (absent with --help)
   std::vector<std::string> training_script_args;  ///< everything after it, untouched
   bool help = false;
   bool version = false;
 
-  const Setting& at(const std::string& dest) const { return settings.at(dest); }
-  bool flag_on(const std::string& dest) const { return settings.at(dest).value == "1"; }
+  const Setting& at(FlagKey dest) const { return settings.at(dest); }
+  bool flag_on(FlagKey dest) const { return settings.at(dest).value == "1"; }
 };
 
 /// Parses the launcher's argv (argv[0] excluded). Usage errors (unknown or ambiguous flag,

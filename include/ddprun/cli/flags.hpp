@@ -4,6 +4,7 @@
 // that walks it lives in src/cli/parse.cpp.
 
 #include "ddprun/cli/args.hpp"
+#include "ddprun/cli/flag_keys.hpp"
 #include "ddprun/util/env.hpp"
 #include "ddprun/util/result.hpp"
 
@@ -24,7 +25,7 @@ enum class FlagGroup { nodes, rendezvous, worker_command, supervision, logs, ext
 /// One option. Every spelling maps to `dest`; short spellings ("-m") come first, then the
 /// dash long form, then the underscore form (argparse lists them in that order).
 struct FlagSpec {
-  std::string_view dest{};                    ///< settings key, e.g. "nproc_per_node"
+  FlagKey dest;                               ///< settings key, e.g. flag::k_nproc_per_node
   std::vector<std::string_view> spellings{};  ///< "-r", "--nproc-per-node", "--nproc_per_node"
   FlagKind kind = FlagKind::valued;
   std::string_view default_value{};  ///< text used when neither flag nor env gives one

@@ -1,31 +1,14 @@
 #pragma once
-// torchrun's log directory layout (spec torchrun.md §7.2):
-//   <log_dir | $TMPDIR/torchelastic_XXXXXXXX>/<run_id>_XXXXXXXX/attempt_<n>/<local_rank>/
-//       stdout.log  stderr.log  error.json
-// log_paths() is pure; make_run_dir() and prepare_attempt_dir() touch the file system.
+// Creates torchrun's log directories (the layout is in log_paths.hpp). These functions touch
+// the file system; the paths themselves are pure (ddprun_output_core).
 
+#include "ddprun/output/log_paths.hpp"
 #include "ddprun/util/result.hpp"
 
 #include <string>
 #include <string_view>
 
 namespace ddprun::output {
-
-/// --log-dir value that disables log files (and TORCHELASTIC_ERROR_FILE), as in torchrun.
-inline constexpr std::string_view k_devnull = "/dev/null";
-
-/// One worker's files; every member is empty when log files are disabled.
-struct LogPaths {
-  std::string dir;  ///< <run_dir>/attempt_<n>/<local_rank>
-  std::string stdout_log;
-  std::string stderr_log;
-  std::string error_file;  ///< the worker's TORCHELASTIC_ERROR_FILE
-};
-
-/// "<run_dir>/attempt_<attempt>".
-std::string attempt_dir(std::string_view run_dir, int attempt);
-/// The paths for one worker; all empty when run_dir is empty (files disabled).
-LogPaths log_paths(std::string_view run_dir, int attempt, int local_rank);
 
 /// Creates the run directory once per agent: under log_dir (created if missing; an error if
 /// it is a file), or under a fresh $TMPDIR (else /tmp) "torchelastic_XXXXXXXX" when empty.

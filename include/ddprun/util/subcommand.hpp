@@ -2,6 +2,8 @@
 // Parsing the words of a `ddprun NAME ...` subcommand (status, store) with CLI11. Header-only:
 // each subcommand's module links CLI11 itself, and util stays free of it.
 
+#include "ddprun/util/exit_status.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -17,8 +19,6 @@ namespace ddprun::util {
 /// ("ddprun NAME: ..."); nullopt when the command should run.
 inline std::optional<int> parse_subcommand(CLI::App& app, const std::string& name,
                                            std::vector<std::string> words) {
-  constexpr int k_exit_ok = 0;
-  constexpr int k_exit_usage = 2;
   if (!words.empty() && words.front() == name) {
     words.erase(words.begin());
   }
@@ -27,7 +27,7 @@ inline std::optional<int> parse_subcommand(CLI::App& app, const std::string& nam
     app.parse(words);
   } catch (const CLI::CallForHelp&) {
     std::cout << app.help();
-    return k_exit_ok;
+    return k_exit_success;
   } catch (const CLI::ParseError& e) {
     std::cerr << "ddprun " << name << ": " << e.what() << "\n";
     return k_exit_usage;

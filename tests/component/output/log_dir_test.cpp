@@ -75,5 +75,11 @@ TEST_F(LogDirTest, AttemptDirsAreWipedOnReuseAndEarlierAttemptsKept) {
   EXPECT_TRUE(fs::is_directory(run + "/attempt_0/0"));
 }
 
+TEST(MakeRunDir, DevNullDisablesFiles) {
+  auto r = make_run_dir("/dev/null", "job");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "");
+}
+
 }  // namespace
 }  // namespace ddprun::output

@@ -38,10 +38,10 @@ TEST(RenderManPage, ListsEverySpellingMetavarAndChoice) {
       EXPECT_TRUE(contains(man, "\\fB" + roff(s) + "\\fR")) << s;
     }
     for (auto c : flag.choices) {
-      EXPECT_TRUE(contains(man, roff(c))) << flag.dest << " " << c;
+      EXPECT_TRUE(contains(man, roff(c))) << flag.dest.name() << " " << c;
     }
     if (flag.kind == FlagKind::valued && flag.choices.empty()) {
-      EXPECT_TRUE(contains(man, "\\fI" + roff(flag.metavar) + "\\fR")) << flag.dest;
+      EXPECT_TRUE(contains(man, "\\fI" + roff(flag.metavar) + "\\fR")) << flag.dest.name();
     }
   }
 }
@@ -73,7 +73,7 @@ TEST(RenderManPage, EnvironmentNamesEveryTableVariableOnce) {
 }
 
 TEST(RenderManPage, EscapesBackslashAndLeadingDot) {
-  std::vector<FlagSpec> table = {{.dest = "x",
+  std::vector<FlagSpec> table = {{.dest = FlagKey{"x"},
                                   .spellings = {"--x"},
                                   .kind = FlagKind::boolean,
                                   .group = FlagGroup::nodes,
@@ -116,7 +116,7 @@ TEST(RenderBashCompletion, CompletesEverySpellingAndChoice) {
       for (auto c : flag.choices) {
         words += (words.empty() ? "" : " ") + std::string(c);
       }
-      EXPECT_TRUE(contains(bash, "compgen -W \"" + words + "\"")) << flag.dest;
+      EXPECT_TRUE(contains(bash, "compgen -W \"" + words + "\"")) << flag.dest.name();
     }
   }
   EXPECT_TRUE(contains(bash, "\ncomplete -F _ddprun ddprun\n"));
@@ -152,13 +152,13 @@ TEST(RenderZshCompletion, CompletesEverySpellingWithChoices) {
       for (auto c : flag.choices) {
         words += (words.empty() ? "" : " ") + std::string(c);
       }
-      EXPECT_TRUE(contains(zsh, ":(" + words + ")'")) << flag.dest;
+      EXPECT_TRUE(contains(zsh, ":(" + words + ")'")) << flag.dest.name();
     }
   }
 }
 
 TEST(RenderZshCompletion, QuotesHelpTextForArguments) {
-  std::vector<FlagSpec> table = {{.dest = "x",
+  std::vector<FlagSpec> table = {{.dest = FlagKey{"x"},
                                   .spellings = {"--x"},
                                   .kind = FlagKind::boolean,
                                   .group = FlagGroup::nodes,

@@ -8,6 +8,7 @@
 
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ddprun::cli {
@@ -95,16 +96,34 @@ const std::vector<Expected>& expected_flags() {
 // A value the option accepts that differs from its default.
 std::string sample_value(const std::string& dest) {
   for (const auto& flag : flag_table()) {
-    if (flag.dest == dest && !flag.choices.empty()) {
+    if (flag.dest.name() == dest && !flag.choices.empty()) {
       return std::string(flag.choices.back());
     }
   }
   return "v-" + dest;
 }
 
+// The table's key for a dest of the spec list above (the table's own constant).
+FlagKey key_of(const std::string& dest) {
+  for (const auto& flag : flag_table()) {
+    if (flag.dest.name() == dest) {
+      return flag.dest;
+    }
+  }
+  ADD_FAILURE() << "no option " << dest;
+  return flag::k_help;
+}
+
 Result<ParsedArgs> parse(const std::vector<std::string>& args, const util::Env& env = {}) {
   return parse_args(args, env);
 }
+
+// Keys are never made implicitly from text, so a misspelt lookup such as
+// args.at("nnodez") does not compile; code names options through flag::k_*.
+static_assert(!std::is_convertible_v<const char*, FlagKey>);
+static_assert(!std::is_convertible_v<std::string, FlagKey>);
+static_assert(!std::is_invocable_v<decltype(&ParsedArgs::at), const ParsedArgs&, const char*>);
+static_assert(!std::is_invocable_v<decltype(&ParsedArgs::flag_on), const ParsedArgs&, std::string>);
 
 TEST(FlagTable, MatchesTheSpecExactly) {
   std::set<std::string> expected_dests;
@@ -114,7 +133,7 @@ TEST(FlagTable, MatchesTheSpecExactly) {
   std::set<std::string> table_dests;
   for (const auto& flag : flag_table()) {
     if (flag.kind == FlagKind::valued || flag.kind == FlagKind::boolean) {
-      EXPECT_TRUE(table_dests.insert(std::string(flag.dest)).second) << flag.dest;
+      EXPECT_TRUE(table_dests.insert(std::string(flag.dest.name())).second) << flag.dest.name();
     }
   }
   EXPECT_EQ(table_dests, expected_dests);
@@ -131,7 +150,7 @@ TEST(FlagTable, EverySpellingIsUnique) {
 
 TEST(FlagTable, EveryMultiWordFlagHasDashAndUnderscoreSpellings) {
   for (const auto& flag : flag_table()) {
-    std::string dest(flag.dest);
+    std::string dest(flag.dest.name());
     if (dest.find('_') == std::string::npos) {
       continue;
     }
@@ -145,9 +164,9 @@ TEST(FlagTable, EveryMultiWordFlagHasDashAndUnderscoreSpellings) {
 
 TEST(FlagTable, EveryEntryHasHelpAndValuedEntriesHaveAMetavar) {
   for (const auto& flag : flag_table()) {
-    EXPECT_FALSE(flag.help.empty()) << flag.dest;
+    EXPECT_FALSE(flag.help.empty()) << flag.dest.name();
     if (flag.kind == FlagKind::valued) {
-      EXPECT_FALSE(flag.metavar.empty()) << flag.dest;
+      EXPECT_FALSE(flag.metavar.empty()) << flag.dest.name();
     }
   }
 }
@@ -156,7 +175,7 @@ TEST(FlagTable, DefaultsWhenNothingIsGiven) {
   auto r = parse({"train.py"});
   ASSERT_TRUE(r) << r.error().message;
   for (const auto& e : expected_flags()) {
-    const auto& s = r->at(e.dest);
+    const auto& s = r->at(key_of(e.dest));
     EXPECT_EQ(s.value, e.default_value) << e.dest;
     EXPECT_EQ(s.origin, Origin::default_value) << e.dest;
     EXPECT_EQ(s.source, "default") << e.dest;
@@ -169,9 +188,9 @@ TEST(FlagTable, EverySpellingSetsItsDestWithSpaceAndEqualsForms) {
       if (e.boolean) {
         auto r = parse({spelling, "train.py"});
         ASSERT_TRUE(r) << spelling << ": " << r.error().message;
-        EXPECT_EQ(r->at(e.dest).value, "1") << spelling;
-        EXPECT_EQ(r->at(e.dest).origin, Origin::flag) << spelling;
-        EXPECT_EQ(r->at(e.dest).source, spelling);
+        EXPECT_EQ(r->at(key_of(e.dest)).value, "1") << spelling;
+        EXPECT_EQ(r->at(key_of(e.dest)).origin, Origin::flag) << spelling;
+        EXPECT_EQ(r->at(key_of(e.dest)).source, spelling);
         continue;
       }
       auto value = sample_value(e.dest);
@@ -181,9 +200,9 @@ TEST(FlagTable, EverySpellingSetsItsDestWithSpaceAndEqualsForms) {
                                std::vector<std::string>{joined, "train.py"}}) {
         auto r = parse(args);
         ASSERT_TRUE(r) << args[0] << ": " << r.error().message;
-        EXPECT_EQ(r->at(e.dest).value, value) << args[0];
-        EXPECT_EQ(r->at(e.dest).origin, Origin::flag) << args[0];
-        EXPECT_EQ(r->at(e.dest).source, spelling) << args[0];
+        EXPECT_EQ(r->at(key_of(e.dest)).value, value) << args[0];
+        EXPECT_EQ(r->at(key_of(e.dest)).origin, Origin::flag) << args[0];
+        EXPECT_EQ(r->at(key_of(e.dest)).source, spelling) << args[0];
         EXPECT_EQ(r->training_script, "train.py");
       }
     }
@@ -198,9 +217,9 @@ TEST(FlagTable, EnvironmentFallbackPerOption) {
     std::string value = e.boolean ? "1" : sample_value(e.dest);
     auto r = parse({"train.py"}, util::Env{{e.env_var, value}});
     ASSERT_TRUE(r) << e.env_var << ": " << r.error().message;
-    EXPECT_EQ(r->at(e.dest).value, value) << e.env_var;
-    EXPECT_EQ(r->at(e.dest).origin, Origin::env) << e.env_var;
-    EXPECT_EQ(r->at(e.dest).source, e.env_var);
+    EXPECT_EQ(r->at(key_of(e.dest)).value, value) << e.env_var;
+    EXPECT_EQ(r->at(key_of(e.dest)).origin, Origin::env) << e.env_var;
+    EXPECT_EQ(r->at(key_of(e.dest)).source, e.env_var);
   }
 }
 
@@ -212,8 +231,9 @@ TEST(FlagTable, OptionsWithoutEnvIgnoreAPetVariable) {
                 {"PET_AGENT_STORE", "on"}};
   auto r = parse({"train.py"}, env);
   ASSERT_TRUE(r) << r.error().message;
-  for (const auto* dest : {"logs_specs", "numa_binding", "python", "use_env", "agent_store"}) {
-    EXPECT_EQ(r->at(dest).origin, Origin::default_value) << dest;
+  for (auto dest : {flag::k_logs_specs, flag::k_numa_binding, flag::k_python, flag::k_use_env,
+                    flag::k_agent_store}) {
+    EXPECT_EQ(r->at(dest).origin, Origin::default_value) << dest.name();
   }
 }
 

@@ -37,11 +37,12 @@ TEST(RenderHelp, EveryTableEntryAppearsWithSpellingsMetavarDefaultAndEnv) {
       }
       if (!flag.default_value.empty()) {
         EXPECT_NE(help.find("default: " + std::string(flag.default_value)), std::string::npos)
-            << flag.dest;
+            << flag.dest.name();
       }
     }
     if (!flag.env_var.empty()) {
-      EXPECT_NE(help.find("env " + std::string(flag.env_var)), std::string::npos) << flag.dest;
+      EXPECT_NE(help.find("env " + std::string(flag.env_var)), std::string::npos)
+          << flag.dest.name();
     }
   }
 }
@@ -85,7 +86,7 @@ TEST(RenderHelp, NoLineIsWiderThanOneHundredColumns) {
 
 TEST(RenderHelp, LongInvocationPutsHelpOnTheNextLine) {
   std::vector<FlagSpec> table = {
-      {"x",
+      {FlagKey{"x"},
        {"--a-very-long-option-name"},
        FlagKind::valued,
        "",
@@ -94,7 +95,15 @@ TEST(RenderHelp, LongInvocationPutsHelpOnTheNextLine) {
        {},
        FlagGroup::nodes,
        "Does a thing."},
-      {"y", {"--short"}, FlagKind::boolean, "0", "", "", {}, FlagGroup::nodes, "Short one."},
+      {FlagKey{"y"},
+       {"--short"},
+       FlagKind::boolean,
+       "0",
+       "",
+       "",
+       {},
+       FlagGroup::nodes,
+       "Short one."},
   };
   auto help = render_help_with(table);
   EXPECT_NE(help.find("\n  --a-very-long-option-name VALUE\n"

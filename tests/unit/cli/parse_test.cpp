@@ -30,7 +30,7 @@ TEST(ParseArgs, ScriptAndItsArgumentsAreSplitOff) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->training_script, "train.py");
   EXPECT_EQ(r->training_script_args, (Args{"--lr", "0.1"}));
-  EXPECT_EQ(r->at("nnodes").value, "2");
+  EXPECT_EQ(r->at(flag::k_nnodes).value, "2");
 }
 
 TEST(ParseArgs, RemainderKeepsLauncherLookingFlagsForTheWorker) {
@@ -40,8 +40,8 @@ TEST(ParseArgs, RemainderKeepsLauncherLookingFlagsForTheWorker) {
   EXPECT_EQ(r->training_script, "/bin/echo");
   EXPECT_EQ(r->training_script_args,
             (Args{"--nproc_per_node=5", "-h", "--", "--version", "--bogus"}));
-  EXPECT_EQ(r->at("nproc_per_node").value, "1");
-  EXPECT_TRUE(r->flag_on("no_python"));
+  EXPECT_EQ(r->at(flag::k_nproc_per_node).value, "1");
+  EXPECT_TRUE(r->flag_on(flag::k_no_python));
   EXPECT_FALSE(r->help);
   EXPECT_FALSE(r->version);
 }
@@ -83,28 +83,28 @@ TEST(ParseArgs, ShortOptionsTakeSpacedGluedOrEqualsValues) {
   for (const auto& args : {Args{"-r", "3", "x"}, Args{"-r3", "x"}, Args{"-r=3", "x"}}) {
     auto r = parse(args);
     ASSERT_TRUE(r) << args[0] << ": " << r.error().message;
-    EXPECT_EQ(r->at("redirects").value, "3") << args[0];
-    EXPECT_EQ(r->at("redirects").source, "-r");
+    EXPECT_EQ(r->at(flag::k_redirects).value, "3") << args[0];
+    EXPECT_EQ(r->at(flag::k_redirects).source, "-r");
   }
   auto r = parse({"-t", "0:3,1:1", "-m", "pkg.main"});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("tee").value, "0:3,1:1");
-  EXPECT_TRUE(r->flag_on("module"));
+  EXPECT_EQ(r->at(flag::k_tee).value, "0:3,1:1");
+  EXPECT_TRUE(r->flag_on(flag::k_module));
   EXPECT_EQ(r->training_script, "pkg.main");
 }
 
 TEST(ParseArgs, ShortBooleanClustersWithFollowingShortOptions) {
   auto glued = parse({"-mr3", "pkg"});
   ASSERT_TRUE(glued) << glued.error().message;
-  EXPECT_TRUE(glued->flag_on("module"));
-  EXPECT_EQ(glued->at("redirects").value, "3");
+  EXPECT_TRUE(glued->flag_on(flag::k_module));
+  EXPECT_EQ(glued->at(flag::k_redirects).value, "3");
   auto equals = parse({"-mr=3", "pkg"});
   ASSERT_TRUE(equals) << equals.error().message;
-  EXPECT_EQ(equals->at("redirects").value, "3");
+  EXPECT_EQ(equals->at(flag::k_redirects).value, "3");
   auto spaced = parse({"-mt", "2", "pkg"});
   ASSERT_TRUE(spaced) << spaced.error().message;
-  EXPECT_TRUE(spaced->flag_on("module"));
-  EXPECT_EQ(spaced->at("tee").value, "2");
+  EXPECT_TRUE(spaced->flag_on(flag::k_module));
+  EXPECT_EQ(spaced->at(flag::k_tee).value, "2");
   EXPECT_EQ(spaced->training_script, "pkg");
 }
 
@@ -115,21 +115,21 @@ TEST(ParseArgs, ShortBooleanGluedToUnknownTextIsAnError) {
 TEST(ParseArgs, LastOccurrenceWins) {
   auto r = parse({"--nnodes=2", "--nnodes", "3", "x"});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("nnodes").value, "3");
+  EXPECT_EQ(r->at(flag::k_nnodes).value, "3");
 }
 
 TEST(ParseArgs, EmptyValueAfterEqualsIsKept) {
   auto r = parse({"--rdzv-endpoint=", "x"}, util::Env{{"PET_RDZV_ENDPOINT", "h:1"}});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("rdzv_endpoint").value, "");
-  EXPECT_EQ(r->at("rdzv_endpoint").origin, Origin::flag);
+  EXPECT_EQ(r->at(flag::k_rdzv_endpoint).value, "");
+  EXPECT_EQ(r->at(flag::k_rdzv_endpoint).origin, Origin::flag);
 }
 
 TEST(ParseArgs, NegativeNumbersAndSpacedTextAreValues) {
   auto r = parse({"--node-rank", "-1", "--rdzv-conf", "-a b", "x"});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("node_rank").value, "-1");
-  EXPECT_EQ(r->at("rdzv_conf").value, "-a b");
+  EXPECT_EQ(r->at(flag::k_node_rank).value, "-1");
+  EXPECT_EQ(r->at(flag::k_rdzv_conf).value, "-a b");
 }
 
 TEST(ParseArgs, MissingValueAtEndNamesTheFlag) {
@@ -181,7 +181,7 @@ TEST(ParseArgs, MissingScriptIsTheArgparseError) {
 TEST(ParseArgs, PrintConfigNeedsNoScript) {
   auto r = parse({"--print-config", "--nnodes=2"});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_TRUE(r->flag_on("print_config"));
+  EXPECT_TRUE(r->flag_on(flag::k_print_config));
   EXPECT_FALSE(r->training_script.has_value());
 }
 
@@ -192,7 +192,7 @@ TEST(ParseArgs, HelpStopsParsingAndNeedsNoScript) {
     ASSERT_TRUE(r) << args[0] << ": " << r.error().message;
     EXPECT_TRUE(r->help);
     EXPECT_FALSE(r->training_script.has_value());
-    EXPECT_EQ(r->at("nproc_per_node").value, "1");  // settings are still complete
+    EXPECT_EQ(r->at(flag::k_nproc_per_node).value, "1");  // settings are still complete
   }
 }
 
@@ -208,7 +208,7 @@ TEST(ParseArgs, HelpAndVersionIgnoreABadEnvironment) {
   auto r = parse({"--help"}, util::Env{{"PET_STANDALONE", "yes"}});
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_TRUE(r->help);
-  EXPECT_EQ(r->at("standalone").value, "0");
+  EXPECT_EQ(r->at(flag::k_standalone).value, "0");
 }
 
 TEST(ParseArgs, ChoicesAreCheckedForFlags) {
@@ -225,28 +225,28 @@ TEST(ParseArgs, ChoicesAreCheckedForFlags) {
 TEST(ParseArgs, ChoicesAreNotCheckedForEnvironmentValues) {
   auto r = parse({"x"}, util::Env{{"PET_START_METHOD", "thread"}});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("start_method").value, "thread");
-  EXPECT_EQ(r->at("start_method").origin, Origin::env);
+  EXPECT_EQ(r->at(flag::k_start_method).value, "thread");
+  EXPECT_EQ(r->at(flag::k_start_method).origin, Origin::env);
 }
 
 TEST(PetEnv, ValuedOptionTakesNonEmptyEnvValue) {
   auto r = parse({"x"}, util::Env{{"PET_NPROC_PER_NODE", "3"}, {"PET_NNODES", ""}});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("nproc_per_node").value, "3");
-  EXPECT_EQ(r->at("nproc_per_node").origin, Origin::env);
-  EXPECT_EQ(r->at("nproc_per_node").source, "PET_NPROC_PER_NODE");
-  EXPECT_EQ(r->at("nnodes").value, "1:1");
-  EXPECT_EQ(r->at("nnodes").origin, Origin::default_value);
+  EXPECT_EQ(r->at(flag::k_nproc_per_node).value, "3");
+  EXPECT_EQ(r->at(flag::k_nproc_per_node).origin, Origin::env);
+  EXPECT_EQ(r->at(flag::k_nproc_per_node).source, "PET_NPROC_PER_NODE");
+  EXPECT_EQ(r->at(flag::k_nnodes).value, "1:1");
+  EXPECT_EQ(r->at(flag::k_nnodes).origin, Origin::default_value);
 }
 
 TEST(PetEnv, ExplicitFlagWinsOverEnv) {
   util::Env env{{"PET_NPROC_PER_NODE", "3"}, {"PET_STANDALONE", "0"}};
   auto r = parse({"--nproc=2", "--standalone", "x"}, env);
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("nproc_per_node").value, "2");
-  EXPECT_EQ(r->at("nproc_per_node").origin, Origin::flag);
-  EXPECT_TRUE(r->flag_on("standalone"));
-  EXPECT_EQ(r->at("standalone").source, "--standalone");
+  EXPECT_EQ(r->at(flag::k_nproc_per_node).value, "2");
+  EXPECT_EQ(r->at(flag::k_nproc_per_node).origin, Origin::flag);
+  EXPECT_TRUE(r->flag_on(flag::k_standalone));
+  EXPECT_EQ(r->at(flag::k_standalone).source, "--standalone");
 }
 
 TEST(PetEnv, BooleanUsesPythonIntSemantics) {
@@ -259,8 +259,8 @@ TEST(PetEnv, BooleanUsesPythonIntSemantics) {
         Case{"00", "0"}, Case{"+0", "0"}, Case{"1_0", "1"}, Case{"0_0", "0"}}) {
     auto r = parse({"x"}, util::Env{{"PET_STANDALONE", c.text}});
     ASSERT_TRUE(r) << "'" << c.text << "': " << r.error().message;
-    EXPECT_EQ(r->at("standalone").value, c.value) << "'" << c.text << "'";
-    EXPECT_EQ(r->at("standalone").origin, Origin::env);
+    EXPECT_EQ(r->at(flag::k_standalone).value, c.value) << "'" << c.text << "'";
+    EXPECT_EQ(r->at(flag::k_standalone).origin, Origin::env);
   }
 }
 
@@ -275,33 +275,33 @@ TEST(PetEnv, BooleanEnvThatIsNotAnIntegerIsAnError) {
 TEST(PetEnv, ExplicitBooleanFlagSkipsABadEnvValue) {
   auto r = parse({"--standalone", "x"}, util::Env{{"PET_STANDALONE", "yes"}});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_TRUE(r->flag_on("standalone"));
+  EXPECT_TRUE(r->flag_on(flag::k_standalone));
 }
 
 TEST(PetEnv, EmptyBooleanEnvIsIgnored) {
   auto r = parse({"x"}, util::Env{{"PET_MODULE", ""}});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("module").origin, Origin::default_value);
+  EXPECT_EQ(r->at(flag::k_module).origin, Origin::default_value);
 }
 
 TEST(PetEnv, StandaloneAndNprocFromEnvLikeTheSpecRun) {
   auto r =
       parse({"--no_python", "x"}, util::Env{{"PET_NPROC_PER_NODE", "3"}, {"PET_STANDALONE", "1"}});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("nproc_per_node").value, "3");
-  EXPECT_TRUE(r->flag_on("standalone"));
+  EXPECT_EQ(r->at(flag::k_nproc_per_node).value, "3");
+  EXPECT_TRUE(r->flag_on(flag::k_standalone));
 }
 
 TEST(OwnEnv, LogLevelAndShutdownTimeoutReadTorchVariables) {
   util::Env env{{"LOGLEVEL", "INFO"}, {"TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "5"}};
   auto r = parse({"x"}, env);
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("log_level").value, "INFO");
-  EXPECT_EQ(r->at("log_level").source, "LOGLEVEL");
-  EXPECT_EQ(r->at("shutdown_timeout").value, "5");
+  EXPECT_EQ(r->at(flag::k_log_level).value, "INFO");
+  EXPECT_EQ(r->at(flag::k_log_level).source, "LOGLEVEL");
+  EXPECT_EQ(r->at(flag::k_shutdown_timeout).value, "5");
   auto flag = parse({"--log-level=DEBUG", "x"}, env);
   ASSERT_TRUE(flag) << flag.error().message;
-  EXPECT_EQ(flag->at("log_level").value, "DEBUG");
+  EXPECT_EQ(flag->at(flag::k_log_level).value, "DEBUG");
 }
 
 }  // namespace

@@ -18,26 +18,26 @@ TEST(Abbreviation, UniquePrefixesSelectTheOption) {
   auto r = parse(
       {"--nnode=1", "--nproc=2", "--max_r", "1", "--stand", "--rdzv-b", "c10d", "--no-p", "x"});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("nnodes").value, "1");
-  EXPECT_EQ(r->at("nproc_per_node").value, "2");
-  EXPECT_EQ(r->at("max_restarts").value, "1");
-  EXPECT_TRUE(r->flag_on("standalone"));
-  EXPECT_EQ(r->at("rdzv_backend").value, "c10d");
-  EXPECT_TRUE(r->flag_on("no_python"));
+  EXPECT_EQ(r->at(flag::k_nnodes).value, "1");
+  EXPECT_EQ(r->at(flag::k_nproc_per_node).value, "2");
+  EXPECT_EQ(r->at(flag::k_max_restarts).value, "1");
+  EXPECT_TRUE(r->flag_on(flag::k_standalone));
+  EXPECT_EQ(r->at(flag::k_rdzv_backend).value, "c10d");
+  EXPECT_TRUE(r->flag_on(flag::k_no_python));
 }
 
 TEST(Abbreviation, SourceIsTheFullSpellingNotTheAbbreviation) {
   auto r = parse({"--max_r", "1", "--nproc=2", "x"});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("max_restarts").source, "--max_restarts");
-  EXPECT_EQ(r->at("nproc_per_node").source, "--nproc-per-node");
+  EXPECT_EQ(r->at(flag::k_max_restarts).source, "--max_restarts");
+  EXPECT_EQ(r->at(flag::k_nproc_per_node).source, "--nproc-per-node");
 }
 
 TEST(Abbreviation, PrefixSharedByBothSpellingsOfOneOptionIsNotAmbiguous) {
   auto r = parse({"--rdzv-e", "h:1", "--rdzv_i", "job", "x"});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("rdzv_endpoint").value, "h:1");
-  EXPECT_EQ(r->at("rdzv_id").value, "job");
+  EXPECT_EQ(r->at(flag::k_rdzv_endpoint).value, "h:1");
+  EXPECT_EQ(r->at(flag::k_rdzv_id).value, "job");
 }
 
 TEST(Abbreviation, AmbiguousPrefixListsEveryCandidate) {
@@ -54,8 +54,8 @@ TEST(Abbreviation, TorchrunPrefixesStayUnique) {
   // ddprun's own flags must not make a prefix that was unique for torchrun ambiguous.
   auto r = parse({"--no_py", "--nproc=2", "--max_r", "1", "--nnode=1", "x"});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("no_python").value, "1");
-  EXPECT_EQ(r->at("nproc_per_node").value, "2");
+  EXPECT_EQ(r->at(flag::k_no_python).value, "1");
+  EXPECT_EQ(r->at(flag::k_nproc_per_node).value, "2");
 }
 
 TEST(Abbreviation, AmbiguousPrefixWithValueNamesOnlyTheOption) {
@@ -77,10 +77,14 @@ TEST(Abbreviation, ShortOptionsAreNeverPrefixMatched) {
   EXPECT_EQ(r.error().message, "option '-m' takes no value (got 'o')");
 }
 
+constexpr FlagKey k_nnodes_foo{"nnodes_foo"};
+constexpr FlagKey k_dry{"dry"};
+constexpr FlagKey k_dry_run{"dry_run"};
+
 std::vector<FlagSpec> conflicting_table() {
   return {
-      {"nnodes", {"--nnodes"}, FlagKind::valued, "1", "", "N", {}, FlagGroup::nodes, "n"},
-      {"nnodes_foo",
+      {flag::k_nnodes, {"--nnodes"}, FlagKind::valued, "1", "", "N", {}, FlagGroup::nodes, "n"},
+      {k_nnodes_foo,
        {"--nnodes-foo", "--nnodes_foo"},
        FlagKind::valued,
        "f",
@@ -89,8 +93,8 @@ std::vector<FlagSpec> conflicting_table() {
        {},
        FlagGroup::nodes,
        "f"},
-      {"dry", {"--dry"}, FlagKind::boolean, "0", "", "", {}, FlagGroup::nodes, "d"},
-      {"dry_run", {"--dry-run"}, FlagKind::boolean, "0", "", "", {}, FlagGroup::nodes, "r"},
+      {k_dry, {"--dry"}, FlagKind::boolean, "0", "", "", {}, FlagGroup::nodes, "d"},
+      {k_dry_run, {"--dry-run"}, FlagKind::boolean, "0", "", "", {}, FlagGroup::nodes, "r"},
   };
 }
 
@@ -98,17 +102,17 @@ TEST(Abbreviation, ExactSpellingWinsOverLongerOptions) {
   auto table = conflicting_table();
   auto r = parse_args_with(table, {"--nnodes", "4", "--dry", "x"}, util::Env{});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("nnodes").value, "4");
-  EXPECT_EQ(r->at("nnodes_foo").value, "f");
-  EXPECT_TRUE(r->flag_on("dry"));
-  EXPECT_FALSE(r->flag_on("dry_run"));
+  EXPECT_EQ(r->at(flag::k_nnodes).value, "4");
+  EXPECT_EQ(r->at(k_nnodes_foo).value, "f");
+  EXPECT_TRUE(r->flag_on(k_dry));
+  EXPECT_FALSE(r->flag_on(k_dry_run));
 }
 
 TEST(Abbreviation, ExactSpellingWithEqualsWinsOverLongerOptions) {
   auto table = conflicting_table();
   auto r = parse_args_with(table, {"--nnodes=4", "x"}, util::Env{});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->at("nnodes").value, "4");
+  EXPECT_EQ(r->at(flag::k_nnodes).value, "4");
 }
 
 TEST(Abbreviation, PrefixOfTheShorterOptionIsAmbiguousInAConflictingTable) {
@@ -119,7 +123,7 @@ TEST(Abbreviation, PrefixOfTheShorterOptionIsAmbiguousInAConflictingTable) {
             "ambiguous option: --nno could match --nnodes, --nnodes-foo, --nnodes_foo");
   auto longer = parse_args_with(table, {"--nnodes_f=4", "x"}, util::Env{});
   ASSERT_TRUE(longer) << longer.error().message;
-  EXPECT_EQ(longer->at("nnodes_foo").value, "4");
+  EXPECT_EQ(longer->at(k_nnodes_foo).value, "4");
 }
 
 }  // namespace

@@ -272,7 +272,7 @@ TEST(Resolve, RequeuedSlurmJobShowsItsRestartEpochInPrintConfig) {
   auto parsed = cli::parse_args({"--nnodes=2", "t.py"}, env);
   ASSERT_TRUE(parsed);
   // What app::apply_scheduler does with a detected value the user left at its default.
-  parsed->settings["rdzv_id"] =
+  parsed->settings[cli::flag::k_rdzv_id] =
       cli::Setting{detected->rdzv_id->text, cli::Origin::scheduler, detected->rdzv_id->origin};
   const HostFacts host =
       host_facts(8, 2, "11111111-2222-4333-8444-555555555555", "CUDA_VISIBLE_DEVICES");

@@ -1,4 +1,4 @@
-#include "ddprun/output/log_dir.hpp"
+#include "ddprun/output/log_paths.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,12 +17,6 @@ TEST(LogPaths, EmptyWhenFilesDisabled) {
   auto p = log_paths("", 0, 0);
   EXPECT_TRUE(p.dir.empty());
   EXPECT_TRUE(p.error_file.empty());
-}
-
-TEST(MakeRunDir, DevNullDisablesFiles) {
-  auto r = make_run_dir("/dev/null", "job");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(*r, "");
 }
 
 }  // namespace
