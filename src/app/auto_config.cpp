@@ -19,16 +19,6 @@ std::string this_hostname() {
   return gethostname(name, sizeof name - 1) == 0 ? name : "";
 }
 
-bool at_default(const cli::ParsedArgs& args, cli::FlagKey dest) {
-  return args.at(dest).origin == cli::Origin::default_value;
-}
-
-void fill(cli::ParsedArgs& args, cli::FlagKey dest, const std::optional<sched::Value>& v) {
-  if (v && at_default(args, dest)) {
-    args.settings[dest] = cli::Setting{v->text, cli::Origin::scheduler, v->origin};
-  }
-}
-
 }  // namespace
 
 sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& args, int cpu_count) {
@@ -50,39 +40,6 @@ sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& ar
     spdlog::warn("{}", w);
   }
   return detected;
-}
-
-void apply_scheduler(cli::ParsedArgs& args, const sched::Detected& d) {
-  if (!d.is_present()) {
-    return;
-  }
-  fill(args, cli::flag::k_nnodes, d.nnodes);
-  auto nodes = d.nnodes ? util::parse_int(d.nnodes->text) : Result<std::int64_t>(1);
-  bool multi = nodes && *nodes > 1;
-  if (!multi) {
-    return;
-  }
-  fill(args, cli::flag::k_rdzv_id, d.rdzv_id);
-  if (args.at(cli::flag::k_rdzv_backend).value == "c10d") {
-    if (d.rdzv_endpoint_host && d.rdzv_port && at_default(args, cli::flag::k_rdzv_endpoint)) {
-      args.settings[cli::flag::k_rdzv_endpoint] =
-          cli::Setting{d.rdzv_endpoint_host->text + ":" + d.rdzv_port->text, cli::Origin::scheduler,
-                       d.rdzv_endpoint_host->origin};
-    }
-    return;
-  }
-  fill(args, cli::flag::k_master_addr, d.rdzv_endpoint_host);
-  fill(args, cli::flag::k_master_port, d.rdzv_port);
-  fill(args, cli::flag::k_node_rank, d.node_rank);
-}
-
-std::vector<int> derived_ports(const cli::ParsedArgs& args, const sched::Detected& detected) {
-  const auto dest = args.at(cli::flag::k_rdzv_backend).value == "c10d" ? cli::flag::k_rdzv_endpoint
-                                                                       : cli::flag::k_master_port;
-  if (args.at(dest).origin != cli::Origin::scheduler) {
-    return {};
-  }
-  return detected.port_candidates;
 }
 
 }  // namespace ddprun::app
