@@ -22,6 +22,11 @@ std::string this_hostname() {
 }  // namespace
 
 sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& args, int cpu_count) {
+  if (args.flag_on(cli::flag::k_no_auto)) {
+    sched::Detected none;
+    none.job = sched::detect_job(env);  // the job's token file is not a launch setting
+    return none;
+  }
   sched::HostInputs host;
   host.hostname = this_hostname();
   host.cpu_count = cpu_count;

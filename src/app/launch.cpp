@@ -161,10 +161,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
     nvml = host::query_nvml();
   }
   auto facts = host::gather_host_facts(env, nvml ? &*nvml : nullptr);
-  sched::Detected detected;
-  if (!parsed.flag_on(cli::flag::k_no_auto)) {
-    detected = detect_scheduler(env, parsed, facts.cpu_count);
-  }
+  const auto detected = detect_scheduler(env, parsed, facts.cpu_count);
   auto cfg = value_or_throw(config::resolve(parsed, env, facts, detected));
   setup_logging(cfg.log_level);
   for (const auto& line : cfg.warnings) {

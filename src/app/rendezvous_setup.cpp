@@ -90,7 +90,11 @@ struct StoreChoices {
 
 /// The rendezvous token (store/auth.hpp), or nullopt; throws Fatal for a bad token file.
 std::optional<std::string> rdzv_token(const config::LaunchConfig& cfg, const util::Env& env) {
-  const auto source = store::decide_token_source(cfg.rdzv_conf, env);
+  std::optional<store::JobTokenDir> job;
+  if (cfg.job) {
+    job = store::JobTokenDir{cfg.job->id, cfg.job->submit_dir, cfg.job->submit_dir_var};
+  }
+  const auto source = store::decide_token_source(cfg.rdzv_conf, env, job);
   auto token = value_or_throw(store::load_token(source));
   if (token) {
     spdlog::info("rendezvous authenticated with the token from {}", source.origin);

@@ -457,6 +457,7 @@ Result<LaunchConfig> Resolver::run() {
   note("training_script", cfg_.training_script, "positional");
   cfg_.node_index = detail::node_index_of(detected_);
   cfg_.port_candidates = detail::derived_ports(args_, detected_);
+  cfg_.job = detected_.job;
   return cfg_;
 }
 

@@ -119,6 +119,7 @@ struct LaunchConfig {
   /// The dynamic rendezvous' settings from --rdzv-conf and --nnodes (min = max for static,
   /// whose join timeout is torchrun's 900 s unless --rdzv-conf timeout says otherwise).
   rdzv::RdzvSettings rdzv_settings;
+  std::optional<sched::Job> job;  ///< the batch job, for its shared token file
   std::vector<int> signals_to_handle;
   std::string python;  ///< interpreter for Python workers
   bool append_local_rank = false;
