@@ -2,11 +2,11 @@
 // Scheduler auto-configuration: what Slurm, PBS, LSF, Flux, Open MPI or MPICH tell a per-node
 // launcher through its environment, as values tagged with where each came from.
 // Everything here is pure: the environment, this host's name and the PBS nodefile's contents are
-// passed in (see read_text_file in io.hpp for the one read the app has to do).
+// passed in (detect_on_this_host in io.hpp is the shell that reads them).
 //
 // Precedence among schedulers (the first one present wins): Slurm > PBS > LSF/jsrun > Flux >
 // Open MPI > MPICH. Explicit flags and PET_* variables beat all of these; applying that is
-// config::resolve's job, which also owns --no-auto (do not call detect()).
+// config::resolve's job. --no-auto is the app's: it does not call detect() then.
 
 #include "ddprun/util/env.hpp"
 #include "ddprun/util/result.hpp"
