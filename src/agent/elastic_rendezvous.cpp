@@ -196,8 +196,9 @@ std::string ElasticRendezvous::endpoint_text() const {
 }
 
 std::string ElasticRendezvous::describe() const {
-  return cfg_.rdzv_backend + " rendezvous '" + cfg_.rdzv_id + "' at " + endpoint_text() + " (" +
-         std::to_string(cfg_.nnodes.min) + ":" + std::to_string(cfg_.nnodes.max) + " nodes)";
+  return std::string(config::to_string(cfg_.rdzv_backend)) + " rendezvous '" + cfg_.rdzv_id +
+         "' at " + endpoint_text() + " (" + std::to_string(cfg_.nnodes.min) + ":" +
+         std::to_string(cfg_.nnodes.max) + " nodes)";
 }
 
 }  // namespace ddprun::agent

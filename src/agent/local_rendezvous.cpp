@@ -37,7 +37,8 @@ asio::awaitable<void> LocalRendezvous::shutdown() {
 }
 
 std::string LocalRendezvous::describe() const {
-  return cfg_.rdzv_backend + " single-node rendezvous '" + cfg_.rdzv_id + "'";
+  return std::string(config::to_string(cfg_.rdzv_backend)) + " single-node rendezvous '" +
+         cfg_.rdzv_id + "'";
 }
 
 }  // namespace ddprun::agent

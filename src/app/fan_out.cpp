@@ -16,8 +16,6 @@ namespace ddprun::app {
 
 namespace {
 
-constexpr std::size_t k_max_nodefile_bytes = 64 * 1024 * 1024;
-
 std::string self_exe() {
   auto path = host::self_exe_path();
   if (path.empty()) {
@@ -36,12 +34,8 @@ std::string current_dir() {
 }
 
 std::string nodefile_of(const util::Env& env) {
-  auto path = env.get_nonempty("PBS_NODEFILE");
-  if (!path) {
-    return "";
-  }
-  auto text = sched::read_text_file(*path, k_max_nodefile_bytes);
-  return text ? *text : "";
+  auto text = sched::read_pbs_nodefile(env);
+  return text && *text ? **text : "";
 }
 
 std::string render_argv(const std::vector<std::string>& argv) {

@@ -112,12 +112,12 @@ process::Guardian start_guardian() {
   return std::move(*guardian);
 }
 
-int run_agent(config::LaunchConfig cfg, util::Env agent_env, const std::vector<int>& ports) {
+int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
   auto guardian = start_guardian();
   asio::io_context ctx(1);
   util::SystemClock clock;
   process::PosixLauncher launcher(&guardian);
-  auto setup = make_rendezvous(ctx, cfg, agent_env, ports, clock);
+  auto setup = make_rendezvous(ctx, cfg, agent_env, clock);
   auto io = agent::make_worker_io(ctx, cfg, agent_env);
   agent::Reporter reporter(cfg, agent_env);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
@@ -161,18 +161,8 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
     nvml = host::query_nvml();
   }
   auto facts = host::gather_host_facts(env, nvml ? &*nvml : nullptr);
-  sched::Detected detected;
-  if (!parsed.flag_on(cli::flag::k_no_auto)) {
-    detected = detect_scheduler(env, parsed, facts.cpu_count);
-    apply_scheduler(parsed, detected);
-  }
-  auto cfg = value_or_throw(config::resolve(parsed, env, facts));
-  if (detected.node_rank) {
-    if (auto index = util::parse_int(detected.node_rank->text)) {
-      cfg.node_index = static_cast<int>(*index);
-    }
-  }
-  check_rendezvous_settings(cfg);
+  const auto detected = detect_scheduler(env, parsed, facts.cpu_count);
+  auto cfg = value_or_throw(config::resolve(parsed, env, facts, detected));
   setup_logging(cfg.log_level);
   for (const auto& line : cfg.warnings) {
     spdlog::warn("{}", line);
@@ -192,7 +182,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   host::plan_placements(cfg, env, nvml.value_or(host::NvmlInfo{}));
   util::Env agent_env = env;
   apply_omp_threads(cfg, facts, agent_env);
-  return run_agent(std::move(cfg), std::move(agent_env), derived_ports(parsed, detected));
+  return run_agent(std::move(cfg), std::move(agent_env));
 }
 
 }  // namespace ddprun::app

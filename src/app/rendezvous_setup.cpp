@@ -18,15 +18,13 @@ namespace ddprun::app {
 
 namespace {
 
-constexpr std::chrono::milliseconds k_static_join_timeout{900000};  // torchrun's static timeout
-
 Error hosting_error(const std::string& what, const Error& e) {
   return make_error(ErrorCode::io, "cannot host the " + what + ": " + e.message);
 }
 
 RendezvousSetup single_node(asio::io_context& ctx, const config::LaunchConfig& cfg) {
   RendezvousSetup setup;
-  bool is_static = cfg.rdzv_backend == "static";
+  bool is_static = cfg.rdzv_backend == config::RdzvBackend::static_;
   if (cfg.agent_store == config::AgentStore::off) {
     agent::MasterEndpoint master{
         is_static ? cfg.master_addr : host::host_fqdn(),
@@ -52,7 +50,7 @@ RendezvousSetup single_node(asio::io_context& ctx, const config::LaunchConfig& c
 }
 
 config::Endpoint store_endpoint(const config::LaunchConfig& cfg) {
-  if (cfg.rdzv_backend == "static") {
+  if (cfg.rdzv_backend == config::RdzvBackend::static_) {
     return {cfg.master_addr, cfg.master_port};
   }
   auto ep = cfg.rdzv_endpoint;
@@ -65,7 +63,7 @@ config::Endpoint store_endpoint(const config::LaunchConfig& cfg) {
 /// Whether this agent should try to host the rendezvous store, and whether that was asked
 /// for explicitly (then a failed bind is an error, not a hint to connect as a client).
 std::pair<bool, bool> should_host(const config::LaunchConfig& cfg, const config::Endpoint& ep) {
-  if (cfg.rdzv_backend == "static") {
+  if (cfg.rdzv_backend == config::RdzvBackend::static_) {
     return {cfg.node_rank == 0, true};
   }
   if (auto it = cfg.rdzv_conf.find("is_host"); it != cfg.rdzv_conf.end()) {
@@ -92,7 +90,11 @@ struct StoreChoices {
 
 /// The rendezvous token (store/auth.hpp), or nullopt; throws Fatal for a bad token file.
 std::optional<std::string> rdzv_token(const config::LaunchConfig& cfg, const util::Env& env) {
-  const auto source = store::decide_token_source(cfg.rdzv_conf, env);
+  std::optional<store::JobTokenDir> job;
+  if (cfg.job) {
+    job = store::JobTokenDir{cfg.job->id, cfg.job->submit_dir, cfg.job->submit_dir_var};
+  }
+  const auto source = store::decide_token_source(cfg.rdzv_conf, env, job);
   auto token = value_or_throw(store::load_token(source));
   if (token) {
     spdlog::info("rendezvous authenticated with the token from {}", source.origin);
@@ -151,7 +153,7 @@ std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::L
                       ep.host + " pid " + std::to_string(getpid()));
     return server;
   }
-  if (explicit_host && cfg.rdzv_backend == "static") {
+  if (explicit_host && cfg.rdzv_backend == config::RdzvBackend::static_) {
     throw Fatal(
         hosting_error("rendezvous store as --node-rank 0 (is another agent also "
                       "--node-rank 0, or another program on --master-port?)",
@@ -183,7 +185,7 @@ void find_derived_port(const config::LaunchConfig& cfg, config::Endpoint& ep,
 
 /// Workers and messages use the port actually chosen.
 void record_port(config::LaunchConfig& cfg, int port) {
-  if (cfg.rdzv_backend == "static") {
+  if (cfg.rdzv_backend == config::RdzvBackend::static_) {
     cfg.master_port = port;
   } else {
     cfg.rdzv_endpoint.port = port;
@@ -204,7 +206,7 @@ rdzv::NodeDesc self_desc(const config::LaunchConfig& cfg, const config::Endpoint
   self.nproc = cfg.nproc_per_node;
   self.role = cfg.role;
   self.is_endpoint_host = hosting;
-  if (cfg.rdzv_backend == "static") {
+  if (cfg.rdzv_backend == config::RdzvBackend::static_) {
     self.node_index = cfg.node_rank;
   } else if (cfg.node_index) {
     self.node_index = *cfg.node_index;
@@ -212,36 +214,12 @@ rdzv::NodeDesc self_desc(const config::LaunchConfig& cfg, const config::Endpoint
   return self;
 }
 
-rdzv::RdzvSettings settings_for(const config::LaunchConfig& cfg) {
-  bool is_static = cfg.rdzv_backend == "static";
-  int min = is_static ? cfg.nnodes.max : cfg.nnodes.min;
-  auto settings = rdzv::parse_rdzv_settings(cfg.rdzv_conf, cfg.rdzv_id, min, cfg.nnodes.max);
-  if (!settings) {
-    throw Fatal(make_error(ErrorCode::usage,
-                           config::source_of(cfg, "rdzv_conf") + ": " + settings.error().message));
-  }
-  if (is_static) {
-    settings->unique_node_index = true;  // node_index is --node-rank
-    settings->join_timeout = k_static_join_timeout;
-    if (auto it = cfg.rdzv_conf.find("timeout"); it != cfg.rdzv_conf.end()) {
-      auto secs = util::parse_int_in(it->second, 1, 1 << 30);
-      if (!secs) {
-        throw Fatal(
-            make_error(ErrorCode::usage, config::source_of(cfg, "rdzv_conf") + " timeout " +
-                                             util::quoted(it->second) +
-                                             ": expected a positive whole number of seconds"));
-      }
-      settings->join_timeout = std::chrono::seconds(*secs);
-    }
-  }
-  return *settings;
-}
-
 RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, const util::Env& env,
-                           const std::vector<int>& port_candidates, const util::Clock& clock) {
+                           const util::Clock& clock) {
   RendezvousSetup setup;
   auto ep = store_endpoint(cfg);
-  auto settings = settings_for(cfg);
+  auto settings = cfg.rdzv_settings;
+  const auto port_candidates = cfg.port_candidates;
   const StoreChoices choices{rdzv_token(cfg, env), port_candidates};
   setup.server = host_store(ctx, cfg, ep, choices);
   store::ClientOptions options;
@@ -259,7 +237,7 @@ RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, con
   auto self = self_desc(cfg, ep, setup.server != nullptr);
   setup.dyn = rdzv::DynamicRendezvous::create(ctx, *setup.kv, settings, self, clock);
   agent::ElasticOptions elastic;
-  elastic.is_static = cfg.rdzv_backend == "static";
+  elastic.is_static = cfg.rdzv_backend == config::RdzvBackend::static_;
   elastic.advertise_addr = self.addr;
   setup.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg, setup.dyn, setup.server.get(),
                                                           setup.kv.get(), elastic);
@@ -268,18 +246,15 @@ RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, con
 
 }  // namespace
 
-void check_rendezvous_settings(const config::LaunchConfig& cfg) { (void)settings_for(cfg); }
-
 bool is_single_node(const config::LaunchConfig& cfg) {
   return cfg.standalone ||
-         (cfg.nnodes.max == 1 && (cfg.rdzv_backend == "static" || cfg.rdzv_endpoint.host.empty()));
+         (cfg.nnodes.max == 1 &&
+          (cfg.rdzv_backend == config::RdzvBackend::static_ || cfg.rdzv_endpoint.host.empty()));
 }
 
 RendezvousSetup make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
-                                const util::Env& env, const std::vector<int>& port_candidates,
-                                const util::Clock& clock) {
-  return is_single_node(cfg) ? single_node(ctx, cfg)
-                             : multi_node(ctx, cfg, env, port_candidates, clock);
+                                const util::Env& env, const util::Clock& clock) {
+  return is_single_node(cfg) ? single_node(ctx, cfg) : multi_node(ctx, cfg, env, clock);
 }
 
 }  // namespace ddprun::app

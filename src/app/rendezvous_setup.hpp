@@ -25,17 +25,12 @@ struct RendezvousSetup {
   std::unique_ptr<agent::Rendezvous> rdzv;
 };
 
-/// Throws Fatal when a store cannot be hosted or the settings are invalid.
-/// `env` supplies the rendezvous token (DDPRUN_RDZV_TOKEN, the job's token file).
-/// `port_candidates` (non-empty when the store port was derived from the job id): the host
-/// binds the first free one, the others find it; cfg's port is then set to the one in use.
+/// Throws Fatal when a store cannot be hosted. `env` supplies the rendezvous token
+/// (DDPRUN_RDZV_TOKEN, the job's token file). With cfg.port_candidates (the store port derived
+/// from the job id) the host binds the first free one, the others find it; cfg's port is then
+/// set to the one in use.
 RendezvousSetup make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
-                                const util::Env& env, const std::vector<int>& port_candidates,
-                                const util::Clock& clock);
-
-/// Throws Fatal when --rdzv-conf holds a bad key or value, for single-node jobs too (which
-/// use no rendezvous settings), so that launch() stops before anything is started.
-void check_rendezvous_settings(const config::LaunchConfig& cfg);
+                                const util::Env& env, const util::Clock& clock);
 
 /// True when the job is this one agent alone.
 bool is_single_node(const config::LaunchConfig& cfg);

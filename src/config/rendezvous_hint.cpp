@@ -69,8 +69,8 @@ std::string c10d_hint(const LaunchConfig& config, bool store_is_loopback) {
 }  // namespace
 
 std::string render_rendezvous_hint(const LaunchConfig& config, bool store_is_loopback) {
-  return config.rdzv_backend == "static" ? static_hint(config, store_is_loopback)
-                                         : c10d_hint(config, store_is_loopback);
+  return config.rdzv_backend == RdzvBackend::static_ ? static_hint(config, store_is_loopback)
+                                                     : c10d_hint(config, store_is_loopback);
 }
 
 }  // namespace ddprun::config

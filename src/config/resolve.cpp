@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <csignal>
 #include <limits>
+#include <optional>
 #include <set>
+
+#include "scheduler.hpp"
 
 namespace ddprun::config {
 
@@ -21,13 +24,15 @@ using util::quoted;
 namespace flag = cli::flag;
 
 constexpr int k_default_c10d_port = 29400;
+constexpr std::chrono::milliseconds k_static_join_timeout{900000};  // torchrun's static timeout
 constexpr int k_int_min = std::numeric_limits<int>::min();
 constexpr int k_int_max = std::numeric_limits<int>::max();
 
 class Resolver {
  public:
-  Resolver(const cli::ParsedArgs& args, const util::Env& env, const HostFacts& host)
-      : args_(args), env_(env), host_(host) {}
+  Resolver(const cli::ParsedArgs& args, const util::Env& env, const HostFacts& host,
+           const sched::Detected& detected)
+      : args_(args), env_(env), host_(host), detected_(detected) {}
 
   Result<LaunchConfig> run();
 
@@ -98,11 +103,13 @@ class Resolver {
   Result<void> worker_output();
   Result<void> static_node();
   Result<void> local_addr();
+  Result<void> rdzv_settings();
   void warn_if_set(FlagKey dest, bool matters, const std::string& why);
 
   const cli::ParsedArgs& args_;
   const util::Env& env_;
   const HostFacts& host_;
+  const sched::Detected& detected_;
   LaunchConfig cfg_;
 };
 
@@ -175,20 +182,20 @@ Result<void> Resolver::placement() {
 
 Result<void> Resolver::rendezvous() {
   cfg_.standalone = on(flag::k_standalone);
-  cfg_.rdzv_backend = text(flag::k_rdzv_backend);
   cfg_.rdzv_id = text(flag::k_rdzv_id);
   std::string endpoint_text = text(flag::k_rdzv_endpoint);
   std::string forced = "forced by --standalone";
+  auto backend = detail::parse_backend(cfg_.standalone ? "c10d" : text(flag::k_rdzv_backend));
   if (cfg_.standalone) {
-    cfg_.rdzv_backend = "c10d";
     endpoint_text = "localhost:0";
     cfg_.rdzv_id = host_.random_run_id;
     note(flag::k_standalone, "true");
   }
-  if (cfg_.rdzv_backend != "static" && cfg_.rdzv_backend != "c10d") {
+  if (!backend) {
     return bad(flag::k_rdzv_backend, "static or c10d (etcd backends are not supported by ddprun)");
   }
-  note(flag::k_rdzv_backend, cfg_.rdzv_backend,
+  cfg_.rdzv_backend = *backend;
+  note(flag::k_rdzv_backend, std::string(to_string(cfg_.rdzv_backend)),
        cfg_.standalone ? forced : origin_of(flag::k_rdzv_backend));
   auto ep = parse_endpoint(endpoint_text, k_default_c10d_port);
   if (!ep) {
@@ -201,7 +208,7 @@ Result<void> Resolver::rendezvous() {
   note(flag::k_rdzv_endpoint, endpoint_text,
        cfg_.standalone ? forced : origin_of(flag::k_rdzv_endpoint));
   note(flag::k_rdzv_id, cfg_.rdzv_id, cfg_.standalone ? forced : origin_of(flag::k_rdzv_id));
-  auto conf = read_rdzv_conf(text(flag::k_rdzv_conf), cfg_.rdzv_backend);
+  auto conf = read_rdzv_conf(text(flag::k_rdzv_conf), to_string(cfg_.rdzv_backend));
   if (!conf) {
     return named(flag::k_rdzv_conf, conf.error());
   }
@@ -216,7 +223,7 @@ Result<void> Resolver::rendezvous() {
 // --node-rank, --master-addr and --master-port belong to the static backend; c10d (and so
 // --standalone) ignores them in torchrun, which ddprun says when the user set one.
 Result<void> Resolver::static_node() {
-  const bool is_static = cfg_.rdzv_backend == "static";
+  const bool is_static = cfg_.rdzv_backend == RdzvBackend::static_;
   auto rank = int_in(flag::k_node_rank, is_static ? 0 : k_int_min, is_static ? 1 << 20 : k_int_max,
                      is_static ? "a non-negative integer" : "an integer");
   if (!rank) {
@@ -405,9 +412,41 @@ Result<void> Resolver::logging() {
   return {};
 }
 
+// The dynamic rendezvous' settings, checked for single-node jobs too (which use none of them)
+// so that a bad --rdzv-conf stops the launch before anything is started. The static backend
+// needs every node (min = max), keeps node indices unique and waits torchrun's static timeout.
+Result<void> Resolver::rdzv_settings() {
+  const bool is_static = cfg_.rdzv_backend == RdzvBackend::static_;
+  const int min = is_static ? cfg_.nnodes.max : cfg_.nnodes.min;
+  auto settings = rdzv::parse_rdzv_settings(cfg_.rdzv_conf, cfg_.rdzv_id, min, cfg_.nnodes.max);
+  if (!settings) {
+    return make_error(ErrorCode::usage,
+                      source_of(cfg_, "rdzv_conf") + ": " + settings.error().message);
+  }
+  cfg_.rdzv_settings = *settings;
+  if (!is_static) {
+    return {};
+  }
+  cfg_.rdzv_settings.unique_node_index = true;  // node_index is --node-rank
+  cfg_.rdzv_settings.join_timeout = k_static_join_timeout;
+  auto it = cfg_.rdzv_conf.find("timeout");
+  if (it == cfg_.rdzv_conf.end()) {
+    return {};
+  }
+  auto secs = util::parse_int_in(it->second, 1, 1 << 30);
+  if (!secs) {
+    return make_error(ErrorCode::usage, source_of(cfg_, "rdzv_conf") + " timeout " +
+                                            quoted(it->second) +
+                                            ": expected a positive whole number of seconds");
+  }
+  cfg_.rdzv_settings.join_timeout = std::chrono::seconds(*secs);
+  return {};
+}
+
 Result<LaunchConfig> Resolver::run() {
   for (auto step : {&Resolver::nodes_and_workers, &Resolver::placement, &Resolver::rendezvous,
-                    &Resolver::worker_command, &Resolver::supervision, &Resolver::logging}) {
+                    &Resolver::worker_command, &Resolver::supervision, &Resolver::logging,
+                    &Resolver::rdzv_settings}) {
     if (auto r = (this->*step)(); !r) {
       return r.error();
     }
@@ -416,14 +455,22 @@ Result<LaunchConfig> Resolver::run() {
   cfg_.training_script = args_.training_script.value_or("");
   cfg_.training_script_args = args_.training_script_args;
   note("training_script", cfg_.training_script, "positional");
+  cfg_.node_index = detail::node_index_of(detected_);
+  cfg_.port_candidates = detail::derived_ports(args_, detected_);
+  cfg_.job = detected_.job;
   return cfg_;
 }
 
 }  // namespace
 
+std::string_view to_string(RdzvBackend backend) {
+  return backend == RdzvBackend::c10d ? "c10d" : "static";
+}
+
 Result<LaunchConfig> resolve(const cli::ParsedArgs& args, const util::Env& env,
-                             const HostFacts& host) {
-  return Resolver(args, env, host).run();
+                             const HostFacts& host, const sched::Detected& detected) {
+  const auto overlaid = detail::apply_scheduler(args, detected);
+  return Resolver(overlaid, env, host, detected).run();
 }
 
 std::string source_of(const LaunchConfig& config, std::string_view name) {

@@ -8,6 +8,8 @@
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/util/strings.hpp"
 
+#include <utility>
+
 #include "common.hpp"
 
 namespace ddprun::sched {
@@ -100,6 +102,18 @@ void render_line(std::string& out, std::string_view name, const std::optional<Va
 
 }  // namespace
 
+std::optional<Job> detect_job(const util::Env& env) {
+  for (auto [job_var, dir_var] : {std::pair{n::k_slurm_job_id, n::k_slurm_submit_dir},
+                                  std::pair{n::k_pbs_jobid, n::k_pbs_o_workdir}}) {
+    auto dir = env.get_nonempty(dir_var);
+    auto job = env.get_nonempty(job_var);
+    if (dir && job) {
+      return Job{*job, *dir, std::string(dir_var)};
+    }
+  }
+  return std::nullopt;
+}
+
 Result<Detected> detect(const util::Env& env, const HostInputs& host) {
   auto d = first_present(env, host);
   if (!d) {
@@ -112,6 +126,7 @@ Result<Detected> detect(const util::Env& env, const HostInputs& host) {
     return r.error();
   }
   warn_small_cpu_mask(*d, host, nproc);
+  d->job = detect_job(env);
   return d;
 }
 

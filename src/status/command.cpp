@@ -4,6 +4,7 @@
 #include "ddprun/status/command.hpp"
 
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/sched/detect.hpp"
 #include "ddprun/status/render.hpp"
 #include "ddprun/store/client.hpp"
 #include "ddprun/store/token.hpp"
@@ -194,7 +195,11 @@ int status_command(const std::vector<std::string>& args) {
     return util::k_exit_usage;
   }
   const auto env = util::Env::from_environ(environ);
-  auto token = store::load_token(store::decide_token_source(*conf, env));
+  std::optional<store::JobTokenDir> job_dir;
+  if (auto job = sched::detect_job(env)) {
+    job_dir = store::JobTokenDir{job->id, job->submit_dir, job->submit_dir_var};
+  }
+  auto token = store::load_token(store::decide_token_source(*conf, env, job_dir));
   if (!token) {
     std::cerr << "ddprun status: " << token.error().message << "\n";
     return util::k_exit_usage;

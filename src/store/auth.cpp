@@ -167,29 +167,19 @@ Result<void> check_probe_reply(std::string_view reply, std::string_view where) {
 }
 
 TokenSource decide_token_source(const std::map<std::string, std::string>& rdzv_conf,
-                                const util::Env& env) {
+                                const util::Env& env, const std::optional<JobTokenDir>& job) {
   if (auto it = rdzv_conf.find(std::string(k_token_conf_key)); it != rdzv_conf.end()) {
     return {TokenKind::file, it->second, {}, {}, "--rdzv_conf token_file"};
   }
   if (auto v = env.get_nonempty(k_token_env)) {
     return {TokenKind::env, {}, *v, {}, std::string(k_token_env)};
   }
-  const auto job_file = [](const std::string& dir, const std::string& job, const char* var) {
-    return TokenSource{TokenKind::job_file,
-                       dir + "/" + std::string(k_job_token_path),
-                       {},
-                       job,
-                       fmt::format("${}/{}", var, k_job_token_path)};
-  };
-  auto slurm_dir = env.get_nonempty("SLURM_SUBMIT_DIR");
-  auto slurm_job = env.get_nonempty("SLURM_JOB_ID");
-  if (slurm_dir && slurm_job) {
-    return job_file(*slurm_dir, *slurm_job, "SLURM_SUBMIT_DIR");
-  }
-  auto pbs_dir = env.get_nonempty("PBS_O_WORKDIR");
-  auto pbs_job = env.get_nonempty("PBS_JOBID");
-  if (pbs_dir && pbs_job) {
-    return job_file(*pbs_dir, *pbs_job, "PBS_O_WORKDIR");
+  if (job) {
+    return {TokenKind::job_file,
+            job->dir + "/" + std::string(k_job_token_path),
+            {},
+            job->job_id,
+            fmt::format("${}/{}", job->dir_var, k_job_token_path)};
   }
   return {};
 }

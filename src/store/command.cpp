@@ -3,6 +3,7 @@
 
 #include "ddprun/store/command.hpp"
 
+#include "ddprun/sched/detect.hpp"
 #include "ddprun/store/client.hpp"
 #include "ddprun/store/server.hpp"
 #include "ddprun/store/token.hpp"
@@ -154,7 +155,12 @@ Result<void> use_token_if_needed(const std::string& verb, const Args& a, ClientO
   if (!a.token_file.empty()) {
     conf.emplace("token_file", a.token_file);
   }
-  auto token = load_token(decide_token_source(conf, util::Env::from_environ(environ)));
+  const auto env = util::Env::from_environ(environ);
+  std::optional<JobTokenDir> job_dir;
+  if (auto job = sched::detect_job(env)) {
+    job_dir = JobTokenDir{job->id, job->submit_dir, job->submit_dir_var};
+  }
+  auto token = load_token(decide_token_source(conf, env, job_dir));
   if (!token) {
     return token.error();
   }

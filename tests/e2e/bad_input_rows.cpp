@@ -251,6 +251,9 @@ const std::map<std::string, std::string>& variables_without_bad_values() {
       {"LSB_JOBINDEX", "only part of the run id, compared with \"0\""},
       {"FLUX_JOB_ID", "an opaque job id (Flux's are f58 text)"},
       {"PMIX_NAMESPACE", "an opaque job id"},
+      {"SLURM_SUBMIT_DIR",
+       "a directory, only where the job's token file may be (absent: no token)"},
+      {"PBS_O_WORKDIR", "a directory, only where the job's token file may be (absent: no token)"},
   };
   return reasons;
 }

@@ -3,6 +3,8 @@
 // resolve() is pure: host facts (CPU and GPU counts, a random run id) are passed in.
 
 #include "ddprun/cli/args.hpp"
+#include "ddprun/rdzv/settings.hpp"
+#include "ddprun/sched/detect.hpp"
 #include "ddprun/util/env.hpp"
 #include "ddprun/util/result.hpp"
 
@@ -11,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ddprun::config {
@@ -26,6 +29,13 @@ struct Endpoint {
 };
 
 enum class AgentStore { automatic, on, off };
+
+/// --rdzv-backend: static (ranks from --node-rank, the store at --master-addr:--master-port)
+/// or c10d (ranks from the rendezvous, the store at --rdzv-endpoint).
+enum class RdzvBackend { static_, c10d };
+
+/// "static" or "c10d", as the flag spells it.
+std::string_view to_string(RdzvBackend backend);
 
 /// --omp-threads: torchrun's default (1 when several workers), CPUs in the mask / nproc, or N.
 enum class OmpMode { torchrun, cpus, fixed };
@@ -80,7 +90,7 @@ struct LaunchConfig {
   std::string numa_binding;  ///< "", node, socket, exclusive or core-complex
   bool pin_gpus = false;
   std::vector<WorkerPlacement> placements;  ///< per local rank; empty: inherit everything
-  std::string rdzv_backend = "static";
+  RdzvBackend rdzv_backend = RdzvBackend::static_;
   Endpoint rdzv_endpoint;  ///< host empty when not given
   std::string rdzv_id = "none";
   std::map<std::string, std::string> rdzv_conf;
@@ -102,6 +112,14 @@ struct LaunchConfig {
   int master_port = 29500;
   std::string local_addr;
   std::optional<int> node_index;  ///< this node's index from the scheduler, when known
+  /// The job's candidate rendezvous store ports, when the scheduler chose the port (static
+  /// --master-port or the c10d endpoint's); empty when the user gave it. The host binds the
+  /// first free one, the others find it.
+  std::vector<int> port_candidates;
+  /// The dynamic rendezvous' settings from --rdzv-conf and --nnodes (min = max for static,
+  /// whose join timeout is torchrun's 900 s unless --rdzv-conf timeout says otherwise).
+  rdzv::RdzvSettings rdzv_settings;
+  std::optional<sched::Job> job;  ///< the batch job, for its shared token file
   std::vector<int> signals_to_handle;
   std::string python;  ///< interpreter for Python workers
   bool append_local_rank = false;
@@ -120,11 +138,14 @@ struct LaunchConfig {
   std::vector<std::string> warnings;
 };
 
-/// Converts and validates parsed arguments (the -r/-t/--local-ranks-filter values included). Errors
-/// are ErrorCode::usage with one line naming the flag (or environment variable), the value and what
-/// was expected.
+/// The launch policy in one pure function: overlays what the scheduler detected on the settings
+/// the user left at their defaults (flag > PET_* > scheduler > default; an empty `detected`, as
+/// with --no-auto, changes nothing), then converts and validates every setting (the -r/-t/
+/// --local-ranks-filter values and the --rdzv-conf rendezvous settings included) and fills the
+/// node index and the derived store ports from `detected`. Errors are ErrorCode::usage with one
+/// line naming the flag (or environment variable), the value and what was expected.
 Result<LaunchConfig> resolve(const cli::ParsedArgs& args, const util::Env& env,
-                             const HostFacts& host);
+                             const HostFacts& host, const sched::Detected& detected);
 
 /// The parsers' errors quote the text but do not name the option: resolve() prefixes the flag
 /// or environment variable the text came from.

@@ -2,11 +2,11 @@
 // Scheduler auto-configuration: what Slurm, PBS, LSF, Flux, Open MPI or MPICH tell a per-node
 // launcher through its environment, as values tagged with where each came from.
 // Everything here is pure: the environment, this host's name and the PBS nodefile's contents are
-// passed in (see read_text_file in io.hpp for the one read the app has to do).
+// passed in (detect_on_this_host in io.hpp is the shell that reads them).
 //
 // Precedence among schedulers (the first one present wins): Slurm > PBS > LSF/jsrun > Flux >
 // Open MPI > MPICH. Explicit flags and PET_* variables beat all of these; applying that is
-// config::resolve's job, which also owns --no-auto (do not call detect()).
+// config::resolve's job. --no-auto is the app's: it does not call detect() then.
 
 #include "ddprun/util/env.hpp"
 #include "ddprun/util/result.hpp"
@@ -25,6 +25,16 @@ struct Value {
   friend bool operator==(const Value&, const Value&) = default;
 };
 
+/// The batch job this launch runs in, as the job's shared rendezvous token file needs it
+/// (store::decide_token_source): its id and the directory it was submitted from.
+struct Job {
+  std::string id;
+  std::string submit_dir;
+  std::string submit_dir_var;  ///< the variable that gave submit_dir ("SLURM_SUBMIT_DIR")
+
+  friend bool operator==(const Job&, const Job&) = default;
+};
+
 /// What one scheduler says about this launch. Unset optionals: the scheduler does not know.
 struct Detected {
   /// "slurm", "pbs", "lsf", "flux", "openmpi", "mpich", or "" when none was found.
@@ -40,6 +50,7 @@ struct Detected {
   std::vector<int> port_candidates;   ///< deterministic per job; the head binds the first free
   std::vector<std::string> hosts;     ///< the launch's nodes, in order, deduplicated
   std::vector<std::string> warnings;  ///< one line each, to be logged by the app
+  std::optional<Job> job;             ///< detect_job(env); set even when no scheduler is
 
   bool is_present() const { return !scheduler.empty(); }
 };
@@ -64,10 +75,15 @@ Result<Detected> detect_flux(const util::Env& env);
 /// Open MPI (OMPI_COMM_WORLD_*) or MPICH/Hydra/Intel MPI (PMI_*, MPI_LOCAL*).
 Result<Detected> detect_mpi(const util::Env& env);
 
+/// Slurm's SLURM_JOB_ID and SLURM_SUBMIT_DIR when both are set, else PBS's PBS_JOBID and
+/// PBS_O_WORKDIR, else nullopt. Independent of which scheduler detect() picks.
+std::optional<Job> detect_job(const util::Env& env);
+
 /// Runs the detectors in precedence order and returns the first present one (or an empty
 /// Detected), then applies the cross-checks: refuses a double launch (several ddprun tasks on
 /// this node while more than one worker each is wanted), warns when the inherited CPU mask is
-/// smaller than the worker count. Errors are ErrorCode::config, one line, naming the variable.
+/// smaller than the worker count, and fills `job`. Errors are ErrorCode::config, one line, naming
+/// the variable.
 Result<Detected> detect(const util::Env& env, const HostInputs& host);
 
 /// The detected values as "name = text (origin)" lines, in a fixed order.

@@ -24,12 +24,14 @@ inline constexpr std::string_view k_slurm_restart_count = "SLURM_RESTART_COUNT";
 inline constexpr std::string_view k_slurm_step_resv_ports = "SLURM_STEP_RESV_PORTS";
 inline constexpr std::string_view k_slurmd_nodename = "SLURMD_NODENAME";
 inline constexpr std::string_view k_slurm_het_size = "SLURM_HET_SIZE";
+inline constexpr std::string_view k_slurm_submit_dir = "SLURM_SUBMIT_DIR";
 
 // --- PBS Pro / OpenPBS / Torque ---
 inline constexpr std::string_view k_pbs_jobid = "PBS_JOBID";
 inline constexpr std::string_view k_pbs_nodefile = "PBS_NODEFILE";
 inline constexpr std::string_view k_pbs_nodenum = "PBS_NODENUM";
 inline constexpr std::string_view k_pbs_ngpus = "PBS_NGPUS";  // site hook (NCI Gadi), not core
+inline constexpr std::string_view k_pbs_o_workdir = "PBS_O_WORKDIR";
 
 // --- LSF and jsrun ---
 inline constexpr std::string_view k_lsb_jobid = "LSB_JOBID";

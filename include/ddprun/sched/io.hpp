@@ -1,9 +1,13 @@
 #pragma once
-// The one read scheduler detection needs (PBS_NODEFILE); kept apart from the pure code.
+// The reads scheduler detection needs (this host's name, PBS_NODEFILE); kept apart from the
+// pure code.
 
+#include "ddprun/sched/detect.hpp"
+#include "ddprun/util/env.hpp"
 #include "ddprun/util/result.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace ddprun::sched {
@@ -15,5 +19,13 @@ inline constexpr std::size_t k_max_text_file_bytes = 64 * 1024 * 1024;
 /// `max_bytes` is an error too.
 Result<std::string> read_text_file(const std::string& path,
                                    std::size_t max_bytes = k_max_text_file_bytes);
+
+/// $PBS_NODEFILE's contents; nullopt when the variable is unset or empty, ErrorCode::config
+/// ("PBS_NODEFILE: open(...): ...") when the file cannot be read.
+Result<std::optional<std::string>> read_pbs_nodefile(const util::Env& env);
+
+/// The shell around detect(): gathers this host's name and the PBS nodefile, then runs it.
+/// `requested_nproc` is --nproc-per-node as a number, 0 when it is not one.
+Result<Detected> detect_on_this_host(const util::Env& env, int requested_nproc, int cpu_count);
 
 }  // namespace ddprun::sched

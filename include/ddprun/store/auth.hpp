@@ -93,13 +93,20 @@ struct TokenSource {
   std::string origin;  ///< for log lines: "--rdzv_conf token_file", "DDPRUN_RDZV_TOKEN", ...
 };
 
+/// The batch job whose shared token file applies; the caller fills it from sched::Detected.
+struct JobTokenDir {
+  std::string job_id;   ///< mixed into the derived token
+  std::string dir;      ///< the job's submit directory, which holds k_job_token_path
+  std::string dir_var;  ///< the variable that gave `dir`, for log lines ("SLURM_SUBMIT_DIR")
+};
+
 inline constexpr std::string_view k_token_env = "DDPRUN_RDZV_TOKEN";
 inline constexpr std::string_view k_token_conf_key = "token_file";
 /// Relative to $SLURM_SUBMIT_DIR or $PBS_O_WORKDIR.
 inline constexpr std::string_view k_job_token_path = ".ddprun/token";
 
 TokenSource decide_token_source(const std::map<std::string, std::string>& rdzv_conf,
-                                const util::Env& env);
+                                const util::Env& env, const std::optional<JobTokenDir>& job);
 /// The job's token: hex(HMAC-SHA256(secret, "ddprun-rdzv-token:" + job_id)), so one shared
 /// file yields a different token in every job.
 std::string derive_job_token(std::string_view secret, std::string_view job_id);

@@ -72,7 +72,7 @@ Result<LaunchConfig> resolve_args(const std::vector<std::string>& args, const ut
   }
   const HostFacts host =
       host_facts(8, 2, "11111111-2222-4333-8444-555555555555", "CUDA_VISIBLE_DEVICES");
-  return resolve(*parsed, env, host);
+  return resolve(*parsed, env, host, sched::Detected{});
 }
 
 }  // namespace
@@ -80,7 +80,7 @@ Result<LaunchConfig> resolve_args(const std::vector<std::string>& args, const ut
 TEST(Resolve, StandaloneForcesC10dFreePortAndRandomId) {
   auto cfg = resolve_args({"--standalone", "--rdzv_backend=static", "--rdzv_id=x", "t.py"});
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_EQ(cfg->rdzv_backend, "c10d");
+  EXPECT_EQ(cfg->rdzv_backend, RdzvBackend::c10d);
   EXPECT_EQ(cfg->rdzv_endpoint.host, "localhost");
   EXPECT_EQ(cfg->rdzv_endpoint.port, 0);
   EXPECT_EQ(cfg->rdzv_id, "11111111-2222-4333-8444-555555555555");
@@ -213,7 +213,7 @@ Result<LaunchConfig> resolve_with(const std::vector<std::string>& args, const Ho
   if (!parsed) {
     return parsed.error();
   }
-  return resolve(*parsed, {}, host);
+  return resolve(*parsed, {}, host, sched::Detected{});
 }
 
 }  // namespace
@@ -271,12 +271,9 @@ TEST(Resolve, RequeuedSlurmJobShowsItsRestartEpochInPrintConfig) {
   ASSERT_TRUE(detected) << detected.error().message;
   auto parsed = cli::parse_args({"--nnodes=2", "t.py"}, env);
   ASSERT_TRUE(parsed);
-  // What app::apply_scheduler does with a detected value the user left at its default.
-  parsed->settings[cli::flag::k_rdzv_id] =
-      cli::Setting{detected->rdzv_id->text, cli::Origin::scheduler, detected->rdzv_id->origin};
   const HostFacts host =
       host_facts(8, 2, "11111111-2222-4333-8444-555555555555", "CUDA_VISIBLE_DEVICES");
-  auto cfg = resolve(*parsed, env, host);
+  auto cfg = resolve(*parsed, env, host, *detected);
   ASSERT_TRUE(cfg) << cfg.error().message;
   EXPECT_EQ(cfg->rdzv_id, "4242.0.r2");
   const auto text = render_config(*cfg);

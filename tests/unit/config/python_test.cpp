@@ -67,7 +67,7 @@ TEST(DefaultPython, ResolveUsesItUnlessPythonIsGiven) {
   auto resolve_args = [&host](const std::vector<std::string>& args) {
     auto parsed = cli::parse_args(args, {});
     EXPECT_TRUE(parsed);
-    return resolve(*parsed, {}, host);
+    return resolve(*parsed, {}, host, sched::Detected{});
   };
   auto beside = resolve_args({"t.py"});
   ASSERT_TRUE(beside) << beside.error().message;

@@ -220,13 +220,13 @@ Result<Resolved> start(const Row& row) {
   host.gpu_count = 8;
   host.random_run_id = k_random_id;
   host.gpu_source = "NVML";
-  auto cfg = config::resolve(*parsed, env, host);
+  auto cfg = config::resolve(*parsed, env, host, sched::Detected{});
   if (!cfg) {
     return cfg.error();
   }
   const auto& e = row.expect;  // the rendezvous' part: group rank and size
   const int n = cfg->nproc_per_node;
-  const bool is_static = cfg->rdzv_backend == "static";
+  const bool is_static = cfg->rdzv_backend == config::RdzvBackend::static_;
   const int group_rank = is_static ? cfg->node_rank : e.group_rank;
   const int nodes = is_static ? cfg->nnodes.max : e.group_world_size;
   agent::RoundInfo round{is_static ? cfg->master_addr : "<group rank 0>",
@@ -303,7 +303,7 @@ TEST(TorchrunCorpus, EveryLineStartsWithTorchrunsWorkerEnvironment) {
     ASSERT_TRUE(r) << row.origin << ": " << r.error().message;
     const auto& cfg = r->cfg;
     const auto& e = row.expect;
-    EXPECT_EQ(cfg.rdzv_backend, e.backend) << row.origin;
+    EXPECT_EQ(config::to_string(cfg.rdzv_backend), e.backend) << row.origin;
     if (e.backend == "c10d") {
       const auto ep = cfg.rdzv_endpoint.host + ":" + std::to_string(cfg.rdzv_endpoint.port);
       EXPECT_EQ(ep, e.endpoint) << row.origin;

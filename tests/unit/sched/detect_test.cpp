@@ -176,3 +176,32 @@ TEST(DetectCpuMask, UsesTheGpuHintWhenNothingWasRequested) {
 
 }  // namespace
 }  // namespace ddprun::sched
+
+namespace ddprun::sched {
+namespace {
+
+TEST(DetectJob, SlurmThenPbsEachNeedingIdAndSubmitDir) {
+  const util::Env both{{"SLURM_SUBMIT_DIR", "/home/u/run"},
+                       {"SLURM_JOB_ID", "42"},
+                       {"PBS_O_WORKDIR", "/scratch/w"},
+                       {"PBS_JOBID", "7.server"}};
+  EXPECT_EQ(detect_job(both), (Job{"42", "/home/u/run", "SLURM_SUBMIT_DIR"}));
+  EXPECT_EQ(
+      detect_job(util::Env{
+          {"PBS_O_WORKDIR", "/scratch/w"}, {"PBS_JOBID", "7.server"}, {"SLURM_JOB_ID", "42"}}),
+      (Job{"7.server", "/scratch/w", "PBS_O_WORKDIR"}));
+  EXPECT_FALSE(detect_job(util::Env{{"SLURM_JOB_ID", "42"}}));
+  EXPECT_FALSE(detect_job(util::Env{}));
+}
+
+TEST(DetectJob, DetectFillsTheJobEvenWithoutAScheduler) {
+  auto d = detect(util::Env{{"PBS_O_WORKDIR", "/w"}}, HostInputs{});
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(d->job);
+  auto slurm = detect(util::Env{{"SLURM_JOB_ID", "9"}, {"SLURM_SUBMIT_DIR", "/s"}}, HostInputs{});
+  ASSERT_TRUE(slurm) << slurm.error().message;
+  EXPECT_EQ(slurm->job, (Job{"9", "/s", "SLURM_SUBMIT_DIR"}));
+}
+
+}  // namespace
+}  // namespace ddprun::sched

@@ -134,27 +134,25 @@ TEST(StoreAuth, MalformedHelloIsDenied) {
 }
 
 TEST(StoreAuthToken, PrecedenceFileThenEnvThenJobFile) {
-  const util::Env env{{"DDPRUN_RDZV_TOKEN", "from-env"},
-                      {"SLURM_SUBMIT_DIR", "/home/u/run"},
-                      {"SLURM_JOB_ID", "42"}};
-  auto file = decide_token_source({{"token_file", "/t"}}, env);
+  const util::Env env{{"DDPRUN_RDZV_TOKEN", "from-env"}};
+  const JobTokenDir slurm{"42", "/home/u/run", "SLURM_SUBMIT_DIR"};
+  auto file = decide_token_source({{"token_file", "/t"}}, env, slurm);
   EXPECT_EQ(file.kind, TokenKind::file);
   EXPECT_EQ(file.path, "/t");
-  auto from_env = decide_token_source({}, env);
+  auto from_env = decide_token_source({}, env, slurm);
   EXPECT_EQ(from_env.kind, TokenKind::env);
   EXPECT_EQ(from_env.value, "from-env");
-  auto job = decide_token_source(
-      {}, util::Env{{"SLURM_SUBMIT_DIR", "/home/u/run"}, {"SLURM_JOB_ID", "42"}});
+  auto job = decide_token_source({}, util::Env{}, slurm);
   EXPECT_EQ(job.kind, TokenKind::job_file);
   EXPECT_EQ(job.path, "/home/u/run/.ddprun/token");
   EXPECT_EQ(job.job_id, "42");
   EXPECT_EQ(job.origin, "$SLURM_SUBMIT_DIR/.ddprun/token");
-  EXPECT_EQ(decide_token_source({}, util::Env{}).kind, TokenKind::none);
+  EXPECT_EQ(decide_token_source({}, util::Env{}, std::nullopt).kind, TokenKind::none);
 }
 
 TEST(StoreAuthToken, PbsJobFile) {
-  auto job = decide_token_source(
-      {}, util::Env{{"PBS_O_WORKDIR", "/scratch/w"}, {"PBS_JOBID", "7.server"}});
+  auto job =
+      decide_token_source({}, util::Env{}, JobTokenDir{"7.server", "/scratch/w", "PBS_O_WORKDIR"});
   EXPECT_EQ(job.kind, TokenKind::job_file);
   EXPECT_EQ(job.path, "/scratch/w/.ddprun/token");
   EXPECT_EQ(job.job_id, "7.server");
