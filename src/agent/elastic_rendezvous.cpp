@@ -48,7 +48,13 @@ struct ElasticRendezvous::StoreWatch {
   bool done = false;
 };
 
-ElasticRendezvous::~ElasticRendezvous() { stop_store_watch(); }
+ElasticRendezvous::~ElasticRendezvous() {
+  try {
+    stop_store_watch();
+  } catch (...) {
+    // A timer's cancel() throws only on an OS error; the watch then ends with the io_context.
+  }
+}
 
 void ElasticRendezvous::start_store_watch() {
   if (store_watch_ || kv_->is_connected()) {
