@@ -109,6 +109,7 @@ std::vector<TimerExpiry> TimerTable::expired(double now) {
     drop_pid(pid);
   }
   std::vector<TimerExpiry> out;
+  out.reserve(chosen.size());
   for (auto& [pid, expiry] : chosen) {
     out.push_back(std::move(expiry));
   }

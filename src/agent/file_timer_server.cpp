@@ -64,7 +64,13 @@ FileTimerServer::FileTimerServer(asio::io_context& ctx, const util::Clock& clock
                                  std::string temp_dir)
     : ctx_(ctx), clock_(clock), path_(std::move(path)), temp_dir_(std::move(temp_dir)) {}
 
-FileTimerServer::~FileTimerServer() { stop(); }
+FileTimerServer::~FileTimerServer() {
+  try {
+    stop();
+  } catch (...) {
+    // Closing the FIFO's descriptors throws only on an OS error; nothing is left to undo then.
+  }
+}
 
 std::string FileTimerServer::next_path() const {
   if (!path_.empty()) {

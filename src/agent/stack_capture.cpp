@@ -201,6 +201,7 @@ class ToolStackCapture final : public StackCapture {
   asio::awaitable<void> capture(std::vector<StackTarget> targets, std::string reason) override {
     const auto deadline = std::chrono::steady_clock::now() + k_capture_bound;
     std::vector<errors::RankStack> stacks;
+    stacks.reserve(targets.size());
     for (const auto& t : targets) {
       stacks.push_back(errors::RankStack{t.ranks.rank, {}, proc_state(t.pid)});
     }

@@ -256,6 +256,7 @@ std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks, std::
 
 std::vector<std::string> render_stack_report(const std::vector<StackGroup>& groups) {
   std::vector<std::string> lines;
+  lines.reserve(groups.size());
   for (const auto& g : groups) {
     lines.push_back((g.ranks.size() == 1 ? "rank " : "ranks ") + render_rank_list(g.ranks) + ": " +
                     g.frames);

@@ -72,7 +72,7 @@ class FileTimerServerTest : public ::testing::Test {
 
 TEST_F(FileTimerServerTest, ExpiredTimerIsReportedAndTheFifoGoesAtStop) {
   FileTimerServer server(ctx_, clock_, dir_ + "/timer", "");
-  auto path = server.start([this](TimerExpiry e) { fired_.push_back(e); });
+  auto path = server.start([this](const TimerExpiry& e) { fired_.push_back(e); });
   ASSERT_TRUE(path) << path.error().message;
   EXPECT_TRUE(is_fifo(*path));
   write_line(*path, request(4242, "step", epoch_now() + 0.2, SIGKILL));
@@ -88,7 +88,7 @@ TEST_F(FileTimerServerTest, ExpiredTimerIsReportedAndTheFifoGoesAtStop) {
 
 TEST_F(FileTimerServerTest, ReleasedTimerNeverFiresAndGarbageIsSkipped) {
   FileTimerServer server(ctx_, clock_, "", dir_);
-  auto path = server.start([this](TimerExpiry e) { fired_.push_back(e); });
+  auto path = server.start([this](const TimerExpiry& e) { fired_.push_back(e); });
   ASSERT_TRUE(path) << path.error().message;
   EXPECT_EQ(path->rfind(dir_ + "/watchdog_timer_", 0), 0U) << *path;
   const double now = epoch_now();
@@ -109,7 +109,7 @@ TEST_F(FileTimerServerTest, ForgottenPidsTimersDoNotFireAndRequestsCountAsProgre
   FileTimerServer server(ctx_, clock_, dir_ + "/timer", "");
   int requests = 0;
   server.on_request([&] { ++requests; });
-  auto path = server.start([this](TimerExpiry e) { fired_.push_back(e); });
+  auto path = server.start([this](const TimerExpiry& e) { fired_.push_back(e); });
   ASSERT_TRUE(path) << path.error().message;
   const double now = epoch_now();
   write_line(*path, request(21, "dead", now + 0.2));
@@ -126,13 +126,13 @@ TEST_F(FileTimerServerTest, ExistingFileIsReplacedAndAMissingDirectoryIsAnError)
   const std::string path = dir_ + "/timer";
   std::ofstream(path) << "stale";
   FileTimerServer server(ctx_, clock_, path, "");
-  auto started = server.start([](TimerExpiry) {});
+  auto started = server.start([](const TimerExpiry&) {});
   ASSERT_TRUE(started) << started.error().message;
   EXPECT_TRUE(is_fifo(path));
   server.stop();
 
   FileTimerServer bad(ctx_, clock_, dir_ + "/missing/timer", "");
-  auto failed = bad.start([](TimerExpiry) {});
+  auto failed = bad.start([](const TimerExpiry&) {});
   ASSERT_FALSE(failed);
   EXPECT_NE(failed.error().message.find("mkfifo(" + dir_ + "/missing/timer)"), std::string::npos)
       << failed.error().message;
