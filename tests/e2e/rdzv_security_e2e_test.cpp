@@ -284,6 +284,19 @@ TEST(ExplicitPortE2E, TakenMasterPortIsOneErrorNamingThePortAndItsHolder) {
   }
 }
 
+TEST(ExplicitPortE2E, BadLogDirIsAUsageErrorEvenWhenThePortIsTaken) {
+  // A usage error must not depend on whether a port is free: --log-dir is checked before the
+  // workers' store binds (two bad-input tests once collided on the default port this way).
+  auto [port, holder] = taken_port();
+  ASSERT_TRUE(holder) << "could not occupy a free port";
+  auto r = run(concat(clean_ddprun(),
+                      {"--nnodes", "1", "--master_port", std::to_string(port), "--log-dir",
+                       "/dev/null/logs", "--nproc_per_node", "1", "--no_python", "/bin/true"}));
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_TRUE(contains(r.err, "/dev/null/logs")) << r.err;
+  EXPECT_FALSE(contains(r.err, std::to_string(port))) << r.err;
+}
+
 TEST(ExplicitPortE2E, C10dEndpointHeldByAnotherProgramIsNamedAtOnce) {
   auto [port, holder] = taken_port();
   ASSERT_TRUE(holder) << "could not occupy a free port";
