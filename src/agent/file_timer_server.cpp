@@ -188,9 +188,7 @@ void FileTimerServer::handle_line(Channel& ch, std::string_view line) {
     spdlog::warn("file-timer request ignored: {} timers are armed already (pid {}, scope {})",
                  k_max_timers, request->pid, util::quoted(request->scope_id));
   }
-  if (on_request_) {
-    on_request_();
-  }
+  last_request_ = clock_.now();
 }
 
 asio::awaitable<void> FileTimerServer::expiry_loop(std::shared_ptr<Channel> ch) {

@@ -13,6 +13,7 @@ Step next_step(Outcome outcome, int restarts_left) {
     case Outcome::store_lost:
       return Step::exit_store_lost;
     case Outcome::failed:
+    case Outcome::stalled:
     case Outcome::peer_failed:
       return restarts_left > 0 ? Step::restart : Step::fail;
   }
@@ -29,6 +30,8 @@ std::string to_string(Outcome outcome) {
       return "SIGNALED";
     case Outcome::membership_changed:
       return "MEMBERSHIP_CHANGED";
+    case Outcome::stalled:
+      return "STALLED";
     case Outcome::peer_failed:
       return "PEER_FAILED";
     case Outcome::store_lost:

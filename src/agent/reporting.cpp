@@ -77,6 +77,7 @@ SupervisorHooks Reporter::hooks() {
     }
   };
   h.failed = [this](const std::vector<WorkerFailure>& f) { on_failed(f); };
+  h.stacks_taken = [this](const StackReport& r) { on_stacks(r); };
   h.watchdog_expired = [this](const WorkerRanks& r, const TimerExpiry& e) {
     if (events_) {
       events_->watchdog_expired(r.local_rank, r.rank, e.pid, e.scope_id, e.signal);
@@ -114,7 +115,10 @@ void Reporter::on_stacks(const StackReport& report) {
   for (const auto& line : lines) {
     stacks_ += line + "\n";
   }
-  stacks_ += "full stacks:";
+  for (const auto& node : report.missing_nodes) {
+    stacks_ += node + ": did not answer\n";
+  }
+  stacks_ += report.nodes > 1 ? "full stacks, on each node:" : "full stacks:";
   for (const auto& f : report.files) {
     stacks_ += " " + f;
   }
@@ -126,10 +130,13 @@ void Reporter::on_stacks(const StackReport& report) {
   for (const auto& g : report.groups) {
     groups.push_back({{"ranks", errors::render_rank_list(g.ranks)}, {"frames", g.frames}});
   }
-  events_->emit(errors::event::stacks, {{"reason", report.reason},
-                                        {"method", std::string(to_string(report.method))},
-                                        {"groups", std::move(groups)},
-                                        {"files", report.files}});
+  events_->emit(report.stall ? errors::event::stall : errors::event::stacks,
+                {{"reason", report.reason},
+                 {"method", report.method},
+                 {"groups", std::move(groups)},
+                 {"files", report.files},
+                 {"nodes", report.nodes},
+                 {"missing_nodes", report.missing_nodes}});
 }
 
 void Reporter::write_parent_error_file(const errors::ProcessFailure& root) {

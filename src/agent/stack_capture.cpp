@@ -33,6 +33,7 @@ namespace ddprun::agent {
 namespace {
 
 constexpr std::string_view k_faulthandler_env = "PYTHONFAULTHANDLER";
+constexpr std::string_view k_unbuffered_env = "PYTHONUNBUFFERED";
 constexpr std::string_view k_faulthandler_start = "Fatal Python error";
 /// How often a signalled worker is checked for having died (its dump is then complete).
 constexpr std::chrono::milliseconds k_poll_step{20};
@@ -194,11 +195,11 @@ std::string dump_in(const std::vector<std::string>& lines) {
 
 class ToolStackCapture final : public StackCapture {
  public:
-  ToolStackCapture(asio::io_context& ctx, Tool tool, WorkerIo& io,
-                   std::function<void(const StackReport&)> on_report)
-      : ctx_(ctx), tool_(std::move(tool)), io_(io), on_report_(std::move(on_report)) {}
+  ToolStackCapture(asio::io_context& ctx, Tool tool, WorkerIo& io)
+      : ctx_(ctx), tool_(std::move(tool)), io_(io) {}
 
-  asio::awaitable<void> capture(std::vector<StackTarget> targets, std::string reason) override {
+  asio::awaitable<StackReport> capture(std::vector<StackTarget> targets,
+                                       std::string reason) override {
     const auto deadline = std::chrono::steady_clock::now() + k_capture_bound;
     std::vector<errors::RankStack> stacks;
     stacks.reserve(targets.size());
@@ -214,7 +215,7 @@ class ToolStackCapture final : public StackCapture {
     for (std::size_t i = 0; i < targets.size(); ++i) {
       stacks[i].threads = parse_capture(tool_.method, texts[i]);
     }
-    report(targets, stacks, texts, std::move(reason));
+    co_return report(targets, stacks, texts, std::move(reason));
   }
 
  private:
@@ -295,30 +296,22 @@ class ToolStackCapture final : public StackCapture {
     return path;
   }
 
-  void report(const std::vector<StackTarget>& targets, const std::vector<errors::RankStack>& stacks,
-              const std::vector<std::string>& texts, std::string reason) {
-    StackReport r{std::move(reason), tool_.method, errors::group_stacks(stacks), {}};
+  StackReport report(const std::vector<StackTarget>& targets,
+                     const std::vector<errors::RankStack>& stacks,
+                     const std::vector<std::string>& texts, std::string reason) {
+    StackReport r;
+    r.reason = std::move(reason);
+    r.method = std::string(to_string(tool_.method));
+    r.groups = errors::group_stacks(stacks);
     for (std::size_t i = 0; i < targets.size(); ++i) {
       r.files.push_back(write_file(targets[i], stacks[i], texts[i], r.reason));
     }
-    const auto where = r.files.front().substr(0, r.files.front().rfind('/'));
-    spdlog::warn("stacks of the {} worker(s) still running after {} ({}; full stacks in {}):",
-                 targets.size(), r.reason, to_string(r.method),
-                 r.files.size() == 1
-                     ? r.files.front()
-                     : where.substr(0, where.rfind('/')) + "/<local_rank>/stacks.txt");
-    for (const auto& line : errors::render_stack_report(r.groups)) {
-      spdlog::warn("  {}", line);
-    }
-    if (on_report_) {
-      on_report_(r);
-    }
+    return r;
   }
 
   asio::io_context& ctx_;
   Tool tool_;
   WorkerIo& io_;
-  std::function<void(const StackReport&)> on_report_;
   std::string temp_dir_;
 };
 
@@ -340,16 +333,24 @@ std::string_view to_string(StackMethod method) {
   return "/proc";
 }
 
-void add_faulthandler_env(const config::LaunchConfig& cfg, util::Env& agent_env) {
-  if (cfg.stacks_on_failure && !cfg.no_python && !agent_env.get(k_faulthandler_env)) {
+bool takes_faulthandler_dumps(const config::LaunchConfig& cfg, const util::Env& env) {
+  const bool file_timer = env.get(std::string(k_enable_file_timer_env)).value_or("") == "1";
+  return !cfg.no_python && (cfg.stacks_on_failure || cfg.stall_timeout.count() > 0 || file_timer);
+}
+
+void add_hang_env(const config::LaunchConfig& cfg, util::Env& agent_env) {
+  if (takes_faulthandler_dumps(cfg, agent_env) && !agent_env.get(k_faulthandler_env)) {
     agent_env.set(std::string(k_faulthandler_env), "1");
+  }
+  if (cfg.stall_timeout.count() > 0 && !cfg.no_python && !agent_env.get(k_unbuffered_env)) {
+    agent_env.set(std::string(k_unbuffered_env), "1");
   }
 }
 
-std::unique_ptr<StackCapture> make_stack_capture(
-    asio::io_context& ctx, const config::LaunchConfig& cfg, const util::Env& env, WorkerIo& io,
-    std::function<void(const StackReport&)> on_report) {
-  return std::make_unique<ToolStackCapture>(ctx, choose_tool(cfg, env), io, std::move(on_report));
+std::unique_ptr<StackCapture> make_stack_capture(asio::io_context& ctx,
+                                                 const config::LaunchConfig& cfg,
+                                                 const util::Env& env, WorkerIo& io) {
+  return std::make_unique<ToolStackCapture>(ctx, choose_tool(cfg, env), io);
 }
 
 }  // namespace ddprun::agent

@@ -12,12 +12,15 @@
 //     old round is ignored.
 //   - the clock (the util::Clock seam): stop_workers() waits with deadlines for its
 //     escalation steps.
-//   - the file-timer watchdog (the Watchdog seam, optional): a worker's timer ran out. The
-//     supervisor sends the timer's signal to that worker's whole process group through the
-//     launcher (torchrun kills the pid alone; the group also ends the worker's DataLoader
-//     children at once, as any stop does) and remembers the reason for the failure report.
-//     Only pids of this round's workers are signalled: the FIFO is a file any local process
-//     may write to, and it must not become a way to kill arbitrary processes.
+//   - the file-timer watchdog (the Watchdog seam, optional): a worker's timer ran out. When
+//     the timer's signal will end the worker, every rank's stack is taken first; then the
+//     supervisor sends the signal to that worker's whole process group through the launcher
+//     (torchrun kills the pid alone; the group also ends the worker's DataLoader children at
+//     once, as any stop does) and remembers the reason for the failure report. Only pids of
+//     this round's workers are signalled: the FIFO is a file any local process may write to,
+//     and it must not become a way to kill arbitrary processes.
+//   - the stall watchdog (--stall-timeout): monitor() waits for events with a deadline at
+//     the last output / file-timer request plus the timeout (supervisor_hang.cpp).
 // monitor() consumes events until the round's outcome is known; next_step() (pure) decides
 // what follows. Stopping always signals whole process groups, including groups whose leader
 // already exited, and finishes only when every group is empty, so no grandchild survives.
@@ -28,6 +31,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
 
 namespace ddprun::agent {
@@ -45,6 +49,7 @@ Outcome outcome_of(RdzvSignal s) {
       return Outcome::store_lost;
     case RdzvSignal::none:
     case RdzvSignal::membership_changed:
+    case RdzvSignal::stacks_requested:  // handled before: the round goes on
       break;
   }
   return Outcome::membership_changed;
@@ -134,6 +139,9 @@ Result<std::string> Supervisor::start_watchdog() {
 Result<void> Supervisor::start_workers(const Round& round) {
   workers_.clear();
   failure_order_.clear();
+  stall_.clear();
+  my_stacks_.reset();
+  round_started_ = clock_.now();
   auto timer_file = start_watchdog();
   if (!timer_file) {
     return timer_file.error();
@@ -164,7 +172,7 @@ Result<void> Supervisor::start_workers(const Round& round) {
     if (!pid) {
       return pid.error();
     }
-    workers_.push_back(Worker{ranks, *pid, true, false, {}, {}, {}, 0});
+    workers_.push_back(Worker{ranks, *pid, true, false, {}, {}, {}, 0, false, false});
     pids.push_back(*pid);
   }
   const auto& first = round.ranks.front();
@@ -192,7 +200,7 @@ void Supervisor::handle_child(pid_t pid, int status) {
     w.running = false;
     w.exit = process::decode_wait_status(status);
     w.exit_time = clock_.wall_now();
-    if (!w.exit.success() && !w.stop_requested) {
+    if (!w.exit.success() && (!w.stop_requested || w.expired)) {
       failure_order_.push_back(i);
     }
     if (hooks_.worker_exited) {
@@ -203,20 +211,35 @@ void Supervisor::handle_child(pid_t pid, int status) {
   spdlog::debug("reaped process {} (an orphan adopted from a worker's tree)", pid);
 }
 
-void Supervisor::handle_timer_expired(const Event& ev) {
-  for (auto& w : workers_) {
-    if (w.pid != ev.pid || !w.running) {
+/// The worker's timer ran out. Its stack and the others' are taken first when the timer's
+/// signal ends it (the group then fails); a signal it catches (a handler dumping its own
+/// state) is sent alone, as torchrun does. workers_ is not resized while a round runs, so the
+/// index stays valid across the capture.
+asio::awaitable<void> Supervisor::handle_timer_expired(Event ev) {
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    if (workers_[i].pid != ev.pid || !workers_[i].running) {
       continue;
     }
+    auto& w = workers_[i];
+    w.expired = true;
     w.watchdog_reason = "watchdog timer \"" + ev.scope + "\" expired";
     w.watchdog_signal = ev.signal;
-    spdlog::error("[{}] {} for local_rank {} (pid {}); sending {} to its process group", cfg_.role,
-                  w.watchdog_reason, w.ranks.local_rank, w.pid, process::signal_name(ev.signal));
+    const bool capture =
+        stacks_ != nullptr && !my_stacks_ && launcher_.signal_ends(w.pid, ev.signal);
+    spdlog::error("[{}] {} for local_rank {} (pid {}); {}sending {} to its process group",
+                  cfg_.role, w.watchdog_reason, w.ranks.local_rank, w.pid,
+                  capture ? "taking the stacks, then " : "", process::signal_name(ev.signal));
     if (hooks_.watchdog_expired) {
       hooks_.watchdog_expired(w.ranks, TimerExpiry{ev.pid, ev.signal, ev.scope});
     }
-    launcher_.signal_group(w.pid, ev.signal);
-    return;
+    if (capture) {
+      w.captured = true;
+      co_await take_stacks(w.watchdog_reason + " for rank " + std::to_string(w.ranks.rank), false);
+    }
+    if (workers_[i].running) {
+      launcher_.signal_group(workers_[i].pid, ev.signal);
+    }
+    co_return;
   }
   spdlog::warn(
       "watchdog timer \"{}\" of pid {} expired, but pid {} is not a running worker "
@@ -235,18 +258,32 @@ bool Supervisor::all_succeeded() const {
 
 asio::awaitable<Outcome> Supervisor::monitor() {
   while (true) {
-    Event ev = co_await events_.pop();
+    auto next = co_await events_.pop_until(stall_deadline());
+    if (!next) {
+      if (clock_.now() >= stall_deadline()) {  // output may have come in meanwhile
+        stall_ = stall_reason();
+        spdlog::error("[{}] {}", cfg_.role, stall_);
+        co_return Outcome::stalled;
+      }
+      continue;
+    }
+    Event ev = std::move(*next);
     if (ev.kind == Event::Kind::agent_signal) {
       received_signal_ = ev.signal;
       spdlog::warn("Received {} death signal, shutting down workers",
                    process::signal_name(ev.signal));
       co_return Outcome::signaled;
     }
+    if (ev.kind == Event::Kind::rdzv && ev.rdzv == RdzvSignal::stacks_requested) {
+      co_await answer_stacks_request();
+      asio::co_spawn(ctx_, rdzv_watch_loop(generation_), asio::detached);
+      continue;
+    }
     if (ev.kind == Event::Kind::rdzv) {
       co_return outcome_of(ev.rdzv);
     }
     if (ev.kind == Event::Kind::timer_expired) {
-      handle_timer_expired(ev);
+      co_await handle_timer_expired(std::move(ev));
       continue;
     }
     handle_child(ev.pid, ev.status);
@@ -328,40 +365,26 @@ asio::awaitable<void> Supervisor::stop_workers(int first_signal) {
   }
 }
 
-/// Before a group is stopped: the stacks of its still-running workers. They are marked
-/// stop-requested first, since taking a stack may end a worker.
-asio::awaitable<void> Supervisor::capture_stacks(std::string reason) {
-  std::vector<StackTarget> targets;
-  for (auto& w : workers_) {
-    if (w.running) {
-      w.stop_requested = true;
-      targets.push_back(StackTarget{w.ranks, w.pid});
-    }
-  }
-  if (stacks_ != nullptr && !targets.empty()) {
-    co_await stacks_->capture(std::move(targets), std::move(reason));
-  }
-}
-
-/// "rank 1 failed (exitcode: 3)": the first failure seen.
-std::string Supervisor::failure_reason() const {
-  if (failure_order_.empty()) {
-    return "failure";
-  }
-  const auto& w = workers_[failure_order_.front()];
-  return "rank " + std::to_string(w.ranks.rank) +
-         " failed (exitcode: " + std::to_string(w.exit.code()) + ")";
-}
-
 std::vector<WorkerFailure> Supervisor::collect_failures() const {
   std::vector<WorkerFailure> out;
   for (auto i : failure_order_) {
     const auto& w = workers_[i];
-    // The watchdog is the cause only when the worker died of the timer's signal.
-    bool by_watchdog = w.exit.signaled && w.exit.signal == w.watchdog_signal;
+    // The watchdog is the cause when the worker died of the timer's signal, or of taking its
+    // stack for the timer (a faulthandler dump ends the worker).
+    bool by_watchdog =
+        w.expired && w.exit.signaled && (w.exit.signal == w.watchdog_signal || w.captured);
     out.push_back(WorkerFailure{
         w.ranks, w.pid, w.exit, w.exit_time, io_.error_file(w.ranks.local_rank),
         io_.stderr_tail(w.ranks.local_rank), by_watchdog ? w.watchdog_reason : std::string()});
+  }
+  if (out.empty() && !stall_.empty() && !workers_.empty()) {
+    // A stall has no failed worker: the first one that had not finished stands for it.
+    auto it = std::find_if(workers_.begin(), workers_.end(),
+                           [](const Worker& x) { return !x.exit.success(); });
+    const auto& w = it != workers_.end() ? *it : workers_.front();
+    out.push_back(WorkerFailure{w.ranks, w.pid, w.exit, w.exit_time,
+                                io_.error_file(w.ranks.local_rank),
+                                io_.stderr_tail(w.ranks.local_rank), stall_});
   }
   return out;
 }
@@ -448,8 +471,10 @@ asio::awaitable<int> Supervisor::run() {
     asio::co_spawn(ctx_, rdzv_watch_loop(++generation_), asio::detached);
     Outcome outcome = co_await monitor();
     Step step = next_step(outcome, remaining);
-    if (outcome == Outcome::failed && cfg_.stacks_on_failure) {
-      co_await capture_stacks(failure_reason());
+    if (outcome == Outcome::stalled) {
+      co_await take_stacks(stall_, true);
+    } else if (outcome == Outcome::failed && cfg_.stacks_on_failure) {
+      co_await take_stacks(failure_reason(), false);
     }
     if (hooks_.round_ended) {
       hooks_.round_ended(outcome, step, remaining);
@@ -466,7 +491,7 @@ asio::awaitable<int> Supervisor::run() {
     }
     co_await stop_workers(SIGTERM);
     co_await io_.drain(std::chrono::seconds(5));
-    if (outcome == Outcome::failed) {
+    if (outcome == Outcome::failed || outcome == Outcome::stalled) {
       co_await rdzv_.report_failure();
     }
   }

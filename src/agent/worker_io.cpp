@@ -18,15 +18,14 @@ namespace {
 constexpr std::size_t k_stderr_tail_lines = 10;
 constexpr std::chrono::milliseconds k_console_flush_wait{2000};
 
-/// Python workers' stacks come from faulthandler's dump on stderr, which the agent must see.
-bool reads_faulthandler_dumps(const config::LaunchConfig& cfg) {
-  return cfg.stacks_on_failure && !cfg.no_python;
-}
-
 struct Routing {
   output::StdSpec redirects;
   output::StdSpec tee;
   std::set<int> filter;
+  /// Python workers' stacks come from faulthandler's dump on stderr, which the agent must see.
+  bool read_stderr = false;
+  /// --stall-timeout: every stream goes through the agent, which notes when output arrives.
+  bool watch_output = false;
 };
 
 /// torchrun's log files and stream routing behind the supervisor's WorkerIo seam.
@@ -54,7 +53,10 @@ class RouterIo final : public WorkerIo {
   Result<ChildFds> open(const WorkerRanks& ranks) override {
     auto plan = output::decide_stdio(routing_.redirects, routing_.tee, routing_.filter,
                                      ranks.local_rank, !run_dir_.empty());
-    if (reads_faulthandler_dumps(cfg_) && plan.err == output::Route::inherit) {
+    if (routing_.watch_output) {
+      plan = output::watched(plan);  // same destinations, but the agent sees every byte
+    }
+    if (routing_.read_stderr && plan.err == output::Route::inherit) {
       plan.err = output::Route::pass_through;  // same console, but the agent sees the dump
     }
     auto stdio = router_.prepare({cfg_.role, ranks.rank, ranks.local_rank}, plan,
@@ -120,6 +122,8 @@ class RouterIo final : public WorkerIo {
 
   std::string run_dir() const override { return run_dir_; }
 
+  util::SteadyTime last_output() const override { return router_.last_output(); }
+
  private:
   asio::io_context& ctx_;
   const config::LaunchConfig& cfg_;
@@ -131,7 +135,7 @@ class RouterIo final : public WorkerIo {
   std::map<int, std::uint64_t> reported_drops_;
 };
 
-Routing parse_routing(const config::LaunchConfig& cfg) {
+Routing parse_routing(const config::LaunchConfig& cfg, const util::Env& env) {
   auto redirects = output::parse_std_spec(cfg.redirects, "--redirects");
   auto tee = output::parse_std_spec(cfg.tee, "--tee");
   auto filter = output::parse_local_ranks_filter(cfg.local_ranks_filter);
@@ -141,14 +145,15 @@ Routing parse_routing(const config::LaunchConfig& cfg) {
       throw Fatal(make_error(ErrorCode::usage, e->message));
     }
   }
-  return Routing{*redirects, *tee, *filter};
+  return Routing{*redirects, *tee, *filter, takes_faulthandler_dumps(cfg, env),
+                 cfg.stall_timeout.count() > 0};
 }
 
 }  // namespace
 
 std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::LaunchConfig& cfg,
                                          const util::Env& env) {
-  auto routing = parse_routing(cfg);
+  auto routing = parse_routing(cfg, env);
   auto run_dir = output::make_run_dir(cfg.log_dir, cfg.rdzv_id);
   if (!run_dir && cfg.log_dir.empty()) {
     throw Fatal(run_dir.error());  // the temporary directory under TMPDIR
@@ -161,7 +166,7 @@ std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::La
     spdlog::info("log directory set to: {}", *run_dir);
   }
   output::RouterOptions options;
-  if (reads_faulthandler_dumps(cfg)) {
+  if (routing.read_stderr) {
     options.stderr_tail_lines = k_stack_dump_lines;
   }
   if (auto prefix = env.get_nonempty(std::string(output::k_prefix_template_env))) {

@@ -123,10 +123,8 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
   agent::Reporter reporter(cfg, agent_env);
   auto setup = make_rendezvous(ctx, cfg, agent_env, clock);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
-  agent::add_faulthandler_env(cfg, agent_env);
-  auto stacks = agent::make_stack_capture(
-      ctx, cfg, agent_env, *io,
-      [&reporter](const agent::StackReport& r) { reporter.on_stacks(r); });
+  agent::add_hang_env(cfg, agent_env);
+  auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock, *setup.rdzv, *io,
                                reporter.hooks());
   supervisor.set_watchdog(watchdog.get());

@@ -1,5 +1,6 @@
 // ddprun's own options, plus --use-env from the legacy torch.distributed.launch parser.
-// None reads PET_: they are not torchrun's. --log-level and --shutdown-timeout fall back on the
+// Only --stall-timeout reads PET_ (PET_STALL_TIMEOUT, as the issue that asked for it named it);
+// the others are not torchrun's. --log-level and --shutdown-timeout fall back on the
 // environment variables torch itself reads for the same knobs.
 #include "flag_groups.hpp"
 
@@ -78,6 +79,16 @@ std::vector<FlagSpec> agent_extras() {
        .help = "When a worker fails while others still run, capture the stacks of the running "
                "ones before stopping them (py-spy, faulthandler, gdb or eu-stack, else /proc): "
                "a grouped report on stderr, the full stacks in attempt_<n>/<rank>/stacks.txt."},
+      {.dest = flag::k_stall_timeout,
+       .spellings = {"--stall-timeout", "--stall_timeout"},
+       .kind = FlagKind::valued,
+       .default_value = "0",
+       .env_var = "PET_STALL_TIMEOUT",
+       .metavar = "SECONDS",
+       .group = g,
+       .help = "Treat the worker group as hung when for this long no worker wrote any output "
+               "and no file-timer request arrived: take every rank's stack, then stop and restart "
+               "the group (within --max-restarts). 0 (the default) turns it off."},
       {.dest = flag::k_log_level,
        .spellings = {"--log-level", "--log_level"},
        .kind = FlagKind::valued,

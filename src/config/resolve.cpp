@@ -338,6 +338,12 @@ Result<void> Resolver::supervision() {
   note(flag::k_start_method, cfg_.start_method);
   cfg_.stacks_on_failure = on(flag::k_stacks_on_failure);
   note(flag::k_stacks_on_failure, cfg_.stacks_on_failure ? "1" : "0");
+  auto stall = util::parse_seconds(text(flag::k_stall_timeout));
+  if (!stall || stall->count() < 0) {
+    return bad(flag::k_stall_timeout, "a non-negative number of seconds (0: off)");
+  }
+  cfg_.stall_timeout = *stall;
+  note(flag::k_stall_timeout, text(flag::k_stall_timeout));
   auto grace = util::parse_seconds(text(flag::k_shutdown_timeout));
   if (!grace) {
     return bad(flag::k_shutdown_timeout, "a non-negative number of seconds");

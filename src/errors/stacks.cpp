@@ -265,3 +265,30 @@ std::vector<std::string> render_stack_report(const std::vector<StackGroup>& grou
 }
 
 }  // namespace ddprun::errors
+
+namespace ddprun::errors {
+
+// Provisional: the helper's version (with the codec) replaces this at merge.
+std::vector<StackGroup> merge_stack_groups(const std::vector<NodeStacks>& nodes) {
+  std::map<std::string, std::vector<int>> by_frames;
+  for (const auto& n : nodes) {
+    for (const auto& g : n.groups) {
+      auto& ranks = by_frames[g.frames];
+      ranks.insert(ranks.end(), g.ranks.begin(), g.ranks.end());
+    }
+  }
+  std::vector<StackGroup> groups;
+  for (auto& [frames, ranks] : by_frames) {
+    std::sort(ranks.begin(), ranks.end());
+    groups.push_back(StackGroup{std::move(ranks), frames});
+  }
+  std::sort(groups.begin(), groups.end(), [](const StackGroup& a, const StackGroup& b) {
+    if (a.ranks.size() != b.ranks.size()) {
+      return a.ranks.size() < b.ranks.size();
+    }
+    return a.ranks.front() < b.ranks.front();
+  });
+  return groups;
+}
+
+}  // namespace ddprun::errors

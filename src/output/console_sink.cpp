@@ -59,20 +59,32 @@ void ConsoleSink::open_private(int fd) {
   }
 }
 
-void ConsoleSink::append_line(std::string_view prefix, std::string_view line, int local_rank) {
-  const std::size_t size = prefix.size() + line.size() + 1;
+bool ConsoleSink::make_room(std::size_t size, int local_rank) {
   if (broken_ || buffered_bytes() + size > capacity_) {
     dropped_[local_rank] += size;
     unreported_[local_rank] += size;
-    return;
+    return false;
   }
   if (head_ > 0 && head_ >= buffer_.size() / 2) {
     buffer_.erase(0, head_);
     head_ = 0;
   }
+  return true;
+}
+
+void ConsoleSink::append_line(std::string_view prefix, std::string_view line, int local_rank) {
+  if (!make_room(prefix.size() + line.size() + 1, local_rank)) {
+    return;
+  }
   buffer_.append(prefix);
   buffer_.append(line);
   buffer_.push_back('\n');
+}
+
+void ConsoleSink::append_bytes(std::string_view bytes, int local_rank) {
+  if (make_room(bytes.size(), local_rank)) {
+    buffer_.append(bytes);
+  }
 }
 
 long ConsoleSink::write_some(std::string_view data) {

@@ -31,6 +31,9 @@ class ConsoleSink : public std::enable_shared_from_this<ConsoleSink> {
 
   /// Queues prefix + line + '\n', or drops and counts it when the buffer is full.
   void append_line(std::string_view prefix, std::string_view line, int local_rank);
+  /// Queues bytes as they came (a pass-through stream: partial lines, '\r' progress bars), or
+  /// drops and counts them when the buffer is full.
+  void append_bytes(std::string_view bytes, int local_rank);
   /// Writes what the console takes now; waits asynchronously for the rest.
   void flush();
 
@@ -40,6 +43,8 @@ class ConsoleSink : public std::enable_shared_from_this<ConsoleSink> {
  private:
   enum class Mode { direct, nonblocking, socket, guarded };
   void open_private(int fd);
+  /// False (and the bytes counted as dropped) when `size` more bytes do not fit.
+  bool make_room(std::size_t size, int local_rank);
   long write_some(std::string_view data);
   void wait_writable();
   void queue_notes();

@@ -28,7 +28,8 @@ PipeReader::PipeReader(asio::io_context& ctx, int read_fd, PipeReaderConfig conf
     : pipe_(ctx, read_fd),
       config_(std::move(config)),
       buffer_(config_.read_chunk),
-      splitter_(config_.max_line) {}
+      splitter_(config_.max_line),
+      hold_timer_(ctx) {}
 
 PipeReader::~PipeReader() {
   if (config_.file_fd >= 0) {
@@ -66,7 +67,13 @@ void PipeReader::read_some() {
 }
 
 void PipeReader::on_data(std::string_view data) {
+  if (config_.activity && !data.empty()) {
+    *config_.activity = std::chrono::steady_clock::now();
+  }
   write_file(data);
+  if (config_.console && config_.raw_console) {
+    to_console_raw(data);
+  }
   if (!config_.console && config_.tail_lines == 0) {
     return;
   }
@@ -76,8 +83,37 @@ void PipeReader::on_data(std::string_view data) {
   }
 }
 
+void PipeReader::to_console_raw(std::string_view data) {
+  const auto end = data.find_last_of("\r\n");
+  if (end == std::string_view::npos) {
+    held_.append(data);
+  } else {
+    held_.append(data.substr(0, end + 1));
+    config_.console->append_bytes(held_, config_.local_rank);
+    held_.assign(data.substr(end + 1));
+  }
+  if (held_.size() >= config_.max_line) {
+    flush_held();
+  } else if (!held_.empty()) {
+    hold_timer_.expires_after(config_.raw_hold);
+    hold_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (!ec) {
+        self->flush_held();
+      }
+    });
+  }
+}
+
+void PipeReader::flush_held() {
+  if (!held_.empty() && config_.console) {
+    config_.console->append_bytes(held_, config_.local_rank);
+    held_.clear();
+    config_.console->flush();
+  }
+}
+
 void PipeReader::on_line(std::string_view line) {
-  if (config_.console) {
+  if (config_.console && !config_.raw_console) {
     config_.console->append_line(config_.prefix, line, config_.local_rank);
   }
   if (config_.tail_lines > 0) {
@@ -109,6 +145,8 @@ void PipeReader::finish() {
   }
   eof_ = true;
   splitter_.finish([this](std::string_view line) { on_line(line); });
+  hold_timer_.cancel();
+  flush_held();
   if (config_.console) {
     config_.console->flush();
   }

@@ -6,6 +6,7 @@
 #include "ddprun/net/asio.hpp"
 #include "ddprun/output/line_splitter.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -23,6 +24,13 @@ struct PipeReaderConfig {
   std::shared_ptr<ConsoleSink> console;  ///< null: no console copy
   std::shared_ptr<ConsoleSink> notes;    ///< where a failed-write note goes (agent stderr)
   std::string prefix;
+  /// Bytes to the console as they come (no prefix, '\r' progress bars kept), not line by line;
+  /// a piece after the last '\n' or '\r' waits up to raw_hold for the rest of its line, so
+  /// that unbuffered workers' lines do not interleave mid-line.
+  bool raw_console = false;
+  std::chrono::milliseconds raw_hold{50};
+  /// Set to the time of each read that brought bytes (the stall watchdog's input).
+  std::shared_ptr<std::chrono::steady_clock::time_point> activity;
   int local_rank = 0;
   std::size_t tail_lines = 0;  ///< 0: keep no tail
   std::size_t max_line = k_max_line_bytes;
@@ -53,6 +61,8 @@ class PipeReader : public std::enable_shared_from_this<PipeReader> {
   void on_line(std::string_view line);
   void write_file(std::string_view data);
   void drain_ready();
+  void to_console_raw(std::string_view data);
+  void flush_held();
   void finish();
   void report_file_errors();
 
@@ -61,6 +71,8 @@ class PipeReader : public std::enable_shared_from_this<PipeReader> {
   std::vector<char> buffer_;
   LineSplitter splitter_;
   std::deque<std::string> tail_;
+  std::string held_;  ///< raw console bytes after the last line end, waiting for the rest
+  asio::steady_timer hold_timer_;
   std::function<void()> on_eof_;
   std::uint64_t file_errors_ = 0;
   int file_errno_ = 0;

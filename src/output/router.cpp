@@ -52,7 +52,8 @@ OutputRouter::OutputRouter(asio::io_context& ctx, RouterOptions options)
       console_out_(std::make_shared<detail::ConsoleSink>(ctx, options_.console_out_fd,
                                                          options_.console_buffer_bytes)),
       console_err_(std::make_shared<detail::ConsoleSink>(ctx, options_.console_err_fd,
-                                                         options_.console_buffer_bytes)) {}
+                                                         options_.console_buffer_bytes)),
+      activity_(std::make_shared<std::chrono::steady_clock::time_point>()) {}
 
 // Cancelling timers may throw (Asio's throwing overloads); a destructor that lets it escape
 // would terminate the launcher.
@@ -75,7 +76,7 @@ Result<int> OutputRouter::open_stream(Slot& slot, Route route, const std::string
     return fd < 0 ? Result<int>(open_error("open", "/dev/null")) : Result<int>(fd);
   }
   int file_fd = -1;
-  if (route == Route::file_only || route == Route::tee) {
+  if (route == Route::file_only || route == Route::tee || route == Route::file_piped) {
     file_fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, k_file_mode);
     if (path.empty() || file_fd < 0) {
       return open_error("open", path);
@@ -96,11 +97,16 @@ Result<int> OutputRouter::open_stream(Slot& slot, Route route, const std::string
   config.file_fd = file_fd;
   config.file_path = path;
   config.notes = console_err_;
-  config.console = is_err ? console_err_ : console_out_;
-  if (route != Route::pass_through) {
+  if (route == Route::tee || route == Route::console_prefixed || route == Route::pass_through) {
+    config.console = is_err ? console_err_ : console_out_;
+  }
+  if (route == Route::pass_through) {
+    config.raw_console = true;
+  } else {
     config.prefix =
         render_prefix(options_.prefix_template, slot.id.role, slot.id.rank, slot.id.local_rank);
   }
+  config.activity = activity_;
   config.local_rank = slot.id.local_rank;
   config.tail_lines = is_err ? options_.stderr_tail_lines : 0;
   config.max_line = options_.max_line_bytes;
@@ -207,6 +213,8 @@ std::vector<std::string> OutputRouter::tail_lines(int local_rank, std::size_t n)
   }
   return {};
 }
+
+std::chrono::steady_clock::time_point OutputRouter::last_output() const { return *activity_; }
 
 std::uint64_t OutputRouter::console_dropped_bytes(int local_rank) const {
   return console_out_->dropped_bytes(local_rank) + console_err_->dropped_bytes(local_rank);

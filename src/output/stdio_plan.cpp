@@ -19,7 +19,27 @@ Route decide_stream(bool redirect, bool tee, bool shown, bool files_enabled) {
   return shown ? Route::inherit : Route::devnull;
 }
 
+Route watched(Route r) {
+  switch (r) {
+    case Route::inherit:
+      return Route::pass_through;
+    case Route::file_only:
+      return Route::file_piped;
+    case Route::devnull:
+      return Route::discard;
+    case Route::tee:
+    case Route::console_prefixed:
+    case Route::pass_through:
+    case Route::file_piped:
+    case Route::discard:
+      break;
+  }
+  return r;
+}
+
 }  // namespace
+
+WorkerStdioPlan watched(WorkerStdioPlan plan) { return {watched(plan.out), watched(plan.err)}; }
 
 WorkerStdioPlan decide_stdio(const StdSpec& redirects, const StdSpec& tee,
                              const std::set<int>& filter, int local_rank, bool files_enabled) {

@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <charconv>
 #include <csignal>
+#include <cstdint>
 #include <utility>
 
 namespace ddprun::process {
@@ -98,6 +100,50 @@ SignalList parse_signal_list(std::string_view text) {
 StopPlan make_stop_plan(int first_signal, std::chrono::milliseconds grace) {
   return StopPlan{
       {SIGCONT, std::chrono::milliseconds(0)}, {first_signal, grace}, {SIGKILL, k_kill_wait}};
+}
+
+namespace {
+
+/// The bit of `sig` in a /proc status mask line ("SigCgt:\t0000000000004a02").
+bool mask_has(std::string_view status, std::string_view field, int sig) {
+  auto at = status.find(field);
+  if (at == std::string_view::npos) {
+    return false;
+  }
+  const auto start = at + field.size();
+  const auto value = util::trim(status.substr(start, status.find('\n', start) - start));
+  std::uint64_t mask = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), mask, 16);
+  if (ec != std::errc() || end != value.data() + value.size()) {
+    return false;
+  }
+  return sig >= 1 && sig <= 64 && ((mask >> static_cast<unsigned>(sig - 1)) & 1U) != 0;
+}
+
+bool default_action_ends(int sig) {
+  switch (sig) {
+    case SIGCHLD:
+    case SIGCONT:
+    case SIGURG:
+    case SIGWINCH:
+    case SIGSTOP:
+    case SIGTSTP:
+    case SIGTTIN:
+    case SIGTTOU:
+      return false;
+    default:
+      return sig > 0;
+  }
+}
+
+}  // namespace
+
+bool signal_ends_process(std::string_view proc_status, int sig) {
+  if (sig == SIGKILL) {
+    return true;
+  }
+  return default_action_ends(sig) && !mask_has(proc_status, "SigCgt:", sig) &&
+         !mask_has(proc_status, "SigIgn:", sig);
 }
 
 }  // namespace ddprun::process

@@ -22,6 +22,7 @@
 
 #include "ddprun/process/posix_launcher.hpp"
 
+#include "ddprun/process/exit_info.hpp"
 #include "ddprun/util/exec_args.hpp"
 #include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/strings.hpp"
@@ -35,6 +36,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace ddprun::process {
 
@@ -208,6 +211,13 @@ std::vector<Reaped> PosixLauncher::reap_exited() { return process::reap_exited()
 bool PosixLauncher::group_alive(pid_t pgid) const { return process::group_alive(pgid); }
 
 void PosixLauncher::become_subreaper() { process::become_subreaper(); }
+
+bool PosixLauncher::signal_ends(pid_t pid, int sig) const {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return signal_ends_process(text.str(), sig);
+}
 
 void become_subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
 

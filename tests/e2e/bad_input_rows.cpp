@@ -65,6 +65,8 @@ const std::vector<OptionRow>& option_rows() {
       {"launcher", "x", "choose from auto, pbsdsh, srun, ssh, none"},
       {"print_config", "x", "takes no value"},
       {"stacks_on_failure", "x", "takes no value"},
+      {"stall_timeout", "x", "expected a non-negative number of seconds (0: off)"},
+      {"stall_timeout", "-1", "expected a non-negative number of seconds (0: off)"},
   };
   return rows;
 }

@@ -60,6 +60,10 @@ class FakeLauncher final : public process::Launcher {
 
   void become_subreaper() override { subreaper_ = true; }
 
+  bool signal_ends(pid_t pid, int sig) const override {
+    return sig == SIGKILL || (sig != SIGCONT && ignores_.count(pid) == 0);
+  }
+
   // --- Scripting ---
   /// The worker `pid` exits with `code`.
   void exit_with(pid_t pid, int code) { finish(pid, (code & 0xff) << 8); }

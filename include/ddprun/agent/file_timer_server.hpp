@@ -33,9 +33,8 @@ class FileTimerServer final : public Watchdog {
   void forget(pid_t pid) override;
   void stop() override;
 
-  /// Called for every well-formed request: a worker that talks to its watchdog is making
-  /// progress (for a stall detector). Optional.
-  void on_request(std::function<void()> hook) { on_request_ = std::move(hook); }
+  /// A worker that talks to its watchdog is making progress (the stall watchdog's input).
+  util::SteadyTime last_request() const override { return last_request_; }
 
  private:
   struct Channel;
@@ -48,7 +47,7 @@ class FileTimerServer final : public Watchdog {
   const util::Clock& clock_;
   std::string path_;
   std::string temp_dir_;
-  std::function<void()> on_request_;
+  util::SteadyTime last_request_{};
   std::shared_ptr<Channel> channel_;
 };
 

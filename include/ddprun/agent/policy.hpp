@@ -9,6 +9,7 @@ namespace ddprun::agent {
 enum class Outcome {
   succeeded,           ///< every worker exited 0
   failed,              ///< a worker exited non-zero or by a signal
+  stalled,             ///< no output and no file-timer request for --stall-timeout
   signaled,            ///< the agent received a handled signal
   membership_changed,  ///< the rendezvous wants a new round (new node, lost node)
   peer_failed,         ///< another node's group failed; restart together

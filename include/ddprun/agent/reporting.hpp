@@ -20,8 +20,8 @@ class Reporter {
   Reporter(const config::LaunchConfig& cfg, const util::Env& env);
 
   SupervisorHooks hooks();
-  /// Stacks taken before a group was stopped: an event now, a line in the failure summary and
-  /// the agent's error file later.
+  /// Stacks taken before a group was stopped: an event now (`stall` for a stall, else
+  /// `stacks`), a part of the failure summary and the agent's error file later.
   void on_stacks(const StackReport& report);
   /// The final event ("result") once the supervisor returned `exit_code`.
   void finish(int exit_code);

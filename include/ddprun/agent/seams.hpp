@@ -5,7 +5,9 @@
 
 #include "ddprun/agent/file_timer.hpp"
 #include "ddprun/agent/worker_spec.hpp"
+#include "ddprun/errors/stacks.hpp"
 #include "ddprun/net/asio.hpp"
+#include "ddprun/util/clock.hpp"
 #include "ddprun/util/result.hpp"
 
 #include <sys/types.h>
@@ -26,7 +28,15 @@ struct Round {
 
 /// Events a rendezvous can raise while workers run. store_lost: the rendezvous store stopped
 /// answering for longer than the keep-alive bound (its host died or is cut off).
-enum class RdzvSignal { none, membership_changed, peer_failed, store_lost };
+/// stacks_requested: another node asks every node for its workers' stacks (a hang report);
+/// the round goes on.
+enum class RdzvSignal { none, membership_changed, peer_failed, store_lost, stacks_requested };
+
+/// The other nodes' answers to a job-wide stack request.
+struct PeerStacks {
+  std::vector<errors::NodeStacks> answers;
+  std::vector<std::string> missing;  ///< the nodes that did not answer in time
+};
 
 class Rendezvous {
  public:
@@ -45,6 +55,18 @@ class Rendezvous {
   /// `bound`. The caller bounds its own wait too (a store call may block longer).
   virtual asio::awaitable<void> leave(std::chrono::milliseconds bound) = 0;
   virtual std::string describe() const = 0;
+
+  // A job-wide hang report. Single-node rendezvous have no peers: these do nothing.
+  /// Asks every other node of the round to take its workers' stacks, for `reason`.
+  virtual asio::awaitable<void> request_stacks(std::string /*reason*/) { co_return; }
+  /// After watch() said stacks_requested: why the other node asked.
+  virtual std::string stacks_request() const { return {}; }
+  /// This node's answer to that request.
+  virtual asio::awaitable<void> answer_stacks(errors::NodeStacks /*mine*/) { co_return; }
+  /// The other nodes' answers to this node's request, waiting at most `bound` for them.
+  virtual asio::awaitable<PeerStacks> collect_stacks(std::chrono::milliseconds /*bound*/) {
+    co_return PeerStacks{};
+  }
 };
 
 /// File descriptors for a child's stdout and stderr (-1: inherit the agent's).
@@ -74,6 +96,8 @@ class WorkerIo {
   }
   /// The run directory (`<log_dir>/<run_id>_xxxx`), empty when files are off.
   virtual std::string run_dir() const = 0;
+  /// When a worker last wrote to a stream the agent reads (the epoch: never, or not read).
+  virtual util::SteadyTime last_output() const { return {}; }
 };
 
 /// The file-timer watchdog (spec §8.3) as the supervisor sees it: armed for each worker
@@ -88,12 +112,25 @@ class Watchdog {
   virtual void forget(pid_t pid) = 0;
   /// Group stop: closes and removes the channel and drops every timer.
   virtual void stop() = 0;
+  /// When a worker last sent a well-formed request (the epoch: never).
+  virtual util::SteadyTime last_request() const { return {}; }
 };
 
 /// A still-running worker whose stack is wanted.
 struct StackTarget {
   WorkerRanks ranks;
   pid_t pid = 0;
+};
+
+/// What a capture found: this node's ranks, or, for a job-wide report, every node's merged.
+struct StackReport {
+  std::string reason;
+  std::string method;  ///< "faulthandler", "py-spy", "eu-stack", "gdb", "/proc"
+  std::vector<errors::StackGroup> groups;
+  std::vector<std::string> files;  ///< this node's stacks.txt, one per rank captured
+  int nodes = 1;                   ///< nodes whose answer is in `groups`
+  std::vector<std::string> missing_nodes;
+  bool stall = false;  ///< taken because the group stalled
 };
 
 /// Takes the stacks of still-running workers before they are stopped (a failure with
@@ -103,8 +140,10 @@ struct StackTarget {
 class StackCapture {
  public:
   virtual ~StackCapture() = default;
-  /// `reason` says why, for the report ("rank 0 failed").
-  virtual asio::awaitable<void> capture(std::vector<StackTarget> targets, std::string reason) = 0;
+  /// `reason` says why, for the report ("rank 0 failed"). Writes each rank's stacks.txt and
+  /// returns what it found; printing is the caller's (one report for the whole job).
+  virtual asio::awaitable<StackReport> capture(std::vector<StackTarget> targets,
+                                               std::string reason) = 0;
 };
 
 }  // namespace ddprun::agent

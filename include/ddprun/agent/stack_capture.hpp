@@ -12,7 +12,6 @@
 #include "ddprun/util/env.hpp"
 
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,21 +29,18 @@ inline constexpr std::string_view k_py_spy_env = "DDPRUN_PY_SPY";
 enum class StackMethod { py_spy, faulthandler, eu_stack, gdb, proc };
 std::string_view to_string(StackMethod method);
 
-/// What one capture found, for the events file and the failure summary.
-struct StackReport {
-  std::string reason;
-  StackMethod method = StackMethod::proc;
-  std::vector<errors::StackGroup> groups;
-  std::vector<std::string> files;  ///< stacks.txt of each rank captured
-};
+/// Whether stacks may be taken during this launch (--stacks-on-failure, --stall-timeout, or
+/// the file-timer watchdog) from Python workers' faulthandler dumps: they then get
+/// PYTHONFAULTHANDLER=1 and the agent reads their stderr.
+bool takes_faulthandler_dumps(const config::LaunchConfig& cfg, const util::Env& env);
 
-/// With --stacks-on-failure, Python workers get PYTHONFAULTHANDLER=1 unless the environment
-/// says otherwise.
-void add_faulthandler_env(const config::LaunchConfig& cfg, util::Env& agent_env);
+/// The workers' environment for hang detection: PYTHONFAULTHANDLER=1 when
+/// takes_faulthandler_dumps, and with --stall-timeout PYTHONUNBUFFERED=1 for Python workers
+/// (block-buffered output would look like a stall), each unless the environment sets it.
+void add_hang_env(const config::LaunchConfig& cfg, util::Env& agent_env);
 
 std::unique_ptr<StackCapture> make_stack_capture(asio::io_context& ctx,
                                                  const config::LaunchConfig& cfg,
-                                                 const util::Env& env, WorkerIo& io,
-                                                 std::function<void(const StackReport&)> on_report);
+                                                 const util::Env& env, WorkerIo& io);
 
 }  // namespace ddprun::agent

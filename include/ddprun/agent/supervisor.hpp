@@ -40,6 +40,9 @@ struct SupervisorHooks {
   std::function<void(const std::vector<WorkerFailure>&)> failed;  ///< final failure report
   /// A worker's file timer ran out; its signal is being sent.
   std::function<void(const WorkerRanks&, const TimerExpiry&)> watchdog_expired;
+  /// Stacks were taken (a stall, an expired timer, a failure with --stacks-on-failure, or a
+  /// peer's request): this node's, or the whole job's when this node asked.
+  std::function<void(const StackReport&)> stacks_taken;
 };
 
 /// Drives the OS only through its seams: `launcher` (spawn, signal, reap, group liveness),
@@ -52,8 +55,9 @@ class Supervisor {
              process::Launcher& launcher, const util::Clock& clock, Rendezvous& rdzv, WorkerIo& io,
              SupervisorHooks hooks);
 
-  /// Where stacks of still-running workers are taken before a failed group is stopped
-  /// (with --stacks-on-failure). Without one, nothing is captured.
+  /// Where stacks of still-running workers are taken before a group is stopped for a stall,
+  /// an expired file timer, or (with --stacks-on-failure) a failure. Without one, nothing is
+  /// captured.
   void set_stack_capture(StackCapture& capture) { stacks_ = &capture; }
 
   /// Runs rounds until success, final failure or a handled signal; returns the exit code.
@@ -72,6 +76,8 @@ class Supervisor {
     std::chrono::system_clock::time_point exit_time;
     std::string watchdog_reason;  ///< set when a file timer ran out, with its signal
     int watchdog_signal = 0;
+    bool expired = false;   ///< its file timer ran out: its end is a failure, whoever ended it
+    bool captured = false;  ///< its stack was taken because of its timer
   };
   struct Event {
     enum class Kind { child_exited, agent_signal, rdzv, round_ready, left, timer_expired } kind;
@@ -91,10 +97,15 @@ class Supervisor {
   asio::awaitable<Outcome> monitor();
   void handle_child(pid_t pid, int status);
   Result<std::string> start_watchdog();
-  void handle_timer_expired(const Event& ev);
+  asio::awaitable<void> handle_timer_expired(Event ev);
   bool all_succeeded() const;
   asio::awaitable<void> stop_workers(int first_signal);
-  asio::awaitable<void> capture_stacks(std::string reason);
+  // Hangs (supervisor_hang.cpp).
+  util::SteadyTime stall_deadline() const;
+  std::string stall_reason() const;
+  std::vector<StackTarget> stack_targets();
+  asio::awaitable<void> take_stacks(std::string reason, bool stall);
+  asio::awaitable<void> answer_stacks_request();
   std::string failure_reason() const;
   bool all_stopped() const;
   void signal_all(int sig);
@@ -119,6 +130,9 @@ class Supervisor {
   int received_signal_ = 0;
   int generation_ = 0;
   Watchdog* watchdog_ = nullptr;
+  util::SteadyTime round_started_{};
+  std::string stall_;  ///< why the current round stalled ("" if it did not)
+  std::optional<errors::NodeStacks> my_stacks_;  ///< taken in the current round (once)
 };
 
 }  // namespace ddprun::agent

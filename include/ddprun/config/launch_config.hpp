@@ -129,6 +129,9 @@ struct LaunchConfig {
   std::chrono::milliseconds shutdown_timeout{30000};
   std::string events_file;
   bool stacks_on_failure = false;
+  /// --stall-timeout: the group is hung after this long without output or a file-timer
+  /// request; 0 is off.
+  std::chrono::milliseconds stall_timeout{0};
   AgentStore agent_store = AgentStore::automatic;
   std::string training_script;
   std::vector<std::string> training_script_args;

@@ -25,6 +25,7 @@ inline constexpr std::string_view restart = "restart";
 inline constexpr std::string_view stop = "stop";
 inline constexpr std::string_view result = "result";
 inline constexpr std::string_view stacks = "stacks";
+inline constexpr std::string_view stall = "stall";
 }  // namespace event
 
 using EventFields = nlohmann::ordered_json;

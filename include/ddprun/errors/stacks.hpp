@@ -64,4 +64,16 @@ std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks,
 /// One line per group: "rank 1: f (x.py:12) <- g (x.py:40)", "ranks 0,2-7: ...".
 std::vector<std::string> render_stack_report(const std::vector<StackGroup>& groups);
 
+/// One node's answer to a job-wide stack request, as stored under the run's keys.
+struct NodeStacks {
+  std::string node;                ///< host name (or node id) of the agent that captured
+  std::string method;              ///< "faulthandler", "py-spy", "/proc"...
+  std::vector<StackGroup> groups;  ///< global ranks
+  std::vector<std::string> files;  ///< where that node wrote the full stacks (its own disk)
+};
+
+/// Every node's groups merged: the same frames on different nodes become one group; ordered
+/// as group_stacks orders them.
+std::vector<StackGroup> merge_stack_groups(const std::vector<NodeStacks>& nodes);
+
 }  // namespace ddprun::errors

@@ -77,6 +77,9 @@ class OutputRouter {
   /// The last n stderr lines: kept in memory for piped stderr, read back from stderr.log
   /// for file_only stderr; empty for inherited or /dev/null stderr.
   std::vector<std::string> tail_lines(int local_rank, std::size_t n) const;
+  /// When a worker last wrote anything to a stream the agent reads (any rank, any attempt);
+  /// the epoch when none did yet.
+  std::chrono::steady_clock::time_point last_output() const;
   /// Console bytes dropped for this rank since the router was made (all attempts).
   std::uint64_t console_dropped_bytes(int local_rank) const;
   /// Worker output queued for the console but not written yet (both streams).
@@ -100,6 +103,7 @@ class OutputRouter {
   std::shared_ptr<detail::ConsoleSink> console_err_;
   std::map<int, std::unique_ptr<Slot>> slots_;
   std::vector<std::shared_ptr<Waiter>> waiters_;
+  std::shared_ptr<std::chrono::steady_clock::time_point> activity_;
 };
 
 }  // namespace ddprun::output

@@ -14,8 +14,10 @@ enum class Route {
   file_only,         ///< the child's fd is the log file itself: zero cost, no pipe
   tee,               ///< pipe to the agent: raw bytes to the file, prefixed lines to console
   console_prefixed,  ///< pipe to the agent: prefixed lines to console, no file
-  pass_through,      ///< pipe to the agent: lines to console as they are, no file (the agent
-                     ///< reads the stream, e.g. for a faulthandler dump)
+  pass_through,      ///< pipe to the agent: bytes to the console as they are, no file (the
+                     ///< agent reads the stream: a faulthandler dump, the stall watchdog)
+  file_piped,        ///< pipe to the agent: raw bytes to the file only (file_only, watched)
+  discard,           ///< pipe to the agent: nothing kept (devnull, watched)
 };
 
 struct WorkerStdioPlan {
@@ -33,9 +35,14 @@ WorkerStdioPlan decide_stdio(const StdSpec& redirects, const StdSpec& tee,
                              const std::set<int>& filter, int local_rank,
                              bool files_enabled = true);
 
+/// The same destinations, every stream read by the agent (--stall-timeout watches output):
+/// inherit becomes pass_through, file_only file_piped, devnull discard.
+WorkerStdioPlan watched(WorkerStdioPlan plan);
+
 /// True when the route needs a pipe read by the agent.
 inline bool is_piped(Route r) {
-  return r == Route::tee || r == Route::console_prefixed || r == Route::pass_through;
+  return r == Route::tee || r == Route::console_prefixed || r == Route::pass_through ||
+         r == Route::file_piped || r == Route::discard;
 }
 
 }  // namespace ddprun::output

@@ -62,4 +62,9 @@ inline constexpr std::chrono::milliseconds k_kill_wait{5000};
 /// SIGCONT (wake stopped workers), then `first_signal` with `grace`, then SIGKILL.
 StopPlan make_stop_plan(int first_signal, std::chrono::milliseconds grace);
 
+/// Whether `sig` ends a process whose /proc/<pid>/status is `proc_status`: SIGKILL always;
+/// another signal when its default action terminates and the process neither catches
+/// (SigCgt) nor ignores (SigIgn) it. Unreadable masks count as not caught.
+bool signal_ends_process(std::string_view proc_status, int sig);
+
 }  // namespace ddprun::process

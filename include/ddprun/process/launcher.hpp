@@ -46,6 +46,9 @@ class Launcher {
   /// Called once before the first spawn: from then on, children orphaned by a worker are
   /// adopted (and so reaped) by this process.
   virtual void become_subreaper() {}
+  /// Whether `sig` would end the process `pid` (it neither catches nor ignores it and its
+  /// default action terminates).
+  virtual bool signal_ends(pid_t pid, int sig) const = 0;
 };
 
 /// Finds `program` the way execvp would, using `path_var` (a PATH value). Programs with a

@@ -18,6 +18,7 @@ class PosixLauncher final : public Launcher {
   std::vector<Reaped> reap_exited() override;
   bool group_alive(pid_t pgid) const override;
   void become_subreaper() override;
+  bool signal_ends(pid_t pid, int sig) const override;
 
  private:
   Guardian* guardian_ = nullptr;

@@ -42,7 +42,9 @@ class ScriptedRendezvous final : public Rendezvous {
   asio::awaitable<RdzvSignal> watch() override {
     if (auto it = raise_in_round.find(static_cast<int>(joins.size()) - 1);
         it != raise_in_round.end()) {
-      co_return it->second;
+      auto signal = it->second;
+      raise_in_round.erase(it);  // once: a watch started after it waits
+      co_return signal;
     }
     co_await wait_forever();
     co_return RdzvSignal::none;
@@ -64,6 +66,18 @@ class ScriptedRendezvous final : public Rendezvous {
     co_return;
   }
   std::string describe() const override { return "scripted rendezvous"; }
+  asio::awaitable<void> request_stacks(std::string reason) override {
+    stack_requests.push_back(std::move(reason));
+    co_return;
+  }
+  std::string stacks_request() const override { return "peer stalled"; }
+  asio::awaitable<void> answer_stacks(errors::NodeStacks mine) override {
+    answers.push_back(std::move(mine));
+    co_return;
+  }
+  asio::awaitable<PeerStacks> collect_stacks(std::chrono::milliseconds /*bound*/) override {
+    co_return peers;
+  }
 
   bool hang_join = false;
   std::map<int, RdzvSignal> raise_in_round;  ///< round number -> what watch() says at once
@@ -72,6 +86,9 @@ class ScriptedRendezvous final : public Rendezvous {
   int failure_reports = 0;
   int shutdowns = 0;
   int leaves = 0;
+  std::vector<std::string> stack_requests;  ///< reasons this node asked the others with
+  std::vector<errors::NodeStacks> answers;  ///< what this node published
+  PeerStacks peers;                         ///< what the other nodes answer
 
  private:
   asio::awaitable<void> wait_forever() {
@@ -93,6 +110,8 @@ class SilentIo final : public WorkerIo {
   asio::awaitable<void> drain(std::chrono::milliseconds /*max_wait*/) override { co_return; }
   std::vector<std::string> stderr_tail(int /*local_rank*/) const override { return {}; }
   std::string run_dir() const override { return ""; }
+  util::SteadyTime last_output() const override { return last; }
+  util::SteadyTime last{};  ///< the test moves it to play output
 };
 
 /// The watchdog seam in memory: the test makes timers expire.
@@ -128,15 +147,22 @@ class FakeWatchdog final : public Watchdog {
 class RecordingCapture final : public StackCapture {
  public:
   explicit RecordingCapture(test::FakeLauncher& launcher) : launcher_(launcher) {}
-  asio::awaitable<void> capture(std::vector<StackTarget> targets, std::string reason) override {
+  asio::awaitable<StackReport> capture(std::vector<StackTarget> targets,
+                                       std::string reason) override {
+    StackReport report;
+    report.method = "fake";
+    std::vector<int> ranks;
     for (const auto& t : targets) {
       captured.push_back(t.ranks.rank);
+      ranks.push_back(t.ranks.rank);
+      report.files.push_back("/fake/" + std::to_string(t.ranks.local_rank) + "/stacks.txt");
       if (kill_with != 0) {
         launcher_.kill_with(t.pid, kill_with);
       }
     }
+    report.groups.push_back(errors::StackGroup{ranks, "wait (w.py:1)"});
     reasons.push_back(std::move(reason));
-    co_return;
+    co_return report;
   }
   int kill_with = 0;
   std::vector<int> captured;
@@ -170,6 +196,7 @@ class SupervisorTest : public ::testing::Test {
     hooks.watchdog_expired = [&](const WorkerRanks& r, const TimerExpiry& e) {
       watchdog_hits_.push_back({r.local_rank, e.scope_id});
     };
+    hooks.stacks_taken = [&](const StackReport& r) { reports_.push_back(r); };
     auto supervisor = std::make_unique<Supervisor>(ctx_, cfg_, util::Env{}, launcher_, clock_,
                                                    rdzv_, io_, std::move(hooks));
     supervisor->set_watchdog(watchdog_);
@@ -199,6 +226,7 @@ class SupervisorTest : public ::testing::Test {
   Watchdog* watchdog_ = nullptr;  ///< set to &timers_ to arm the fake watchdog
   FakeWatchdog timers_;
   std::vector<std::pair<int, std::string>> watchdog_hits_;  ///< (local_rank, scope)
+  std::vector<StackReport> reports_;
 };
 
 const std::vector<int> k_term_plan{SIGCONT, SIGTERM};
@@ -433,6 +461,117 @@ TEST_F(SupervisorTest, WithoutWatchdogNoTimerFileIsExported) {
   for (const auto& entry : launcher_.spawned().at(0).env) {
     EXPECT_NE(entry.rfind("TORCHELASTIC_TIMER_FILE=", 0), 0U) << entry;
   }
+}
+
+// --- Hangs: the stall watchdog, stacks on an expired timer, job-wide reports ---
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_F(SupervisorTest, SilentGroupStallsAndRestartsAfterItsStacksAreTaken) {
+  configure(2, 1);
+  cfg_.stall_timeout = 300ms;
+  capture_.kill_with = SIGABRT;
+  int rc = run([&](int round, const std::vector<pid_t>& pids) {
+    if (round == 1) {
+      launcher_.exit_with(pids[0], 0);
+      launcher_.exit_with(pids[1], 0);
+    }
+  });
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(capture_.captured, (std::vector<int>{0, 1}));
+  ASSERT_EQ(capture_.reasons.size(), 1U);
+  EXPECT_TRUE(contains(capture_.reasons[0],
+                       "worker group stalled: no output and no file-timer "
+                       "request for 0.3 s (--stall-timeout)"))
+      << capture_.reasons[0];
+  EXPECT_EQ(rdzv_.joins, (std::vector<int>{0, 1}));   // a restart was spent
+  EXPECT_EQ(rdzv_.failure_reports, 1);                // the other nodes restart too
+  EXPECT_EQ(rdzv_.stack_requests, capture_.reasons);  // ... after answering with their stacks
+  ASSERT_EQ(reports_.size(), 1U);
+  EXPECT_TRUE(reports_[0].stall);
+}
+
+TEST_F(SupervisorTest, StallWithoutRestartsLeftFailsNamingTheStall) {
+  configure(2, 0);
+  cfg_.stall_timeout = 200ms;
+  int rc = run([&](int, const std::vector<pid_t>&) {});
+  EXPECT_EQ(rc, 1);
+  ASSERT_EQ(failures_.size(), 1U);
+  EXPECT_EQ(failures_[0].ranks.local_rank, 0);
+  EXPECT_TRUE(contains(failures_[0].reason, "worker group stalled")) << failures_[0].reason;
+  EXPECT_EQ(launcher_.signals_to(launcher_.pids()[1]), k_term_plan);
+}
+
+TEST_F(SupervisorTest, OutputKeepsTheStallWatchdogQuiet) {
+  configure(1, 0);
+  cfg_.stall_timeout = 300ms;
+  asio::steady_timer chatter(ctx_);
+  std::function<void(int)> talk = [&](int left) {
+    io_.last = std::chrono::steady_clock::now();  // the worker printed a line
+    if (left == 0) {
+      launcher_.exit_with(launcher_.pids()[0], 0);
+      return;
+    }
+    chatter.expires_after(100ms);
+    chatter.async_wait([&, left](const boost::system::error_code&) { talk(left - 1); });
+  };
+  int rc = run([&](int, const std::vector<pid_t>&) { talk(12); });  // 1.2 s of output
+  EXPECT_EQ(rc, 0);
+  EXPECT_TRUE(capture_.captured.empty());
+}
+
+TEST_F(SupervisorTest, ExpiredTimerTakesEveryStackBeforeItsSignal) {
+  configure(2, 0);
+  watchdog_ = &timers_;
+  capture_.kill_with = SIGABRT;  // faulthandler: the capture itself ends the workers
+  int rc = run([&](int, const std::vector<pid_t>& pids) { timers_.expire(pids[1], SIGKILL, "s"); });
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(capture_.captured, (std::vector<int>{0, 1}));
+  EXPECT_EQ(capture_.reasons, std::vector<std::string>{"watchdog timer \"s\" expired for rank 1"});
+  ASSERT_EQ(failures_.size(), 1U);  // only the expired one; the others were captured
+  EXPECT_EQ(failures_[0].ranks.local_rank, 1);
+  EXPECT_EQ(failures_[0].exit.signal, SIGABRT);
+  EXPECT_EQ(failures_[0].reason, "watchdog timer \"s\" expired");
+}
+
+TEST_F(SupervisorTest, PeersRequestIsAnsweredAndTheRoundGoesOn) {
+  configure(2, 0);
+  rdzv_.raise_in_round[0] = RdzvSignal::stacks_requested;  // at once, when the round starts
+  asio::steady_timer later(ctx_);
+  int rc = run([&](int, const std::vector<pid_t>& pids) {
+    later.expires_after(300ms);  // py-spy leaves the workers running: they finish later
+    later.async_wait([&, pids](const boost::system::error_code&) {
+      launcher_.exit_with(pids[0], 0);
+      launcher_.exit_with(pids[1], 0);
+    });
+  });
+  EXPECT_EQ(rc, 0);
+  ASSERT_EQ(rdzv_.answers.size(), 1U);
+  EXPECT_EQ(rdzv_.answers[0].method, "fake");
+  ASSERT_EQ(rdzv_.answers[0].groups.size(), 1U);
+  EXPECT_EQ(rdzv_.answers[0].groups[0].ranks, (std::vector<int>{0, 1}));
+  EXPECT_EQ(capture_.reasons, std::vector<std::string>{"peer stalled (asked by another node)"});
+  EXPECT_TRUE(rdzv_.stack_requests.empty());  // answering never asks the others
+}
+
+TEST_F(SupervisorTest, JobWideReportMergesThePeersAndNamesTheSilentOnes) {
+  configure(2, 0);
+  cfg_.stall_timeout = 200ms;
+  errors::NodeStacks b{"node-b", "fake", {{{2}, "hang (t.py:9)"}, {{3}, "wait (w.py:1)"}}, {}};
+  rdzv_.peers.answers.push_back(b);
+  rdzv_.peers.missing.push_back("node-c (group rank 2)");
+  int rc = run([&](int, const std::vector<pid_t>&) {});
+  EXPECT_EQ(rc, 1);
+  ASSERT_EQ(reports_.size(), 1U);
+  const auto& r = reports_[0];
+  EXPECT_EQ(r.nodes, 2);
+  EXPECT_EQ(r.missing_nodes, std::vector<std::string>{"node-c (group rank 2)"});
+  ASSERT_EQ(r.groups.size(), 2U);
+  EXPECT_EQ(r.groups[0].ranks, std::vector<int>{2});  // the odd one first
+  EXPECT_EQ(r.groups[1].ranks, (std::vector<int>{0, 1, 3}));
+  ASSERT_EQ(rdzv_.answers.size(), 1U);  // its own stacks are published for the others too
 }
 
 }  // namespace

@@ -119,6 +119,9 @@ TEST(NextStep, PolicyTable) {
   EXPECT_EQ(next_step(Outcome::succeeded, 0), Step::finish_success);
   EXPECT_EQ(next_step(Outcome::failed, 1), Step::restart);
   EXPECT_EQ(next_step(Outcome::failed, 0), Step::fail);
+  EXPECT_EQ(next_step(Outcome::stalled, 1), Step::restart);
+  EXPECT_EQ(next_step(Outcome::stalled, 0), Step::fail);
+  EXPECT_EQ(to_string(Outcome::stalled), "STALLED");
   EXPECT_EQ(next_step(Outcome::peer_failed, 2), Step::restart);
   EXPECT_EQ(next_step(Outcome::peer_failed, 0), Step::fail);
   EXPECT_EQ(next_step(Outcome::membership_changed, 0), Step::restart_free);

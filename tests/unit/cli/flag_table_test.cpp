@@ -84,6 +84,7 @@ const std::vector<Expected>& expected_flags() {
        "TORCH_ELASTIC_SHUTDOWN_TIMEOUT"},
       {"events_file", {"--events-file", "--events_file"}, false, "", ""},
       {"stacks_on_failure", {"--stacks-on-failure", "--stacks_on_failure"}, true, "0", ""},
+      {"stall_timeout", {"--stall-timeout", "--stall_timeout"}, false, "0", "PET_STALL_TIMEOUT"},
       {"agent_store", {"--agent-store", "--agent_store"}, false, "auto", ""},
       {"no_auto", {"--no-auto", "--no_auto"}, true, "0", ""},
       {"launcher", {"--launcher"}, false, "auto", ""},

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <csignal>
+#include <string>
 
 using namespace ddprun::process;
 
@@ -69,4 +70,26 @@ TEST(StopPlan, ContTermGraceThenKill) {
   EXPECT_EQ(plan[1].wait, std::chrono::seconds(30));
   EXPECT_EQ(plan[2].signal, SIGKILL);
   EXPECT_EQ(plan[2].wait, k_kill_wait);
+}
+
+TEST(SignalEndsProcess, ReadsTheCaughtAndIgnoredMasks) {
+  // SIGUSR1 (10) caught, SIGINT (2) caught, SIGPIPE (13) ignored: a Python worker's masks.
+  const std::string status =
+      "Name:\tpython3\nSigQ:\t0/63443\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\n"
+      "SigBlk:\t0000000000000000\nSigIgn:\t0000000000001000\nSigCgt:\t0000000000000202\n";
+  EXPECT_FALSE(signal_ends_process(status, SIGUSR1));
+  EXPECT_FALSE(signal_ends_process(status, SIGINT));
+  EXPECT_FALSE(signal_ends_process(status, SIGPIPE));
+  EXPECT_TRUE(signal_ends_process(status, SIGTERM));
+  EXPECT_TRUE(signal_ends_process(status, SIGKILL));
+}
+
+TEST(SignalEndsProcess, SignalsThatDoNotTerminateByDefault) {
+  EXPECT_FALSE(signal_ends_process("", SIGCHLD));
+  EXPECT_FALSE(signal_ends_process("", SIGCONT));
+  EXPECT_FALSE(signal_ends_process("", SIGWINCH));
+  EXPECT_FALSE(signal_ends_process("", SIGTSTP));
+  EXPECT_TRUE(signal_ends_process("", SIGUSR2));  // unreadable masks: not caught
+  EXPECT_TRUE(signal_ends_process("SigCgt:\tzz\n", SIGTERM));
+  EXPECT_TRUE(signal_ends_process("", SIGKILL));
 }

@@ -1,0 +1,150 @@
+// The supervisor's hang handling: the stall watchdog's deadline, and the stack report.
+//
+// Stall: the group is watched while one of its workers runs and was not asked to stop. Its
+// deadline is the latest of the round's start, the last byte any worker wrote to a stream the
+// agent reads (WorkerIo::last_output) and the last file-timer request (Watchdog::last_request),
+// plus --stall-timeout; monitor() waits for events until then.
+//
+// Stacks, at most once per round: this node asks the other nodes through the rendezvous,
+// takes its own workers' stacks meanwhile, publishes its answer (a node that detected the
+// same hang at the same moment reads it from there), then collects the others' answers for a
+// bounded time and prints one report for the job, naming the nodes that did not answer.
+// Targets are marked stop-requested first, since taking a stack may end a worker.
+
+#include "ddprun/agent/stack_capture.hpp"
+#include "ddprun/agent/supervisor.hpp"
+#include "ddprun/host/facts.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace ddprun::agent {
+
+namespace {
+
+/// How long the detecting node waits for the other nodes' stacks: their watch interval, a
+/// capture (bounded by k_capture_bound) and the store's round trips.
+constexpr std::chrono::milliseconds k_peer_stacks_bound = k_capture_bound + std::chrono::seconds(2);
+
+std::string seconds_text(std::chrono::milliseconds d) {
+  return fmt::format("{:g}", static_cast<double>(d.count()) / 1000.0);
+}
+
+errors::NodeStacks node_stacks(const StackReport& r) {
+  return errors::NodeStacks{host::host_fqdn(), r.method, r.groups, r.files};
+}
+
+/// The report on stderr: one line saying why and where the full stacks are, one per group,
+/// and the nodes that did not answer.
+void log_stack_report(const StackReport& r) {
+  std::string where = "<none>";
+  if (!r.files.empty()) {
+    const auto dir = r.files.front().substr(0, r.files.front().rfind('/'));
+    where = r.files.size() == 1 ? r.files.front()
+                                : dir.substr(0, dir.rfind('/')) + "/<local_rank>/stacks.txt";
+  }
+  const std::string nodes =
+      r.nodes > 1 ? " on " + std::to_string(r.nodes) + " nodes" : std::string();
+  spdlog::warn("stacks of the ranks still running{} [{}] ({}; full stacks in {}{}):", nodes,
+               r.reason, r.method, where, r.nodes > 1 ? " on each node" : "");
+  for (const auto& line : errors::render_stack_report(r.groups)) {
+    spdlog::warn("  {}", line);
+  }
+  for (const auto& node : r.missing_nodes) {
+    spdlog::warn("  {}: did not answer (its stacks are missing from this report)", node);
+  }
+}
+
+}  // namespace
+
+util::SteadyTime Supervisor::stall_deadline() const {
+  const bool watched = std::any_of(workers_.begin(), workers_.end(),
+                                   [](const Worker& w) { return w.running && !w.stop_requested; });
+  if (cfg_.stall_timeout.count() <= 0 || !watched) {
+    return util::SteadyTime::max();
+  }
+  auto last = std::max(round_started_, io_.last_output());
+  if (watchdog_ != nullptr) {
+    last = std::max(last, watchdog_->last_request());
+  }
+  return last + cfg_.stall_timeout;
+}
+
+std::string Supervisor::stall_reason() const {
+  return "worker group stalled: no output and no file-timer request for " +
+         seconds_text(cfg_.stall_timeout) + " s (--stall-timeout)";
+}
+
+std::vector<StackTarget> Supervisor::stack_targets() {
+  std::vector<StackTarget> targets;
+  for (auto& w : workers_) {
+    if (w.running) {
+      w.stop_requested = true;
+      targets.push_back(StackTarget{w.ranks, w.pid});
+    }
+  }
+  return targets;
+}
+
+asio::awaitable<void> Supervisor::take_stacks(std::string reason, bool stall) {
+  if (stacks_ == nullptr || my_stacks_) {
+    co_return;
+  }
+  auto targets = stack_targets();
+  co_await rdzv_.request_stacks(reason);
+  StackReport report;
+  if (!targets.empty()) {
+    report = co_await stacks_->capture(std::move(targets), reason);
+  }
+  my_stacks_ = node_stacks(report);
+  co_await rdzv_.answer_stacks(*my_stacks_);
+  auto peers = co_await rdzv_.collect_stacks(k_peer_stacks_bound);
+  if (!peers.answers.empty() || !peers.missing.empty()) {
+    peers.answers.push_back(*my_stacks_);
+    report.groups = errors::merge_stack_groups(peers.answers);
+    report.nodes = static_cast<int>(peers.answers.size());
+    report.missing_nodes = std::move(peers.missing);
+  }
+  report.reason = std::move(reason);
+  report.stall = stall;
+  if (report.groups.empty() && report.missing_nodes.empty()) {
+    co_return;  // nothing was running anywhere
+  }
+  log_stack_report(report);
+  if (hooks_.stacks_taken) {
+    hooks_.stacks_taken(report);
+  }
+}
+
+/// Another node asks: take this node's stacks (once per round) and answer with them. The
+/// report is that node's to print; this one says where its full stacks are.
+asio::awaitable<void> Supervisor::answer_stacks_request() {
+  const auto reason = rdzv_.stacks_request();
+  if (!my_stacks_) {
+    auto targets = stacks_ != nullptr ? stack_targets() : std::vector<StackTarget>{};
+    StackReport report;
+    if (!targets.empty()) {
+      report = co_await stacks_->capture(std::move(targets), reason + " (asked by another node)");
+      spdlog::warn("[{}] another node asked for every rank's stack ({}): took {} rank(s) with {}",
+                   cfg_.role, reason, report.files.size(), report.method);
+      if (hooks_.stacks_taken) {
+        hooks_.stacks_taken(report);
+      }
+    }
+    my_stacks_ = node_stacks(report);
+  }
+  co_await rdzv_.answer_stacks(*my_stacks_);
+}
+
+/// "rank 1 failed (exitcode: 3)": the first failure seen.
+std::string Supervisor::failure_reason() const {
+  if (failure_order_.empty()) {
+    return "failure";
+  }
+  const auto& w = workers_[failure_order_.front()];
+  return "rank " + std::to_string(w.ranks.rank) +
+         " failed (exitcode: " + std::to_string(w.exit.code()) + ")";
+}
+
+}  // namespace ddprun::agent

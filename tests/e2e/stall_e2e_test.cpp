@@ -1,0 +1,120 @@
+// End-to-end tests of --stall-timeout: a silent group is found, every rank's stack is
+// reported, and the group restarts; a chatty worker never trips it; the console is the same
+// as without the flag.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "support/subprocess.hpp"
+
+using namespace ddprun::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr auto k_timeout = std::chrono::seconds(120);
+
+RunResult run_ddprun(const std::vector<std::string>& args,
+                     std::map<std::string, std::string> env = {}) {
+  std::vector<std::string> argv{ddprun_bin(), "--nproc-per-node", "2"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, RunOptions{std::move(env), {}, "", k_timeout});
+}
+
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+/// attempt_<n>/<local_rank>/stacks.txt under the one run directory in `log_dir`.
+std::string stacks_file(const std::string& log_dir, int attempt, int local_rank) {
+  for (const auto& run_dir : fs::directory_iterator(log_dir)) {
+    return (run_dir.path() / ("attempt_" + std::to_string(attempt)) /
+            std::to_string(local_rank) / "stacks.txt")
+        .string();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(StallE2E, StuckRankIsNamedAndTheGroupRecovers) {
+  if (!have_torch()) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
+  }
+  auto dir = make_temp_dir("ddprun-stall-");
+  auto r = run_ddprun({"--stall-timeout", "3", "--max-restarts", "1", "--python",
+                       "/usr/bin/python3", "--log-dir", dir,
+                       source_path("tests/support/workers/stall_once.py")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("worker group stalled: no output and no file-timer request for 3 s")))
+      << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("rank 1: wait_for_data \\(stall_once\\.py:[0-9]+\\) <- main "
+                        "\\(stall_once\\.py:[0-9]+\\)")))
+      << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("rank 0: all_reduce \\(distributed_c10d\\.py:[0-9]+\\) <- train_step "
+                        "\\(stall_once\\.py:[0-9]+\\)")))
+      << r.err;
+  for (int lr : {0, 1}) {
+    EXPECT_TRUE(has(read_file(stacks_file(dir, 0, lr)), "File \"")) << stacks_file(dir, 0, lr);
+  }
+  // The console is what the workers wrote, with no prefix (none was asked for).
+  EXPECT_TRUE(has(r.out, "\nrank 0 sum 2\n") || r.out.rfind("rank 0 sum 2\n", 0) == 0) << r.out;
+  EXPECT_TRUE(has(r.out, "rank 1 attempt 0 ready\n")) << r.out;
+  EXPECT_FALSE(has(r.out, "]:rank")) << r.out;
+}
+
+TEST(StallE2E, WithoutRestartsTheStallIsTheFailure) {
+  if (!have_torch()) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
+  }
+  auto dir = make_temp_dir("ddprun-stall-");
+  auto r = run_ddprun({"--stall-timeout", "2", "--max-restarts", "0", "--python",
+                       "/usr/bin/python3", "--log-dir", dir + "/logs", "--events-file",
+                       dir + "/events.jsonl", source_path("tests/support/workers/stall_once.py")},
+                      {{"TORCHELASTIC_ERROR_FILE", dir + "/agent_error.json"}});
+  EXPECT_EQ(r.status, 1) << r.err;
+  // The summary's root cause names the stall (after torchrun's "Signal 6 ... received by PID").
+  EXPECT_TRUE(has(r.err, ": worker group stalled: no output and no file-timer request for 2 s "
+                         "(--stall-timeout)\n"))
+      << r.err;
+  const auto events = read_file(dir + "/events.jsonl");
+  EXPECT_TRUE(has(events, "\"event\":\"stall\"")) << events;
+  EXPECT_TRUE(has(events, "wait_for_data")) << events;
+  const auto error_file = read_file(dir + "/agent_error.json");
+  EXPECT_TRUE(has(error_file, "worker group stalled")) << error_file;
+  EXPECT_TRUE(has(error_file, "wait_for_data")) << error_file;
+}
+
+TEST(StallE2E, ChattyWorkerNeverTripsItAndItsOutputIsUnchanged) {
+  // 8 lines 0.5 s apart with a 2 s timeout: 4 s of work, never 2 s of silence. The worker
+  // does not flush: PYTHONUNBUFFERED=1 from ddprun keeps block buffering from looking silent.
+  auto r = run_ddprun({"--stall-timeout", "2", "--max-restarts", "0", "--python", "python3",
+                       source_path("tests/support/workers/ticker.py"), "0.5", "8"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_FALSE(has(r.err, "stalled")) << r.err;
+  std::string expected;
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_TRUE(has(r.out, "tick " + std::to_string(i) + "\n")) << r.out;
+  }
+  EXPECT_FALSE(has(r.out, "]:")) << "no prefix without --tee: " << r.out;
+}
+
+TEST(StallE2E, NoPythonStallIsReportedFromTheProcessState) {
+  auto dir = make_temp_dir("ddprun-stall-");
+  auto script = dir + "/w.sh";
+  std::ofstream(script) << "#!/bin/sh\necho started\nexec /bin/sleep 60\n";
+  fs::permissions(script, fs::perms::owner_all);
+  // A PATH without gdb or eu-stack leaves only /proc.
+  auto r = run_ddprun({"--no-python", "--stall-timeout", "1", "--max-restarts", "0", script},
+                      {{"PATH", dir}});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(has(r.err, "ranks 0-1: state S (sleeping)")) << r.err;
+  EXPECT_TRUE(has(r.err, "(/proc; full stacks in ")) << r.err;
+  EXPECT_TRUE(has(r.out, "started\nstarted\n")) << r.out;
+}
