@@ -31,8 +31,8 @@ bool has(const std::string& text, const std::string& needle) {
 /// attempt_<n>/<local_rank>/stacks.txt under the one run directory in `log_dir`.
 std::string stacks_file(const std::string& log_dir, int attempt, int local_rank) {
   for (const auto& run_dir : fs::directory_iterator(log_dir)) {
-    return (run_dir.path() / ("attempt_" + std::to_string(attempt)) /
-            std::to_string(local_rank) / "stacks.txt")
+    return (run_dir.path() / ("attempt_" + std::to_string(attempt)) / std::to_string(local_rank) /
+            "stacks.txt")
         .string();
   }
   return "";
@@ -45,9 +45,9 @@ TEST(StallE2E, StuckRankIsNamedAndTheGroupRecovers) {
     GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
   }
   auto dir = make_temp_dir("ddprun-stall-");
-  auto r = run_ddprun({"--stall-timeout", "3", "--max-restarts", "1", "--python",
-                       "/usr/bin/python3", "--log-dir", dir,
-                       source_path("tests/support/workers/stall_once.py")});
+  auto r =
+      run_ddprun({"--stall-timeout", "3", "--max-restarts", "1", "--python", "/usr/bin/python3",
+                  "--log-dir", dir, source_path("tests/support/workers/stall_once.py")});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(std::regex_search(
       r.err, std::regex("worker group stalled: no output and no file-timer request for 3 s")))
@@ -80,8 +80,9 @@ TEST(StallE2E, WithoutRestartsTheStallIsTheFailure) {
                       {{"TORCHELASTIC_ERROR_FILE", dir + "/agent_error.json"}});
   EXPECT_EQ(r.status, 1) << r.err;
   // The summary's root cause names the stall (after torchrun's "Signal 6 ... received by PID").
-  EXPECT_TRUE(has(r.err, ": worker group stalled: no output and no file-timer request for 2 s "
-                         "(--stall-timeout)\n"))
+  EXPECT_TRUE(has(r.err,
+                  ": worker group stalled: no output and no file-timer request for 2 s "
+                  "(--stall-timeout)\n"))
       << r.err;
   const auto events = read_file(dir + "/events.jsonl");
   EXPECT_TRUE(has(events, "\"event\":\"stall\"")) << events;

@@ -274,6 +274,55 @@ TEST_F(RouterTest, FilteredRankMixesFileAndDevNull) {
   EXPECT_EQ(console_out_ + console_err_, "");
 }
 
+TEST_F(RouterTest, WatchedStreamsKeepTheirDestinationsAndNoteTheLastOutput) {
+  // --stall-timeout: file_only becomes file_piped and devnull discard; both are read.
+  asio::io_context ctx;
+  OutputRouter router(ctx, options());
+  EXPECT_EQ(router.last_output(), std::chrono::steady_clock::time_point{});
+  auto paths = log_paths(run_dir_, 0, 1);
+  auto plan = watched({Route::devnull, Route::file_only});
+  EXPECT_EQ(plan, (WorkerStdioPlan{Route::discard, Route::file_piped}));
+  auto io = router.prepare({"default", 1, 1}, plan, paths);
+  ASSERT_TRUE(io);
+  EXPECT_GE(io->out_fd, 0);
+  EXPECT_GE(io->err_fd, 0);
+  const auto before = std::chrono::steady_clock::now();
+  run_worker(ctx, router, 1, "echo hidden; echo kept >&2; echo last-err >&2", *io);
+  EXPECT_GE(router.last_output(), before);
+  EXPECT_FALSE(fs::exists(paths.stdout_log));
+  EXPECT_EQ(slurp(paths.stderr_log), "kept\nlast-err\n");
+  EXPECT_EQ(console_out_ + console_err_, "");
+  EXPECT_EQ(router.tail_lines(1, 1), (std::vector<std::string>{"last-err"}));
+}
+
+TEST_F(RouterTest, WatchedInheritIsTheSameConsoleWithWholeLinesAndProgressBars) {
+  // Two unbuffered workers writing a line in pieces: no line is cut by the other's; '\r'
+  // progress updates and a last line without '\n' come through as written.
+  asio::io_context ctx;
+  OutputRouter router(ctx, options());
+  const auto plan = watched({Route::inherit, Route::inherit});
+  EXPECT_EQ(plan, (WorkerStdioPlan{Route::pass_through, Route::pass_through}));
+  auto a = router.prepare({"default", 0, 0}, plan, {});
+  auto b = router.prepare({"default", 1, 1}, plan, {});
+  ASSERT_TRUE(a && b);
+  pid_t pa = spawn_sh(
+      "printf 'rank 0 '; sleep 0.02; printf 'sum 2\n'; printf '\r10%%\r50%%'; "
+      "sleep 0.2; printf '\r100%%\nend'",
+      *a);
+  router.on_spawned(0);
+  pid_t pb = spawn_sh("sleep 0.01; printf 'rank 1 '; sleep 0.02; printf 'sum 2\n'", *b);
+  router.on_spawned(1);
+  bool drained = false;
+  router.async_wait_drained(k_deadline, [&] { drained = true; });
+  ASSERT_TRUE(run_until(ctx, [&] { return drained; }));
+  ::waitpid(pa, nullptr, 0);
+  ::waitpid(pb, nullptr, 0);
+  EXPECT_NE(console_out_.find("rank 0 sum 2\n"), std::string::npos) << console_out_;
+  EXPECT_NE(console_out_.find("rank 1 sum 2\n"), std::string::npos) << console_out_;
+  EXPECT_NE(console_out_.find("\r10%\r"), std::string::npos) << console_out_;
+  EXPECT_TRUE(console_out_.ends_with("50%\r100%\nend")) << console_out_;
+}
+
 TEST_F(RouterTest, VeryLongLineIsSplitNotDropped) {
   asio::io_context ctx;
   auto o = options();
