@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 
+#include "multinode_agents.hpp"
 #include "support/subprocess.hpp"
 
 using namespace ddprun::test;
@@ -118,4 +119,37 @@ TEST(StallE2E, NoPythonStallIsReportedFromTheProcessState) {
   EXPECT_TRUE(has(r.err, "ranks 0-1: state S (sleeping)")) << r.err;
   EXPECT_TRUE(has(r.err, "(/proc; full stacks in ")) << r.err;
   EXPECT_TRUE(has(r.out, "started\nstarted\n")) << r.out;
+}
+
+TEST(MultinodeStallE2E, ReportOfTheDetectingNodeNamesTheStuckRankOnTheOtherNode) {
+  if (!have_torch()) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
+  }
+  namespace mn = ddprun::test::multinode;
+  // Node 0 (rank 0, waiting in all_reduce) finds the stall first: its timeout is the shorter.
+  // Rank 1, stuck in wait_for_data, is on node 1, which answers the request with its stacks.
+  const int port = free_port();
+  const auto dir = make_temp_dir("ddprun-mnstall-");
+  mn::Agents agents;
+  for (int node : {0, 1}) {
+    agents.start(mn::concat(
+        mn::concat(mn::clean_ddprun(), mn::c10d_flags("2", port, 1, mn::loopback(node),
+                                                      "join_timeout=60")),
+        {"--stall-timeout", node == 0 ? "3" : "60", "--max-restarts", "1", "--log-dir",
+         dir + "/node" + std::to_string(node), "--python", "/usr/bin/python3",
+         mn::worker("stall_once.py")}));
+  }
+  for (std::size_t i = 0; i < agents.size(); ++i) {
+    ASSERT_EQ(agents.wait(i, std::chrono::seconds(120)), 0) << agents.all_logs();
+  }
+  const auto report = agents.err(0);
+  EXPECT_TRUE(has(report, "stacks of the ranks still running on 2 nodes [worker group stalled"))
+      << agents.all_logs();
+  EXPECT_TRUE(std::regex_search(report, std::regex("rank 1: wait_for_data \\(stall_once\\.py:")))
+      << agents.all_logs();
+  EXPECT_TRUE(std::regex_search(report, std::regex("rank 0: all_reduce \\(distributed_c10d\\.py:")))
+      << agents.all_logs();
+  EXPECT_FALSE(has(report, "did not answer")) << agents.all_logs();
+  EXPECT_TRUE(has(agents.err(1), "another node asked for every rank's stack")) << agents.all_logs();
+  EXPECT_TRUE(has(agents.out(0) + agents.out(1), "rank 1 sum 2")) << agents.all_logs();
 }
