@@ -21,8 +21,9 @@
 
 namespace ddprun::errors {
 
-/// decode_node_stacks refuses texts naming more ranks than this (all groups together).
-inline constexpr std::size_t k_max_decoded_ranks = std::size_t{1} << 20U;
+/// decode_node_stacks refuses texts naming more ranks than this (all groups together): a node
+/// answers for its own workers only.
+inline constexpr std::size_t k_max_decoded_ranks = std::size_t{1} << 16U;
 /// ... and ranks above this.
 inline constexpr int k_max_decoded_rank = (1 << 24) - 1;
 
