@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 
 # shellcheck disable=SC2034  # the scripts that source this file use these
-readonly fuzz_targets=(decoder_fuzz hostlist_fuzz rdzv_conf_fuzz std_spec_fuzz error_file_fuzz)
+readonly fuzz_targets=(decoder_fuzz hostlist_fuzz rdzv_conf_fuzz std_spec_fuzz error_file_fuzz
+  node_stacks_fuzz)
 readonly fuzz_rss_limit_mb=2048
 readonly fuzz_slow_input_s=10
 

@@ -21,6 +21,8 @@ RdzvSignal to_agent_signal(rdzv::RunSignal s) {
       return RdzvSignal::peer_failed;
     case rdzv::RunSignal::store_lost:
       return RdzvSignal::store_lost;
+    case rdzv::RunSignal::stacks_requested:
+      return RdzvSignal::stacks_requested;
     case rdzv::RunSignal::none:
       break;
   }

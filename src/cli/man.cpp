@@ -168,8 +168,9 @@ std::string render_subcommands() {
       "[\\-\\-rdzv\\-id \\fIID\\fR] [\\-\\-rdzv\\-conf token_file=\\fIPATH\\fR] "
       "[\\-\\-timeout \\fISECONDS\\fR] [\\-\\-json]\n"
       "Print a c10d rendezvous' state, read from its store: the round and its phase, each node "
-      "with its ranks and heartbeat age, the nodes waiting for the next round, and why the last "
-      "round ended. A store that requires the rendezvous token needs it here too.\n";
+      "with its ranks, heartbeat age and how long ago its workers last made progress, the nodes "
+      "waiting for the next round, and why the last round ended. A store that requires the "
+      "rendezvous token needs it here too.\n";
   return out;
 }
 

@@ -245,13 +245,19 @@ std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks, std::
     std::sort(ranks.begin(), ranks.end());
     groups.push_back(StackGroup{std::move(ranks), frames});
   }
+  order_stack_groups(groups);
+  return groups;
+}
+
+void order_stack_groups(std::vector<StackGroup>& groups) {
   std::sort(groups.begin(), groups.end(), [](const StackGroup& a, const StackGroup& b) {
     if (a.ranks.size() != b.ranks.size()) {
       return a.ranks.size() < b.ranks.size();
     }
-    return a.ranks.front() < b.ranks.front();
+    const int first_a = a.ranks.empty() ? -1 : a.ranks.front();
+    const int first_b = b.ranks.empty() ? -1 : b.ranks.front();
+    return first_a < first_b;
   });
-  return groups;
 }
 
 std::vector<std::string> render_stack_report(const std::vector<StackGroup>& groups) {
@@ -262,33 +268,6 @@ std::vector<std::string> render_stack_report(const std::vector<StackGroup>& grou
                     g.frames);
   }
   return lines;
-}
-
-}  // namespace ddprun::errors
-
-namespace ddprun::errors {
-
-// Provisional: the helper's version (with the codec) replaces this at merge.
-std::vector<StackGroup> merge_stack_groups(const std::vector<NodeStacks>& nodes) {
-  std::map<std::string, std::vector<int>> by_frames;
-  for (const auto& n : nodes) {
-    for (const auto& g : n.groups) {
-      auto& ranks = by_frames[g.frames];
-      ranks.insert(ranks.end(), g.ranks.begin(), g.ranks.end());
-    }
-  }
-  std::vector<StackGroup> groups;
-  for (auto& [frames, ranks] : by_frames) {
-    std::sort(ranks.begin(), ranks.end());
-    groups.push_back(StackGroup{std::move(ranks), frames});
-  }
-  std::sort(groups.begin(), groups.end(), [](const StackGroup& a, const StackGroup& b) {
-    if (a.ranks.size() != b.ranks.size()) {
-      return a.ranks.size() < b.ranks.size();
-    }
-    return a.ranks.front() < b.ranks.front();
-  });
-  return groups;
 }
 
 }  // namespace ddprun::errors

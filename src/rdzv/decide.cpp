@@ -108,6 +108,8 @@ std::string to_string(RunSignal s) {
       return "closed";
     case RunSignal::store_lost:
       return "store_lost";
+    case RunSignal::stacks_requested:
+      return "stacks_requested";
   }
   return "unknown";
 }

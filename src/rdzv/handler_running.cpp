@@ -1,6 +1,7 @@
-// DynamicRendezvous while workers run and at job end: heartbeats, watch() (the header, plus
-// the heartbeat of the one member this node watches), failure reports, the leave op, the
-// MASTER_ADDR/PORT exchange, the exit barrier and the close op.
+// DynamicRendezvous while workers run and at job end: heartbeats (with the workers' last
+// progress), watch() (the header and the round's stacks request, plus the heartbeat of the one
+// member this node watches), failure reports, the leave op, the MASTER_ADDR/PORT exchange, the
+// exit barrier and the close op.
 
 #include "ddprun/rdzv/handler.hpp"
 #include "ddprun/util/strings.hpp"
@@ -50,8 +51,13 @@ asio::awaitable<void> DynamicRendezvous::heartbeat_loop(
 }
 
 asio::awaitable<void> DynamicRendezvous::beat_once() {
-  auto ok =
-      co_await kv_.set(heartbeat_key(settings_.run_id, self_.id()), std::to_string(wall_now()));
+  std::vector<std::pair<std::string, std::string>> pairs{
+      {heartbeat_key(settings_.run_id, self_.id()), std::to_string(wall_now())}};
+  if (progress_source_) {  // in the same request: no extra round trip per beat
+    pairs.emplace_back(progress_key(settings_.run_id, self_.id()),
+                       render_progress_value(progress_source_()));
+  }
+  auto ok = co_await kv_.multi_set(std::move(pairs));
   if (!ok) {
     spdlog::warn("rendezvous {}: node {} has failed to send a keep-alive heartbeat: {}",
                  settings_.run_id, self_.id(), ok.error().message);
@@ -88,14 +94,15 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
   }
 }
 
-// One look: the header, and every keep_alive_interval the watched member's heartbeat with it.
-// A silent member ends the round for everyone (it is "lost").
+// One look: the header and the round's stacks request, and every keep_alive_interval the
+// watched member's heartbeat with them. A silent member ends the round for everyone (it is
+// "lost"); another member's stacks request is raised once, when nothing ends the round.
 asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& failing_since,
                                                          WallMs& next_ring_check) {
   const int round = last_round_->round;
   const std::string watched = last_round_->assignment.watch_id;
   const bool ring = !watched.empty() && wall_now() >= next_ring_check;
-  std::vector<std::string> keys{key_};
+  std::vector<std::string> keys{key_, stacks_request_key(settings_.run_id, round)};
   if (ring) {
     keys.push_back(heartbeat_key(settings_.run_id, watched));
   }
@@ -123,7 +130,7 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& 
   RunSignal signal = decide_while_running(*h, self_, round, settings_);
   if (signal == RunSignal::none && ring) {
     next_ring_check = now + settings_.keep_alive_interval.count();
-    if (is_silent(parse_heartbeat(got->at(1)), now, settings_)) {
+    if (is_silent(parse_heartbeat(got->at(2)), now, settings_)) {
       h = co_await update([&](const RoundHeader& c) {
         return with_next_round(c, round, Phase::complete, {}, {watched});
       });
@@ -137,8 +144,9 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& 
   }
   if (signal != RunSignal::none) {
     spdlog::info("{}", render_signal(signal, *h, self_, round, settings_));
+    co_return signal;
   }
-  co_return signal;
+  co_return stacks_signal(round, got->at(1));
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::leave(std::chrono::milliseconds bound) {

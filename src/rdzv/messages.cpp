@@ -251,6 +251,8 @@ std::string render_signal(RunSignal signal, const RoundHeader& h, const NodeDesc
              " reported a failed worker group; restarting together";
     case RunSignal::store_lost:
       return head + ": the rendezvous store is unreachable";
+    case RunSignal::stacks_requested:
+      return head + ": another node asks for this node's workers' stacks";
     case RunSignal::membership_changed:
       break;
   }

@@ -121,6 +121,14 @@ std::optional<WallMs> parse_heartbeat(const std::string& text) {
   return v;
 }
 
+std::string render_progress_value(std::optional<WallMs> last_progress) {
+  return last_progress ? std::to_string(*last_progress) : k_progress_unknown;
+}
+
+std::optional<WallMs> parse_progress_value(const std::string& text) {
+  return parse_heartbeat(text);
+}
+
 std::string state_key(const std::string& run_id) {
   return std::string(k_key_prefix) + run_id + "/state";
 }
@@ -164,6 +172,19 @@ std::string members_key(const std::string& run_id, int round) {
 
 std::string heartbeat_key(const std::string& run_id, const std::string& node_id) {
   return std::string(k_key_prefix) + run_id + "/hb/" + node_id;
+}
+
+std::string progress_key(const std::string& run_id, const std::string& node_id) {
+  return std::string(k_key_prefix) + run_id + "/progress/" + node_id;
+}
+
+std::string stacks_request_key(const std::string& run_id, int round) {
+  return round_prefix(run_id, round) + "stacks";
+}
+
+std::string stacks_answer_key(const std::string& run_id, int round, int seq, int group_rank) {
+  return round_prefix(run_id, round) + "stacks/" + std::to_string(seq) + "/" +
+         std::to_string(group_rank);
 }
 
 std::string encode_header(const RoundHeader& h) {

@@ -1,5 +1,5 @@
-// `ddprun status`: CLI11 flags, SyncClient reads of the header, the round's nodes and their
-// heartbeats, then the pure renderers.
+// `ddprun status`: CLI11 flags, SyncClient reads of the header, the round's nodes, their
+// heartbeats and their workers' last progress, then the pure renderers.
 
 #include "ddprun/status/command.hpp"
 
@@ -107,7 +107,32 @@ Result<std::vector<rdzv::NodeDesc>> read_nodes(store::SyncClient& client, const 
   return nodes;
 }
 
-/// Header, nodes and their heartbeats; an empty optional when the run id has no state.
+/// Each node's heartbeat and last progress, in one pass over 2 keys per node.
+Result<void> read_times(store::SyncClient& client, const std::string& id, Snapshot& snap) {
+  std::vector<std::string> keys;
+  keys.reserve(2 * snap.nodes.size());
+  for (const auto& n : snap.nodes) {
+    keys.push_back(rdzv::heartbeat_key(id, n.id()));
+    keys.push_back(rdzv::progress_key(id, n.id()));
+  }
+  auto texts = read_many(client, std::move(keys));
+  if (!texts) {
+    return texts.error();
+  }
+  for (std::size_t i = 0; i < snap.nodes.size(); ++i) {
+    const std::string node = snap.nodes[i].id();
+    if (auto ms = rdzv::parse_heartbeat((*texts)[2 * i])) {
+      snap.heartbeats[node] = *ms;
+    }
+    if (auto ms = rdzv::parse_progress_value((*texts)[2 * i + 1])) {
+      snap.progress[node] = *ms;
+    }
+  }
+  return {};
+}
+
+/// Header, nodes, their heartbeats and progress; an empty optional when the run id has no
+/// state.
 Result<std::optional<Snapshot>> read_snapshot(store::SyncClient& client, const std::string& id) {
   auto text = read_many(client, {rdzv::state_key(id)});
   if (!text) {
@@ -120,24 +145,14 @@ Result<std::optional<Snapshot>> read_snapshot(store::SyncClient& client, const s
   if (!header) {
     return header.error();
   }
-  Snapshot snap{*header, {}, {}};
+  Snapshot snap{*header, {}, {}, {}};
   auto nodes = read_nodes(client, id, snap.header);
   if (!nodes) {
     return nodes.error();
   }
   snap.nodes = std::move(*nodes);
-  std::vector<std::string> keys;
-  for (const auto& n : snap.nodes) {
-    keys.push_back(rdzv::heartbeat_key(id, n.id()));
-  }
-  auto beats = read_many(client, std::move(keys));
-  if (!beats) {
-    return beats.error();
-  }
-  for (std::size_t i = 0; i < snap.nodes.size(); ++i) {
-    if (auto ms = rdzv::parse_heartbeat((*beats)[i])) {
-      snap.heartbeats[snap.nodes[i].id()] = *ms;
-    }
+  if (auto times = read_times(client, id, snap); !times) {
+    return times.error();
   }
   return std::optional<Snapshot>(std::move(snap));
 }

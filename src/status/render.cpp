@@ -18,6 +18,9 @@ constexpr double k_ms_per_s = 1000.0;
 constexpr const char* k_column_gap = "  ";
 constexpr const char* k_indent = "  ";
 constexpr const char* k_none = "-";
+constexpr rdzv::WallMs k_ms_per_second = 1000;
+constexpr rdzv::WallMs k_seconds_per_minute = 60;
+constexpr rdzv::WallMs k_seconds_per_hour = 3600;
 
 double age_seconds(rdzv::WallMs then, rdzv::WallMs now) {
   return static_cast<double>(std::max<rdzv::WallMs>(now - then, 0)) / k_ms_per_s;
@@ -28,6 +31,20 @@ bool is_complete(const Snapshot& s) { return s.header.phase == rdzv::Phase::comp
 std::string heartbeat_text(const Snapshot& s, const std::string& id, rdzv::WallMs now) {
   const auto it = s.heartbeats.find(id);
   return it == s.heartbeats.end() ? k_none : render_age(it->second, now);
+}
+
+std::string progress_text(const Snapshot& s, const std::string& id, rdzv::WallMs now) {
+  const auto it = s.progress.find(id);
+  return it == s.progress.end() ? k_none : render_elapsed(it->second, now);
+}
+
+/// `key_ms` (the time) and `key_age` (seconds before `now`) of `id` in `times`, null if absent.
+void put_time(json& j, const std::map<std::string, rdzv::WallMs>& times, const std::string& id,
+              rdzv::WallMs now, const char* key_ms, const char* key_age) {
+  const auto it = times.find(id);
+  const bool known = it != times.end();
+  j[key_ms] = known ? json(it->second) : json(nullptr);
+  j[key_age] = known ? json(age_seconds(it->second, now)) : json(nullptr);
 }
 
 /// Left-aligned columns separated by two spaces, trailing blanks trimmed.
@@ -100,12 +117,13 @@ std::string participants_section(const Snapshot& s, rdzv::WallMs now) {
   if (s.nodes.empty()) {
     return out;
   }
-  std::vector<Row> rows{{"RANK", "NODE", "ADDR", "PID", "NPROC", "ROLE", "HEARTBEAT"}};
+  std::vector<Row> rows{
+      {"RANK", "NODE", "ADDR", "PID", "NPROC", "ROLE", "HEARTBEAT", "LAST PROGRESS"}};
   for (std::size_t i = 0; i < s.nodes.size(); ++i) {
     const auto& n = s.nodes[i];
     rows.push_back({is_complete(s) ? std::to_string(i) : k_none, n.id(), n.addr,
                     std::to_string(n.pid), std::to_string(n.nproc), n.role,
-                    heartbeat_text(s, n.id(), now)});
+                    heartbeat_text(s, n.id(), now), progress_text(s, n.id(), now)});
   }
   return out + render_rows(rows);
 }
@@ -132,10 +150,8 @@ json node_json(const Snapshot& s, const rdzv::NodeDesc& n, rdzv::WallMs now) {
             {"role", n.role},
             {"endpoint_host", n.is_endpoint_host}};
   j["node_index"] = n.node_index ? json(*n.node_index) : json(nullptr);
-  const auto beat = s.heartbeats.find(n.id());
-  const bool has_beat = beat != s.heartbeats.end();
-  j["last_heartbeat_ms"] = has_beat ? json(beat->second) : json(nullptr);
-  j["heartbeat_age_s"] = has_beat ? json(age_seconds(beat->second, now)) : json(nullptr);
+  put_time(j, s.heartbeats, n.id(), now, "last_heartbeat_ms", "heartbeat_age_s");
+  put_time(j, s.progress, n.id(), now, "last_progress_ms", "progress_age_s");
   return j;
 }
 
@@ -143,6 +159,18 @@ json node_json(const Snapshot& s, const rdzv::NodeDesc& n, rdzv::WallMs now) {
 
 std::string render_age(rdzv::WallMs then, rdzv::WallMs now) {
   return fmt::format("{:.1f}s ago", age_seconds(then, now));
+}
+
+std::string render_elapsed(rdzv::WallMs then, rdzv::WallMs now) {
+  const rdzv::WallMs s = std::max<rdzv::WallMs>(now - then, 0) / k_ms_per_second;
+  if (s < k_seconds_per_minute) {
+    return fmt::format("{}s ago", s);
+  }
+  if (s < k_seconds_per_hour) {
+    return fmt::format("{}m{:02}s ago", s / k_seconds_per_minute, s % k_seconds_per_minute);
+  }
+  return fmt::format("{}h{:02}m ago", s / k_seconds_per_hour,
+                     s % k_seconds_per_hour / k_seconds_per_minute);
 }
 
 std::string render_status_table(const Snapshot& snap, rdzv::WallMs now) {

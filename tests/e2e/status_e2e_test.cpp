@@ -84,6 +84,7 @@ TEST(StatusE2E, ShowsBothNodesOfARunningRendezvous) {
   EXPECT_TRUE(has(table.out, "127.0.0.2")) << table.out;
   EXPECT_TRUE(has(table.out, "127.0.0.3")) << table.out;
   EXPECT_TRUE(has(table.out, "s ago")) << table.out;
+  EXPECT_TRUE(has(table.out, "HEARTBEAT  LAST PROGRESS\n")) << table.out;
 
   auto js = run_ddprun(status_args(endpoint, "--json"));
   ASSERT_EQ(js.status, 0) << js.err;
@@ -95,6 +96,10 @@ TEST(StatusE2E, ShowsBothNodesOfARunningRendezvous) {
   for (const auto& p : j["participants"]) {
     workers += p["nproc"].get<int>();
     EXPECT_TRUE(p["addr"] == "127.0.0.2" || p["addr"] == "127.0.0.3") << p.dump();
+    // A number once the agent's heartbeats carry its workers' progress, else null.
+    ASSERT_TRUE(p.contains("last_progress_ms")) << p.dump();
+    EXPECT_TRUE(p["last_progress_ms"].is_null() || p["last_progress_ms"].is_number()) << p.dump();
+    EXPECT_EQ(p["last_progress_ms"].is_null(), p["progress_age_s"].is_null()) << p.dump();
   }
   EXPECT_EQ(workers, 3);
   EXPECT_EQ(a.wait(), 0) << read_file(a.bg.err_path);

@@ -56,24 +56,29 @@ std::string render_rank_list(std::vector<int> ranks);
 struct StackGroup {
   std::vector<int> ranks;  ///< ascending
   std::string frames;      ///< render_innermost of each member
+  friend bool operator==(const StackGroup&, const StackGroup&) = default;
 };
 
-/// Ranks sharing the same innermost frames, smallest groups first (ties: lowest rank first).
+/// The report's order: smallest groups first, ties lowest rank first (ranks ascending).
+void order_stack_groups(std::vector<StackGroup>& groups);
+/// Ranks sharing the same innermost frames, in order_stack_groups' order.
 std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks,
                                      std::size_t depth = k_report_depth);
 /// One line per group: "rank 1: f (x.py:12) <- g (x.py:40)", "ranks 0,2-7: ...".
 std::vector<std::string> render_stack_report(const std::vector<StackGroup>& groups);
 
-/// One node's answer to a job-wide stack request, as stored under the run's keys.
+/// One node's answer to a job-wide stack request, as stored under the run's keys (its text:
+/// node_stacks.hpp).
 struct NodeStacks {
   std::string node;                ///< host name (or node id) of the agent that captured
   std::string method;              ///< "faulthandler", "py-spy", "/proc"...
   std::vector<StackGroup> groups;  ///< global ranks
   std::vector<std::string> files;  ///< where that node wrote the full stacks (its own disk)
+  friend bool operator==(const NodeStacks&, const NodeStacks&) = default;
 };
 
-/// Every node's groups merged: the same frames on different nodes become one group; ordered
-/// as group_stacks orders them.
+/// Every node's groups merged: the same frames on different nodes become one group (a rank
+/// named twice counts once, groups without ranks are dropped); in order_stack_groups' order.
 std::vector<StackGroup> merge_stack_groups(const std::vector<NodeStacks>& nodes);
 
 }  // namespace ddprun::errors

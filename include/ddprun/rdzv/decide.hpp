@@ -100,8 +100,17 @@ std::optional<RoundHeader> with_abort(const RoundHeader& h, int round, const std
 // --- While workers run ---
 
 /// What the running round must do, as seen by watch(). store_lost: the store has not answered
-/// for longer than the keep-alive bound, so no round can be formed again.
-enum class RunSignal { none, membership_changed, peer_failed, closed, store_lost };
+/// for longer than the keep-alive bound, so no round can be formed again. stacks_requested:
+/// another member asks for this node's workers' stacks (DynamicRendezvous::stacks_request());
+/// the round goes on, and so does watching once the node has answered.
+enum class RunSignal {
+  none,
+  membership_changed,
+  peer_failed,
+  closed,
+  store_lost,
+  stacks_requested
+};
 
 std::string to_string(RunSignal s);
 

@@ -5,6 +5,7 @@
 #include "ddprun/net/asio.hpp"
 #include "ddprun/rdzv/decide.hpp"
 #include "ddprun/rdzv/kv.hpp"
+#include "ddprun/rdzv/stacks.hpp"
 #include "ddprun/util/clock.hpp"
 
 #include <functional>
@@ -34,6 +35,22 @@ struct MasterEndpoint {
   std::string addr;
   int port = 0;
   bool operator==(const MasterEndpoint&) const = default;
+};
+
+/// One member's answer to a stacks request.
+struct StacksAnswer {
+  int group_rank = 0;
+  std::string summary;  ///< what it published (opaque here)
+};
+
+/// What collect_stacks() gathered within its bound.
+struct StacksGathered {
+  std::vector<StacksAnswer> answers;  ///< ascending group rank
+  std::vector<int> missing;           ///< group ranks that did not answer, ascending
+  /// unanswered_names(missing, the round's members): one per missing rank, its node's
+  /// address when known ("gpu-03"), else "group rank 3".
+  std::vector<std::string> missing_names;
+  std::string error;  ///< why nothing could be asked or read (no request, the store's error)
 };
 
 /// Lives in a shared_ptr (create()): its heartbeat loop and every pending call hold a reference,
@@ -91,6 +108,28 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   /// Stops heartbeats and closes the run (bounded by close_timeout); later joins fail.
   asio::awaitable<Result<void>> shutdown();
 
+  // --- Job-wide stacks (stacks.hpp). ---
+
+  /// Asks every other member of the current round for its workers' stacks; this node will
+  /// collect answers for `collect_for` (pass collect_stacks' bound). When another member's
+  /// request of the round is still being collected, that one stands and is returned instead:
+  /// answer it (publish_stacks) rather than collect. Errors: no round yet, the store's error.
+  asio::awaitable<Result<StacksRequest>> request_stacks(std::string reason,
+                                                        std::chrono::milliseconds collect_for);
+  /// The request this node last made, was asked by (watch() returned stacks_requested) or
+  /// was handed by request_stacks().
+  const std::optional<StacksRequest>& stacks_request() const { return stacks_request_; }
+  /// Files this node's answer to stacks_request() under the round's keys (by group rank).
+  asio::awaitable<Result<void>> publish_stacks(std::string summary);
+  /// The requester's side: reads every other member's answer to stacks_request(), looking
+  /// every poll_interval (one MULTI_GET per 1024 unanswered members), until all arrived or
+  /// `bound` passed.
+  asio::awaitable<StacksGathered> collect_stacks(std::chrono::milliseconds bound);
+
+  /// When this node's workers last made progress (wall ms; nullopt: unknown or no workers).
+  /// Each heartbeat then also writes it (progress_key) in the same request.
+  void set_progress_source(std::function<std::optional<WallMs>()> source);
+
   const NodeDesc& self() const { return self_; }
   const RdzvSettings& settings() const { return settings_; }
 
@@ -136,7 +175,19 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   asio::awaitable<void> beat_once();
   asio::awaitable<RunSignal> watch_once(std::optional<WallMs>& failing_since,
                                         WallMs& next_ring_check);
-  asio::awaitable<bool> slot_won(int round);  ///< this node's slot became a member of `round`
+  asio::awaitable<bool> slot_won(int round);
+  /// watch_once's look at the round's stacks request: stacks_requested once per request.
+  RunSignal stacks_signal(int round, const std::string& text);
+  /// The seq of `round` this node was last told of, answered or made (0: none).
+  int stacks_seen(int round) const { return stacks_round_ == round ? stacks_seen_ : 0; }
+  void mark_stacks_seen(int round, const StacksRequest& r);
+  /// One look at the answers of `waiting` (group ranks): those that arrived move to `out`.
+  asio::awaitable<void> read_answers(int round, int seq, std::vector<int>& waiting,
+                                     StacksGathered& out);
+  /// The members of `round` in group-rank order (read from the store for large rounds);
+  /// empty when they cannot be had.
+  asio::awaitable<std::vector<NodeDesc>> round_members(
+      int round);  ///< this node's slot became a member of `round`
   void start_heartbeats();
   JoinView join_view() const;
   WallMs wall_now() const;
@@ -165,6 +216,10 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   int slot_round_ = -1;
   int waiting_round_ = -1;  ///< the round whose wait list counts this node
   std::optional<RoundResult> last_round_;
+  std::optional<StacksRequest> stacks_request_;
+  int stacks_round_ = -1;  ///< the round of stacks_seen_
+  int stacks_seen_ = 0;
+  std::function<std::optional<WallMs>()> progress_source_;
 };
 
 }  // namespace ddprun::rdzv

@@ -9,7 +9,11 @@
 //   ddprun/rdzv/<id>/<r>/gone        how many slots of round r were withdrawn (ADD)
 //   ddprun/rdzv/<id>/<r>/rank/<s>    what slot s got when round r closed (Assignment)
 //   ddprun/rdzv/<id>/<r>/members     the members of round r in group-rank order
+//   ddprun/rdzv/<id>/<r>/stacks      the round's standing StacksRequest (JSON, stacks.hpp)
+//   ddprun/rdzv/<id>/<r>/stacks/<q>/<g>  group rank g's answer to request q (opaque text)
 //   ddprun/rdzv/<id>/hb/<node id>    the node's last keep-alive (wall ms)
+//   ddprun/rdzv/<id>/progress/<node id>  when its workers last made progress (wall ms, or
+//                                    "-": unknown), written with each keep-alive
 //
 // Several machines read and write these, so times are wall-clock milliseconds since the epoch.
 
@@ -119,6 +123,12 @@ std::string gone_key(const std::string& run_id, int round);
 std::string rank_key(const std::string& run_id, int round, int slot);
 std::string members_key(const std::string& run_id, int round);
 std::string heartbeat_key(const std::string& run_id, const std::string& node_id);
+/// "ddprun/rdzv/<id>/progress/<node id>": written in the same request as the heartbeat.
+std::string progress_key(const std::string& run_id, const std::string& node_id);
+/// "ddprun/rdzv/<id>/<r>/stacks": the round's standing request for the workers' stacks.
+std::string stacks_request_key(const std::string& run_id, int round);
+/// "ddprun/rdzv/<id>/<r>/stacks/<seq>/<group rank>": that member's answer to request `seq`.
+std::string stacks_answer_key(const std::string& run_id, int round, int seq, int group_rank);
 
 /// Deterministic JSON, so equal values encode to equal bytes (the header's fencing token).
 std::string encode_header(const RoundHeader& header);
@@ -140,5 +150,10 @@ std::string to_string(Phase p);
 
 /// Parses a heartbeat value (wall ms as decimal text); "" or anything else: none.
 std::optional<WallMs> parse_heartbeat(const std::string& text);
+/// A progress value: wall ms, or k_progress_unknown when the node knows none.
+std::string render_progress_value(std::optional<WallMs> last_progress);
+/// Parses render_progress_value's text; "", "-" or anything else: none.
+std::optional<WallMs> parse_progress_value(const std::string& text);
+inline constexpr const char* k_progress_unknown = "-";
 
 }  // namespace ddprun::rdzv

@@ -17,18 +17,26 @@ struct Snapshot {
   /// the round so far (withdrawn slots left out), in rank_before order.
   std::vector<rdzv::NodeDesc> nodes;
   std::map<std::string, rdzv::WallMs> heartbeats;  ///< by NodeDesc::id()
+  /// When each node's workers last made progress, by NodeDesc::id(); a node that knows none
+  /// (or whose agent does not say) is absent.
+  std::map<std::string, rdzv::WallMs> progress;
 };
 
 /// "3.2s ago" for a heartbeat at `then` seen at `now` (milliseconds since the epoch); a
 /// heartbeat from the future (clock skew between machines) reads "0.0s ago".
 std::string render_age(rdzv::WallMs then, rdzv::WallMs now);
+/// "42s ago", "5m07s ago", "2h05m ago" (whole units, rounded down) for the workers' last
+/// progress at `then`; "0s ago" for a time in the future.
+std::string render_elapsed(rdzv::WallMs then, rdzv::WallMs now);
 
 /// The table: a summary line (round, phase, open/closed), the last reported failure and the
-/// last membership change, then the nodes in group-rank order with address, pid, nproc, role
-/// and heartbeat age, and the waiting nodes. Ends with a newline.
+/// last membership change, then the nodes in group-rank order with address, pid, nproc, role,
+/// heartbeat age and how long ago their workers last made progress ("-": unknown), and the
+/// waiting nodes. Ends with a newline.
 std::string render_status_table(const Snapshot& snap, rdzv::WallMs now);
 
-/// The same facts as one JSON object (one line, sorted keys), heartbeat ages in seconds.
+/// The same facts as one JSON object (one line, sorted keys), heartbeat and progress ages in
+/// seconds.
 std::string render_status_json(const Snapshot& snap, rdzv::WallMs now);
 
 }  // namespace ddprun::status

@@ -13,89 +13,14 @@ namespace {
 
 using namespace std::chrono_literals;
 using test::all_done;
+using test::Cluster;
 using test::fast_settings;
+using test::header_of;
 using test::make_node;
 using test::run_until;
 using test::Slot;
 using test::start;
 using ::testing::HasSubstr;
-
-/// One io_context, one MemoryKv (with a client per agent) and the agents of a test.
-class Cluster {
- public:
-  Cluster() = default;
-  Cluster(const Cluster&) = delete;
-  Cluster& operator=(const Cluster&) = delete;
-  ~Cluster() {
-    try {
-      for (auto& a : agents_) {
-        if (a) {
-          a->stop();
-        }
-      }
-      ctx_.restart();
-      ctx_.poll();  // lets the stopped loops see their cancelled timers and finish
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "a rendezvous coroutine threw at teardown: " << e.what();
-    }
-  }
-
-  DynamicRendezvous& add(NodeDesc node, RdzvSettings settings) {
-    clients_.push_back(std::make_unique<MemoryKvClient>(kv_));
-    agents_.push_back(DynamicRendezvous::create(ctx_, *clients_.back(), std::move(settings),
-                                                std::move(node), clock_));
-    return *agents_.back();
-  }
-  /// Like a crashed agent: it stops heartbeating and never writes again.
-  void kill(std::size_t i) {
-    agents_.at(i)->stop();
-    agents_.at(i).reset();
-  }
-
-  std::vector<Slot<Result<RoundResult>>> next_rounds(const std::vector<std::size_t>& who) {
-    std::vector<Slot<Result<RoundResult>>> out;
-    out.reserve(who.size());
-    for (auto i : who) {
-      out.push_back(start(ctx_, agents_.at(i)->next_round()));
-    }
-    return out;
-  }
-  /// next_round on `who`, all expected to succeed; returns their results.
-  std::vector<RoundResult> form(const std::vector<std::size_t>& who) {
-    auto slots = next_rounds(who);
-    EXPECT_TRUE(run_until(ctx_, [&] { return all_done(slots); }));
-    std::vector<RoundResult> out;
-    for (auto& s : slots) {
-      EXPECT_TRUE(s->has_value() && s->value())
-          << (s->has_value() && !s->value() ? s->value().error().message : "not finished");
-      if (s->has_value() && s->value()) {
-        out.push_back(*s->value());
-      }
-    }
-    return out;
-  }
-  Slot<RunSignal> watch(std::size_t i) { return start(ctx_, agents_.at(i)->watch()); }
-  template <typename T>
-  bool wait_for(const Slot<T>& slot) {
-    return run_until(ctx_, [&] { return slot->has_value(); });
-  }
-
-  asio::io_context ctx_;
-  MemoryKv kv_{ctx_};
-  std::vector<std::unique_ptr<MemoryKvClient>> clients_;  ///< one per agent, like connections
-  util::SystemClock clock_;
-  std::vector<std::shared_ptr<DynamicRendezvous>> agents_;
-};
-
-RoundHeader header_of(const MemoryKv& kv) {
-  auto raw = kv.peek(state_key("job"));
-  if (!raw) {
-    return RoundHeader{};
-  }
-  auto h = decode_header(*raw);
-  EXPECT_TRUE(h) << h.error().message;
-  return h ? *h : RoundHeader{};
-}
 
 std::vector<std::string> addrs(const RoundResult& r) {
   std::vector<std::string> out;

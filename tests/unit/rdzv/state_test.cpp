@@ -161,6 +161,9 @@ TEST(RdzvState, KeysAreOurOwn) {
   EXPECT_EQ(rank_key("job7", 3, 12), "ddprun/rdzv/job7/3/rank/12");
   EXPECT_EQ(members_key("job7", 3), "ddprun/rdzv/job7/3/members");
   EXPECT_EQ(heartbeat_key("job7", "h_1_0"), "ddprun/rdzv/job7/hb/h_1_0");
+  EXPECT_EQ(progress_key("job7", "h_1_0"), "ddprun/rdzv/job7/progress/h_1_0");
+  EXPECT_EQ(stacks_request_key("job7", 3), "ddprun/rdzv/job7/3/stacks");
+  EXPECT_EQ(stacks_answer_key("job7", 3, 2, 17), "ddprun/rdzv/job7/3/stacks/2/17");
 }
 
 TEST(RdzvState, PhaseNames) {
@@ -174,6 +177,15 @@ TEST(RdzvState, ParseHeartbeat) {
   EXPECT_EQ(parse_heartbeat("0"), std::optional<WallMs>(0));
   for (const std::string bad : {"", "abc", "12a", " 12", "12 ", "1.5", "99999999999999999999"}) {
     EXPECT_EQ(parse_heartbeat(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(RdzvState, ProgressValueIsWallMsOrADash) {
+  EXPECT_EQ(render_progress_value(1'700'000'000'123), "1700000000123");
+  EXPECT_EQ(render_progress_value(std::nullopt), "-");
+  EXPECT_EQ(parse_progress_value("1700000000123"), std::optional<WallMs>(1'700'000'000'123));
+  for (const std::string unknown : {"", "-", "x"}) {
+    EXPECT_EQ(parse_progress_value(unknown), std::nullopt) << unknown;
   }
 }
 

@@ -33,7 +33,8 @@ Snapshot running_snapshot() {
   b.is_endpoint_host = true;
   s.nodes = {b, a};
   s.heartbeats[a.id()] = k_now - 3'200;
-  s.heartbeats[b.id()] = k_now + 500;  // clock skew
+  s.heartbeats[b.id()] = k_now + 500;    // clock skew
+  s.progress[a.id()] = k_now - 185'400;  // b's agent says nothing about its workers
   return s;
 }
 
@@ -43,13 +44,24 @@ TEST(StatusRender, AgeHasOneDecimalAndNeverGoesNegative) {
   EXPECT_EQ(render_age(k_now + 900, k_now), "0.0s ago");
 }
 
+TEST(StatusRender, ElapsedIsWholeSecondsThenMinutesThenHours) {
+  EXPECT_EQ(render_elapsed(k_now - 3'999, k_now), "3s ago");
+  EXPECT_EQ(render_elapsed(k_now + 900, k_now), "0s ago");
+  EXPECT_EQ(render_elapsed(k_now - 59'999, k_now), "59s ago");
+  EXPECT_EQ(render_elapsed(k_now - 60'000, k_now), "1m00s ago");
+  EXPECT_EQ(render_elapsed(k_now - 3'599'000, k_now), "59m59s ago");
+  EXPECT_EQ(render_elapsed(k_now - 3'600'000, k_now), "1h00m ago");
+  EXPECT_EQ(render_elapsed(k_now - 7'500'000, k_now), "2h05m ago");
+  EXPECT_EQ(render_elapsed(k_now - 100 * 3'600'000, k_now), "100h00m ago");
+}
+
 TEST(StatusRender, CompleteRoundTableMatchesGolden) {
   const std::string golden = R"(round 1 (1 re-rendezvous), complete, open
 last failure: round 0, reported by 10.0.0.1_4242_0
 participants: 2 nodes, 12 workers
-  RANK  NODE             ADDR       PID   NPROC  ROLE     HEARTBEAT
-  0     10.0.0.22_77_0   10.0.0.22  77    4      default  0.0s ago
-  1     10.0.0.1_4242_0  10.0.0.1   4242  8      default  3.2s ago
+  RANK  NODE             ADDR       PID   NPROC  ROLE     HEARTBEAT  LAST PROGRESS
+  0     10.0.0.22_77_0   10.0.0.22  77    4      default  0.0s ago   -
+  1     10.0.0.1_4242_0  10.0.0.1   4242  8      default  3.2s ago   3m05s ago
 waiting: 1 nodes
   10.0.0.3_9_0
 )";
@@ -62,12 +74,13 @@ TEST(StatusRender, JoiningRoundShowsNoRanksAndTheLastCall) {
   s.header.closed = true;
   s.nodes = {node("h1", 5, 1), node("h2", 6, 2)};
   s.heartbeats["h2_6_0"] = k_now - 100;
+  s.progress["h2_6_0"] = k_now - 2'900;
   const std::string golden = R"(round 0, joining (last call ends in 2.5s), closed
 last failure: none
 participants: 2 nodes, 3 workers
-  RANK  NODE    ADDR  PID  NPROC  ROLE     HEARTBEAT
-  -     h1_5_0  h1    5    1      default  -
-  -     h2_6_0  h2    6    2      default  0.1s ago
+  RANK  NODE    ADDR  PID  NPROC  ROLE     HEARTBEAT  LAST PROGRESS
+  -     h1_5_0  h1    5    1      default  -          -
+  -     h2_6_0  h2    6    2      default  0.1s ago   2s ago
 waiting: 0 nodes
 )";
   EXPECT_EQ(render_status_table(s, k_now), golden);
@@ -116,10 +129,12 @@ TEST(StatusRender, JsonMatchesGolden) {
     "participants": [
       {"rank": 0, "id": "10.0.0.22_77_0", "addr": "10.0.0.22", "pid": 77, "local_id": 0,
        "nproc": 4, "role": "default", "endpoint_host": true, "node_index": null,
-       "last_heartbeat_ms": 1700000010500, "heartbeat_age_s": 0.0},
+       "last_heartbeat_ms": 1700000010500, "heartbeat_age_s": 0.0,
+       "last_progress_ms": null, "progress_age_s": null},
       {"rank": 1, "id": "10.0.0.1_4242_0", "addr": "10.0.0.1", "pid": 4242, "local_id": 0,
        "nproc": 8, "role": "default", "endpoint_host": false, "node_index": null,
-       "last_heartbeat_ms": 1700000006800, "heartbeat_age_s": 3.2}],
+       "last_heartbeat_ms": 1700000006800, "heartbeat_age_s": 3.2,
+       "last_progress_ms": 1699999824600, "progress_age_s": 185.4}],
     "waiting": 1,
     "waiting_ids": ["10.0.0.3_9_0"]
   })");
