@@ -1,5 +1,7 @@
 #include "ddprun/agent/elastic_rendezvous.hpp"
 
+#include "ddprun/agent/stack_capture.hpp"
+#include "ddprun/errors/node_stacks.hpp"
 #include "ddprun/host/facts.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -194,6 +196,57 @@ asio::awaitable<void> ElasticRendezvous::leave(std::chrono::milliseconds bound) 
     co_return;
   }
   spdlog::info("left rendezvous '{}': the other nodes re-form without this one", cfg_.rdzv_id);
+}
+
+// A job-wide stacks request. The first node to ask in a round collects and prints the report;
+// a node that asks while that request stands answers it instead (collect_stacks: nothing).
+asio::awaitable<void> ElasticRendezvous::request_stacks(std::string reason) {
+  collecting_stacks_ = false;
+  auto request =
+      co_await dyn_->request_stacks(std::move(reason), k_capture_bound + k_peer_stacks_bound);
+  if (!request) {
+    spdlog::warn("could not ask the other nodes for their workers' stacks: {}",
+                 request.error().message);
+    co_return;
+  }
+  collecting_stacks_ = request->requester == dyn_->self().id();
+  if (!collecting_stacks_) {
+    spdlog::info("{} is collecting every node's stacks already ({}); this node answers it",
+                 request->requester, request->reason);
+  }
+}
+
+std::string ElasticRendezvous::stacks_request() const {
+  const auto& request = dyn_->stacks_request();
+  return request ? request->reason : std::string();
+}
+
+asio::awaitable<void> ElasticRendezvous::answer_stacks(errors::NodeStacks mine) {
+  if (auto ok = co_await dyn_->publish_stacks(errors::encode_node_stacks(mine)); !ok) {
+    spdlog::warn("could not publish this node's stacks: {}", ok.error().message);
+  }
+}
+
+asio::awaitable<PeerStacks> ElasticRendezvous::collect_stacks(std::chrono::milliseconds bound) {
+  PeerStacks out;
+  if (!std::exchange(collecting_stacks_, false)) {
+    co_return out;
+  }
+  auto got = co_await dyn_->collect_stacks(bound);
+  for (const auto& answer : got.answers) {
+    auto decoded = errors::decode_node_stacks(answer.summary);
+    if (decoded) {
+      out.answers.push_back(std::move(*decoded));
+    } else {
+      out.missing.push_back("group rank " + std::to_string(answer.group_rank) +
+                            " (unreadable answer: " + decoded.error().message + ")");
+    }
+  }
+  out.missing.insert(out.missing.end(), got.missing_names.begin(), got.missing_names.end());
+  if (!got.error.empty()) {
+    spdlog::warn("collecting the other nodes' stacks: {}", got.error);
+  }
+  co_return out;
 }
 
 std::string ElasticRendezvous::endpoint_text() const {

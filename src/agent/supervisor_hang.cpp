@@ -23,10 +23,6 @@ namespace ddprun::agent {
 
 namespace {
 
-/// How long the detecting node waits for the other nodes' stacks: their watch interval, a
-/// capture (bounded by k_capture_bound) and the store's round trips.
-constexpr std::chrono::milliseconds k_peer_stacks_bound = k_capture_bound + std::chrono::seconds(2);
-
 std::string seconds_text(std::chrono::milliseconds d) {
   return fmt::format("{:g}", static_cast<double>(d.count()) / 1000.0);
 }

@@ -26,6 +26,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <optional>
 
 #include "auto_config.hpp"
 #include "fan_out.hpp"
@@ -102,6 +104,26 @@ void apply_omp_threads(const config::LaunchConfig& cfg, const config::HostFacts&
   }
 }
 
+/// When this node's workers last made progress, as `ddprun status` shows it: the last output
+/// the agent read or file-timer request it got, in wall-clock ms (unknown when neither came).
+std::function<std::optional<rdzv::WallMs>()> progress_source(const agent::WorkerIo& io,
+                                                             const agent::Watchdog* watchdog,
+                                                             const util::Clock& clock) {
+  return [&io, watchdog, &clock]() -> std::optional<rdzv::WallMs> {
+    auto last = io.last_output();
+    if (watchdog != nullptr) {
+      last = std::max(last, watchdog->last_request());
+    }
+    if (last == util::SteadyTime{}) {
+      return std::nullopt;
+    }
+    const auto ago = std::chrono::duration_cast<std::chrono::milliseconds>(clock.now() - last);
+    const auto wall =
+        std::chrono::duration_cast<std::chrono::milliseconds>(clock.wall_now().time_since_epoch());
+    return (wall - ago).count();
+  };
+}
+
 /// The guardian kills the workers' groups (grandchildren included) if this agent is killed.
 process::Guardian start_guardian() {
   auto guardian = process::Guardian::start();
@@ -123,6 +145,9 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
   agent::Reporter reporter(cfg, agent_env);
   auto setup = make_rendezvous(ctx, cfg, agent_env, clock);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
+  if (setup.dyn) {
+    setup.dyn->set_progress_source(progress_source(*io, watchdog.get(), clock));
+  }
   agent::add_hang_env(cfg, agent_env);
   auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock, *setup.rdzv, *io,

@@ -132,12 +132,12 @@ TEST(MultinodeStallE2E, ReportOfTheDetectingNodeNamesTheStuckRankOnTheOtherNode)
   const auto dir = make_temp_dir("ddprun-mnstall-");
   mn::Agents agents;
   for (int node : {0, 1}) {
-    agents.start(mn::concat(
-        mn::concat(mn::clean_ddprun(), mn::c10d_flags("2", port, 1, mn::loopback(node),
-                                                      "join_timeout=60")),
-        {"--stall-timeout", node == 0 ? "3" : "60", "--max-restarts", "1", "--log-dir",
-         dir + "/node" + std::to_string(node), "--python", "/usr/bin/python3",
-         mn::worker("stall_once.py")}));
+    agents.start(
+        mn::concat(mn::concat(mn::clean_ddprun(),
+                              mn::c10d_flags("2", port, 1, mn::loopback(node), "join_timeout=60")),
+                   {"--stall-timeout", node == 0 ? "3" : "60", "--max-restarts", "1", "--log-dir",
+                    dir + "/node" + std::to_string(node), "--python", "/usr/bin/python3",
+                    mn::worker("stall_once.py")}));
   }
   for (std::size_t i = 0; i < agents.size(); ++i) {
     ASSERT_EQ(agents.wait(i, std::chrono::seconds(120)), 0) << agents.all_logs();

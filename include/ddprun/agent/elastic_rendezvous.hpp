@@ -37,6 +37,10 @@ class ElasticRendezvous final : public Rendezvous {
   asio::awaitable<void> shutdown() override;
   asio::awaitable<void> leave(std::chrono::milliseconds bound) override;
   std::string describe() const override;
+  asio::awaitable<void> request_stacks(std::string reason) override;
+  std::string stacks_request() const override;
+  asio::awaitable<void> answer_stacks(errors::NodeStacks mine) override;
+  asio::awaitable<PeerStacks> collect_stacks(std::chrono::milliseconds bound) override;
 
  private:
   Result<rdzv::MasterEndpoint> my_worker_store(const rdzv::RoundResult& round);
@@ -52,6 +56,7 @@ class ElasticRendezvous final : public Rendezvous {
   asio::io_context& ctx_;
   const config::LaunchConfig& cfg_;
   std::shared_ptr<rdzv::DynamicRendezvous> dyn_;
+  bool collecting_stacks_ = false;  ///< this node's stacks request stands: it prints the report
   store::Server* hosted_;
   rdzv::StoreKv* kv_;
   ElasticOptions options_;

@@ -23,6 +23,10 @@ namespace ddprun::agent {
 inline constexpr std::size_t k_stack_dump_lines = 500;
 /// How long taking every stack (in parallel) may last.
 inline constexpr std::chrono::milliseconds k_capture_bound{3000};
+/// How long the node that asked for the job's stacks waits for the other nodes' answers: their
+/// watch interval, a capture and the store's round trips.
+inline constexpr std::chrono::milliseconds k_peer_stacks_bound =
+    k_capture_bound + std::chrono::milliseconds(2000);
 /// Names the py-spy to use instead of the one on PATH.
 inline constexpr std::string_view k_py_spy_env = "DDPRUN_PY_SPY";
 
