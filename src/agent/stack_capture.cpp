@@ -248,21 +248,25 @@ class ToolStackCapture final : public StackCapture {
                                                 std::vector<std::string>& texts,
                                                 std::chrono::steady_clock::time_point deadline) {
     for (const auto& t : targets) {
-      const struct rlimit no_core {};
-      (void)::prlimit(t.pid, RLIMIT_CORE, &no_core, nullptr);
-      ::kill(t.pid, SIGABRT);
+      if (!t.keep_running) {
+        const struct rlimit no_core {};
+        (void)::prlimit(t.pid, RLIMIT_CORE, &no_core, nullptr);
+        ::kill(t.pid, SIGABRT);
+      }
     }
     // The dump is written before the worker dies of the signal; its children may keep the
     // pipe open, so the worker's death (not EOF) says the dump is complete.
     asio::steady_timer timer(ctx_);
     while (std::any_of(targets.begin(), targets.end(),
-                       [](const auto& t) { return is_alive(t.pid); }) &&
+                       [](const auto& t) { return !t.keep_running && is_alive(t.pid); }) &&
            std::chrono::steady_clock::now() < deadline) {
       co_await pause(timer, k_poll_step);
     }
     co_await pause(timer, k_read_settle);  // the pipe readers take what the workers wrote
     for (std::size_t i = 0; i < targets.size(); ++i) {
-      texts[i] = dump_in(io_.stderr_lines(targets[i].ranks.local_rank, k_stack_dump_lines));
+      if (!targets[i].keep_running) {  // else: its /proc state
+        texts[i] = dump_in(io_.stderr_lines(targets[i].ranks.local_rank, k_stack_dump_lines));
+      }
     }
   }
 

@@ -234,7 +234,9 @@ asio::awaitable<void> Supervisor::handle_timer_expired(Event ev) {
     }
     if (capture) {
       w.captured = true;
-      co_await take_stacks(w.watchdog_reason + " for rank " + std::to_string(w.ranks.rank), false);
+      // The capture leaves this worker to its timer's signal: it dies of it, as under torchrun.
+      co_await take_stacks(w.watchdog_reason + " for rank " + std::to_string(w.ranks.rank), false,
+                           w.pid);
     }
     if (workers_[i].running) {
       launcher_.signal_group(workers_[i].pid, ev.signal);

@@ -72,22 +72,22 @@ std::string Supervisor::stall_reason() const {
          seconds_text(cfg_.stall_timeout) + " s (--stall-timeout)";
 }
 
-std::vector<StackTarget> Supervisor::stack_targets() {
+std::vector<StackTarget> Supervisor::stack_targets(pid_t keep_running) {
   std::vector<StackTarget> targets;
   for (auto& w : workers_) {
     if (w.running) {
       w.stop_requested = true;
-      targets.push_back(StackTarget{w.ranks, w.pid});
+      targets.push_back(StackTarget{w.ranks, w.pid, w.pid == keep_running});
     }
   }
   return targets;
 }
 
-asio::awaitable<void> Supervisor::take_stacks(std::string reason, bool stall) {
+asio::awaitable<void> Supervisor::take_stacks(std::string reason, bool stall, pid_t keep_running) {
   if (stacks_ == nullptr || my_stacks_) {
     co_return;
   }
-  auto targets = stack_targets();
+  auto targets = stack_targets(keep_running);
   co_await rdzv_.request_stacks(reason);
   StackReport report;
   if (!targets.empty()) {

@@ -95,7 +95,7 @@ TEST(StallE2E, WithoutRestartsTheStallIsTheFailure) {
 
 TEST(StallE2E, ChattyWorkerNeverTripsItAndItsOutputIsUnchanged) {
   // 8 lines 0.5 s apart with a 2 s timeout: 4 s of work, never 2 s of silence. The worker
-  // does not flush: PYTHONUNBUFFERED=1 from ddprun keeps block buffering from looking silent.
+  // does not flush: it runs as `python -u`, as under torchrun.
   auto r = run_ddprun({"--stall-timeout", "2", "--max-restarts", "0", "--python", "python3",
                        source_path("tests/support/workers/ticker.py"), "0.5", "8"});
   EXPECT_EQ(r.status, 0) << r.err;

@@ -120,6 +120,9 @@ class Watchdog {
 struct StackTarget {
   WorkerRanks ranks;
   pid_t pid = 0;
+  /// The capture must not end it: an expired file timer's worker, whose own signal ends it
+  /// as under torchrun. A capture that would (faulthandler) reads its /proc state instead.
+  bool keep_running = false;
 };
 
 /// What a capture found: this node's ranks, or, for a job-wide report, every node's merged.
@@ -135,8 +138,9 @@ struct StackReport {
 
 /// Takes the stacks of still-running workers before they are stopped (a failure with
 /// --stacks-on-failure, an expired timer, a stall), bounded in time. It may end a worker (a
-/// Python worker's faulthandler dumps on a fatal signal): callers capture only workers they
-/// stop anyway, and mark them stop-requested first, so such an exit is no new failure.
+/// Python worker's faulthandler dumps on a fatal signal), never one marked keep_running:
+/// callers capture only workers they stop anyway, and mark them stop-requested first, so such
+/// an exit is no new failure.
 class StackCapture {
  public:
   virtual ~StackCapture() = default;

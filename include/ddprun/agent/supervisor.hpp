@@ -103,8 +103,8 @@ class Supervisor {
   // Hangs (supervisor_hang.cpp).
   util::SteadyTime stall_deadline() const;
   std::string stall_reason() const;
-  std::vector<StackTarget> stack_targets();
-  asio::awaitable<void> take_stacks(std::string reason, bool stall);
+  std::vector<StackTarget> stack_targets(pid_t keep_running = 0);
+  asio::awaitable<void> take_stacks(std::string reason, bool stall, pid_t keep_running = 0);
   asio::awaitable<void> answer_stacks_request();
   std::string failure_reason() const;
   bool all_stopped() const;

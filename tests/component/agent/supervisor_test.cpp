@@ -154,9 +154,12 @@ class RecordingCapture final : public StackCapture {
     std::vector<int> ranks;
     for (const auto& t : targets) {
       captured.push_back(t.ranks.rank);
+      if (t.keep_running) {
+        kept_running.push_back(t.ranks.rank);
+      }
       ranks.push_back(t.ranks.rank);
       report.files.push_back("/fake/" + std::to_string(t.ranks.local_rank) + "/stacks.txt");
-      if (kill_with != 0) {
+      if (kill_with != 0 && !t.keep_running) {
         launcher_.kill_with(t.pid, kill_with);
       }
     }
@@ -166,6 +169,7 @@ class RecordingCapture final : public StackCapture {
   }
   int kill_with = 0;
   std::vector<int> captured;
+  std::vector<int> kept_running;  ///< ranks the capture had to leave running
   std::vector<std::string> reasons;
 
  private:
@@ -525,14 +529,15 @@ TEST_F(SupervisorTest, OutputKeepsTheStallWatchdogQuiet) {
 TEST_F(SupervisorTest, ExpiredTimerTakesEveryStackBeforeItsSignal) {
   configure(2, 0);
   watchdog_ = &timers_;
-  capture_.kill_with = SIGABRT;  // faulthandler: the capture itself ends the workers
+  capture_.kill_with = SIGABRT;  // faulthandler: the capture itself ends the workers ...
   int rc = run([&](int, const std::vector<pid_t>& pids) { timers_.expire(pids[1], SIGKILL, "s"); });
   EXPECT_EQ(rc, 1);
   EXPECT_EQ(capture_.captured, (std::vector<int>{0, 1}));
+  EXPECT_EQ(capture_.kept_running, std::vector<int>{1});  // ... but not the timer's worker
   EXPECT_EQ(capture_.reasons, std::vector<std::string>{"watchdog timer \"s\" expired for rank 1"});
   ASSERT_EQ(failures_.size(), 1U);  // only the expired one; the others were captured
   EXPECT_EQ(failures_[0].ranks.local_rank, 1);
-  EXPECT_EQ(failures_[0].exit.signal, SIGABRT);
+  EXPECT_EQ(failures_[0].exit.signal, SIGKILL);  // its own timer's signal, as under torchrun
   EXPECT_EQ(failures_[0].reason, "watchdog timer \"s\" expired");
 }
 

@@ -1,5 +1,5 @@
 """Prints a line every INTERVAL seconds, COUNT times, with no flush: a chatty worker for the
-stall watchdog (PYTHONUNBUFFERED=1 from ddprun keeps its output flowing). Usage:
+stall watchdog (ddprun starts it as `python -u`, as torchrun does). Usage:
 ticker.py INTERVAL COUNT"""
 import sys
 import time
