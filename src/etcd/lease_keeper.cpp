@@ -15,7 +15,7 @@ constexpr std::chrono::milliseconds k_min_interval{200};
 }  // namespace
 
 struct LeaseKeeper::State {
-  State(asio::any_io_executor ex, Lease l, OnLost cb)
+  State(const asio::any_io_executor& ex, Lease l, OnLost cb)
       : lease(l), on_lost(std::move(cb)), sleep(ex), done(ex) {
     done.expires_at(asio::steady_timer::time_point::max());
   }
@@ -32,7 +32,7 @@ namespace {
 
 using State = LeaseKeeper::State;
 
-void report_lost(State& s, Error e) {
+void report_lost(State& s, const Error& e) {
   s.lost = true;
   if (s.on_lost) {
     s.on_lost(e);
@@ -83,7 +83,11 @@ LeaseKeeper::LeaseKeeper(Client& client, Lease lease, OnLost on_lost)
 
 LeaseKeeper::~LeaseKeeper() {
   state_->stopping = true;
-  state_->sleep.cancel();
+  try {
+    state_->sleep.cancel();
+  } catch (...) {
+    // A timer's cancel() throws only on an OS error; the loop then ends at its next wake-up.
+  }
 }
 
 void LeaseKeeper::start() {
