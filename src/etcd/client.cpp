@@ -107,6 +107,11 @@ asio::awaitable<Result<std::unique_ptr<Connection>>> Client::checkout() {
       std::make_unique<Connection>(io_.get_executor(), tls_.get(), current_endpoint(), current_);
   auto connected = co_await c->connect(options_.call_timeout);
   if (!connected) {
+    if (c->endpoint().tls && !options_.tls.ca_file.empty()) {
+      co_return make_error(
+          connected.error().code,
+          fmt::format("{} (CA file \"{}\")", connected.error().message, options_.tls.ca_file));
+    }
     co_return connected.error();
   }
   auto authed = co_await ensure_token(*c);
@@ -136,6 +141,9 @@ asio::awaitable<Result<std::string>> Client::call(std::string_view path_view, st
     }
     auto outcome = co_await (*conn)->exchange(path, body, token_, options_.call_timeout);
     if (auto* err = std::get_if<ExchangeError>(&outcome)) {
+      if (err->stale) {
+        continue;  // the pool only holds so many: this ends
+      }
       if (err->sent && !idempotent) {
         co_return make_error(err->error.code,
                              fmt::format("etcd {}: {} (sent, so it may have been applied)", path,

@@ -162,7 +162,8 @@ asio::awaitable<std::variant<HttpReply, ExchangeError>> Connection::exchange(
     const bool closed_while_idle = reused_ && !parser.got_some() &&
                                    (ec == http::error::end_of_stream || ec == asio::error::eof ||
                                     ec == asio::error::connection_reset);
-    co_return ExchangeError{fail("reading the reply to POST " + path, ec), !closed_while_idle};
+    co_return ExchangeError{fail("reading the reply to POST " + path, ec), !closed_while_idle,
+                            closed_while_idle};
   }
   if (!parser.get().keep_alive()) {
     close();

@@ -33,6 +33,8 @@ struct HttpReply {
 struct ExchangeError {
   Error error;
   bool sent = false;
+  /// A pooled connection the member had closed while idle: retry on a fresh one, same member.
+  bool stale = false;
 };
 
 using StreamParser = http::response_parser<http::string_body>;

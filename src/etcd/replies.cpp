@@ -117,10 +117,13 @@ Result<std::string> parse_authenticate_reply(std::string_view body) {
 }
 
 Result<WatchMessage> parse_watch_message(std::string_view line) {
-  return read_reply<WatchMessage>("watch", line, [](const json& j) {
+  return read_reply<WatchMessage>("watch", line, [](const json& j) -> Result<WatchMessage> {
     if (j.contains("error")) {
+      // grpc-gateway's mid-stream error: {"error":{"grpc_code":14,"message":...}}
       const json& e = object_field(j, "error");
-      throw Malformed("stream error: " + e.value("message", std::string("(no message)")));
+      return make_error(ErrorCode::protocol,
+                        "etcd watch: stream error: " + e.value("message", std::string("?")) +
+                            " (code " + std::to_string(e.value("grpc_code", 0)) + ")");
     }
     const json& r = object_field(j, "result");
     WatchMessage m{header_revision(r),

@@ -94,6 +94,9 @@ TEST(EtcdTls, ClientCertificateWorksAndAWrongCaIsAClearError) {
       r.error().message.find(cluster.endpoint(0) + " TLS handshake: certificate verify failed"),
       std::string::npos)
       << r.error().message;
+  EXPECT_NE(r.error().message.find("(CA file \"" + cluster.other_ca_file() + "\")"),
+            std::string::npos)
+      << r.error().message;
 
   ClientOptions no_cert;
   no_cert.tls.ca_file = cluster.ca_file();

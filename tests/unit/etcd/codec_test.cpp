@@ -139,7 +139,9 @@ TEST(EtcdReplies, MalformedRepliesAreOneLineErrorsNamingTheCall) {
   EXPECT_FALSE(parse_put_reply("not json"));
   EXPECT_FALSE(parse_txn_reply(R"({"header":{"revision":"x"}})"));
   EXPECT_FALSE(parse_authenticate_reply("{}"));
-  EXPECT_FALSE(parse_watch_message(R"({"error":{"grpc_code":14,"message":"boom"}})"));
+  auto stream_error = parse_watch_message(R"({"error":{"grpc_code":14,"message":"boom"}})");
+  ASSERT_FALSE(stream_error);
+  EXPECT_EQ(stream_error.error().message, "etcd watch: stream error: boom (code 14)");
 }
 
 TEST(EtcdErrors, ReadsErrorBodiesAndDecidesFailover) {
