@@ -26,6 +26,12 @@ TEST(EtcdFailover, CallsAndWatchMoveOnWhenTheMemberInUseIsKilled) {
   auto w = run_co(io, client->watch({"/f/", prefix_end("/f/"), 0, false}));
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(client->current_endpoint().port, cluster.client_port(0));
+  auto lease = run_co(io, client->lease_grant(1s));
+  ASSERT_TRUE(lease) << lease.error().message;
+  ASSERT_TRUE(run_co(io, client->put({"/g/alive", "1", lease->id})));
+  std::optional<Error> lost;
+  LeaseKeeper keeper(*client, *lease, [&](const Error& e) { lost = e; });
+  keeper.start();
 
   cluster.kill_member(0);
   const auto t0 = std::chrono::steady_clock::now();
@@ -43,6 +49,15 @@ TEST(EtcdFailover, CallsAndWatchMoveOnWhenTheMemberInUseIsKilled) {
   ASSERT_EQ(m->events.size(), 1U);
   EXPECT_EQ(m->events[0].kv.key, "/f/after");
   EXPECT_EQ(m->events[0].kv.mod_revision, *put);
+
+  // The keeper renewed through the surviving members: two TTLs later the key is still there.
+  asio::steady_timer pause(io, 2s);
+  run_co(io, pause.async_wait(asio::use_awaitable));
+  EXPECT_FALSE(lost.has_value()) << lost->message;
+  auto alive = run_co(io, client->get("/g/alive"));
+  ASSERT_TRUE(alive) << alive.error().message;
+  EXPECT_TRUE(alive->has_value());
+  run_co(io, keeper.stop());
 }
 
 TEST(EtcdUnreachable, OneErrorNamingEveryEndpointWithinTheTimeouts) {
@@ -66,6 +81,23 @@ TEST(EtcdUnreachable, OneErrorNamingEveryEndpointWithinTheTimeouts) {
       << m;
   EXPECT_NE(m.find("http://127.0.0.1:" + std::to_string(b) + " connect"), std::string::npos) << m;
   EXPECT_EQ(m.find('\n'), std::string::npos);
+}
+
+TEST(EtcdUnreachable, AMemberThatNeverAnswersCostsOneCallTimeout) {
+  asio::io_context io(1);
+  // Accepts connections (the kernel's backlog) and never answers.
+  asio::ip::tcp::acceptor silent(io, {asio::ip::make_address("127.0.0.1"), 0});
+  ClientOptions o;
+  o.call_timeout = 300ms;
+  auto client = make_client(io, "127.0.0.1:" + std::to_string(silent.local_endpoint().port()), o);
+  ASSERT_TRUE(client);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_co(io, client->put({"/x", "y", 0}));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::timeout) << r.error().message;
+  EXPECT_GE(took, 250ms);
+  EXPECT_LT(took, 1500ms);
 }
 
 TEST(EtcdTls, ClientCertificateWorksAndAWrongCaIsAClearError) {
