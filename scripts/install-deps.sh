@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache clang clang-tidy clang-format
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  libgtest-dev libgmock-dev
+  libgtest-dev libgmock-dev libssl-dev openssl
+  etcd-server etcd-client
   python3-torch python3-venv python3-pip
   iproute2 procps util-linux time
   groff-base dpkg-dev zsh
@@ -27,3 +28,8 @@ echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+# The tests start their own etcd clusters on loopback: the packaged service must not hold
+# port 2379 (it is not started in a container, but would be at the next boot).
+if command -v systemctl >/dev/null; then
+  $SUDO systemctl disable --now etcd >/dev/null 2>&1 || true
+fi

@@ -2,7 +2,7 @@
 
 #include "ddprun/store/auth.hpp"
 
-#include "ddprun/util/sha256.hpp"
+#include "ddprun/util/crypto.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 #include "nonce.hpp"
 
 #include "ddprun/store/auth.hpp"
-#include "ddprun/util/sha256.hpp"
+#include "ddprun/util/crypto.hpp"
 
 #include <sys/random.h>
 

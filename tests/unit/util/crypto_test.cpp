@@ -1,6 +1,7 @@
-// FIPS 180-2 appendix B vectors for SHA-256 and RFC 4231 §4 vectors for HMAC-SHA256.
+// FIPS 180-2 appendix B vectors for SHA-256 and RFC 4231 §4 vectors for HMAC-SHA256, kept from
+// the hand-written implementation that OpenSSL replaced.
 
-#include "ddprun/util/sha256.hpp"
+#include "ddprun/util/crypto.hpp"
 
 #include <gtest/gtest.h>
 

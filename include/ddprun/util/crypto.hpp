@@ -1,10 +1,12 @@
 #pragma once
-// SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), small and dependency-free so the relocatable
-// binary needs no OpenSSL. Used to authenticate the rendezvous (docs/reliability.md, Security).
+// SHA-256 and HMAC-SHA256 from OpenSSL's libcrypto (EVP), used to authenticate the rendezvous
+// (docs/reliability.md, Security). A separate target, ddprun_util_crypto, so that the rest of
+// util stays free of any library: only what hashes links OpenSSL.
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -17,16 +19,15 @@ using Digest = std::array<std::uint8_t, k_sha256_bytes>;
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
   void update(std::string_view bytes);
   Digest final();
 
  private:
-  void compress(const std::uint8_t* block);
-
-  std::array<std::uint32_t, 8> h_{};
-  std::array<std::uint8_t, 64> block_{};
-  std::size_t used_ = 0;
-  std::uint64_t total_bytes_ = 0;
+  struct Ctx;
+  std::unique_ptr<Ctx> ctx_;
 };
 
 Digest sha256(std::string_view bytes);

@@ -1,0 +1,80 @@
+// Each call: render the body, POST it through call() (failover, auth), parse the reply.
+
+#include "ddprun/etcd/client.hpp"
+#include "ddprun/etcd/codec.hpp"
+
+namespace ddprun::etcd {
+
+asio::awaitable<Result<RangeResult>> Client::range(RangeRequest r) {
+  auto body = co_await call("/v3/kv/range", render_range(r), true);
+  if (!body) {
+    co_return body.error();
+  }
+  co_return parse_range_reply(*body);
+}
+
+asio::awaitable<Result<std::optional<KeyValue>>> Client::get(std::string key) {
+  // A named request: g++ 12 destroys a braced temporary argument of a coroutine call made
+  // inside a coroutine twice (GCC bug 99576).
+  RangeRequest request{std::move(key), {}, 0, 0, false};
+  auto r = co_await range(std::move(request));
+  if (!r) {
+    co_return r.error();
+  }
+  if (r->kvs.empty()) {
+    co_return std::optional<KeyValue>{};
+  }
+  co_return std::optional<KeyValue>{std::move(r->kvs.front())};
+}
+
+asio::awaitable<Result<Revision>> Client::put(PutRequest p) {
+  auto body = co_await call("/v3/kv/put", render_put(p), true);
+  if (!body) {
+    co_return body.error();
+  }
+  co_return parse_put_reply(*body);
+}
+
+asio::awaitable<Result<DeleteResult>> Client::erase(DeleteRequest d) {
+  auto body = co_await call("/v3/kv/deleterange", render_delete(d), true);
+  if (!body) {
+    co_return body.error();
+  }
+  co_return parse_delete_reply(*body);
+}
+
+asio::awaitable<Result<TxnResult>> Client::txn(TxnRequest t) {
+  auto body = co_await call("/v3/kv/txn", render_txn(t), false);
+  if (!body) {
+    co_return body.error();
+  }
+  co_return parse_txn_reply(*body);
+}
+
+asio::awaitable<Result<Lease>> Client::lease_grant(std::chrono::seconds ttl) {
+  auto body = co_await call("/v3/lease/grant", render_lease_grant(ttl), true);
+  if (!body) {
+    co_return body.error();
+  }
+  co_return parse_lease_grant_reply(*body);
+}
+
+asio::awaitable<Result<Lease>> Client::lease_keepalive_once(LeaseId id) {
+  auto body = co_await call("/v3/lease/keepalive", render_lease_id(id), true);
+  if (!body) {
+    co_return body.error();
+  }
+  // A stream of one message: the first line is the answer.
+  auto lines = take_lines(*body);
+  co_return parse_keepalive_reply(lines.empty() ? *body : lines.front());
+}
+
+asio::awaitable<Result<void>> Client::lease_revoke(LeaseId id) {
+  auto body = co_await call("/v3/lease/revoke", render_lease_id(id), true);
+  if (!body) {
+    co_return body.error();
+  }
+  co_return Result<void>{};
+}
+
+}  // namespace ddprun::etcd

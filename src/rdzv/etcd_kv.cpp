@@ -1,0 +1,246 @@
+// rdzv::Kv over etcd. TCPStore semantics are kept exactly (compare_set's return value, add on
+// a missing key, "" for a missing key in multi_get_now); each call is one txn or a short loop
+// of them. A blocking get reads once, then watches from the revision after that read, so a
+// put between the two is not missed.
+
+#include "ddprun/rdzv/etcd_kv.hpp"
+
+#include "ddprun/etcd/codec.hpp"
+#include "ddprun/util/strings.hpp"
+
+#include <fmt/format.h>
+
+namespace ddprun::rdzv {
+namespace {
+
+using etcd::TxnOp;
+
+etcd::RangeRequest one_key(std::string key) { return {std::move(key), {}, 0, 0, false}; }
+
+/// The value of the first range response of a txn, nullopt when the key is missing.
+std::optional<etcd::KeyValue> first_kv(const etcd::TxnResult& t) {
+  if (t.responses.empty() || t.responses.front().range.kvs.empty()) {
+    return std::nullopt;
+  }
+  return t.responses.front().range.kvs.front();
+}
+
+Result<std::int64_t> parse_counter(const std::string& key,
+                                   const std::optional<etcd::KeyValue>& kv) {
+  if (!kv) {
+    return std::int64_t{0};
+  }
+  auto n = util::parse_int(kv->value);
+  if (!n) {
+    return make_error(ErrorCode::protocol,
+                      fmt::format("etcd kv: add on \"{}\": value {} is not an integer", key,
+                                  util::quoted(kv->value)));
+  }
+  return *n;
+}
+
+Error interrupted(const std::string& key) {
+  return make_error(ErrorCode::closed, fmt::format("etcd kv: get \"{}\": interrupted", key));
+}
+
+}  // namespace
+
+struct EtcdKv::Wait {
+  explicit Wait(const asio::any_io_executor& ex) : deadline(ex) {}
+  std::unique_ptr<etcd::Watch> watch;
+  asio::steady_timer deadline;
+  bool timed_out = false;
+};
+
+EtcdKv::EtcdKv(etcd::Client& client, std::string prefix, etcd::LeaseId lease)
+    : client_(client), prefix_(std::move(prefix)), lease_(lease) {}
+
+EtcdKv::~EtcdKv() { interrupt_waits(); }
+
+etcd::PutRequest EtcdKv::put_of(const std::string& key, std::string value) const {
+  return {full(key), std::move(value), lease_};
+}
+
+asio::awaitable<Result<std::string>> EtcdKv::compare_set(std::string key, std::string expected,
+                                                         std::string desired) {
+  // A missing key matches an empty `expected`; an existing key matches on its value.
+  etcd::TxnRequest t{
+      {expected.empty() ? etcd::key_absent(full(key)) : etcd::value_is(full(key), expected)},
+      {TxnOp::set(put_of(key, desired))},
+      {TxnOp::get(one_key(full(key)))}};
+  auto r = co_await client_.txn(std::move(t));
+  if (!r) {
+    co_return r.error();
+  }
+  if (r->succeeded) {
+    co_return desired;
+  }
+  auto current = first_kv(*r);
+  if (!current) {
+    co_return expected;  // TCPStore: missing key, non-empty expected
+  }
+  if (expected.empty() && current->value.empty()) {
+    // An existing empty value also equals "": swap on that very revision.
+    etcd::TxnRequest again{{etcd::key_unchanged(full(key), current->mod_revision)},
+                           {TxnOp::set(put_of(key, desired))},
+                           {TxnOp::get(one_key(full(key)))}};
+    auto r2 = co_await client_.txn(std::move(again));
+    if (!r2) {
+      co_return r2.error();
+    }
+    auto now = first_kv(*r2);
+    co_return r2->succeeded ? desired : (now ? now->value : std::string());
+  }
+  co_return current->value;
+}
+
+asio::awaitable<Result<void>> EtcdKv::set(std::string key, std::string value) {
+  etcd::PutRequest p = put_of(key, std::move(value));
+  auto r = co_await client_.put(std::move(p));
+  if (!r) {
+    co_return r.error();
+  }
+  co_return Result<void>{};
+}
+
+asio::awaitable<Result<std::int64_t>> EtcdKv::add(std::string key, std::int64_t delta) {
+  auto read = co_await client_.get(full(key));
+  if (!read) {
+    co_return read.error();
+  }
+  std::optional<etcd::KeyValue> seen = std::move(*read);
+  for (;;) {
+    auto n = parse_counter(key, seen);
+    if (!n) {
+      co_return n.error();
+    }
+    const std::int64_t next = *n + delta;
+    etcd::TxnRequest t{
+        {seen ? etcd::key_unchanged(full(key), seen->mod_revision) : etcd::key_absent(full(key))},
+        {TxnOp::set(put_of(key, std::to_string(next)))},
+        {TxnOp::get(one_key(full(key)))}};
+    auto r = co_await client_.txn(std::move(t));
+    if (!r) {
+      co_return r.error();
+    }
+    if (r->succeeded) {
+      co_return next;
+    }
+    seen = first_kv(*r);  // someone else added first: retry on what they wrote
+  }
+}
+
+asio::awaitable<Result<std::string>> EtcdKv::get(std::string key,
+                                                 std::chrono::milliseconds timeout) {
+  const int interrupts = interrupts_;
+  etcd::RangeRequest read = one_key(full(key));
+  auto now = co_await client_.range(std::move(read));
+  if (!now) {
+    co_return now.error();
+  }
+  if (!now->kvs.empty()) {
+    co_return std::move(now->kvs.front().value);
+  }
+  co_return co_await wait_for_put(key, now->revision, timeout, interrupts);
+}
+
+asio::awaitable<Result<std::string>> EtcdKv::wait_for_put(const std::string& key,
+                                                          etcd::Revision after,
+                                                          std::chrono::milliseconds timeout,
+                                                          int interrupts) {
+  auto wait = std::make_shared<Wait>(client_.executor());
+  etcd::WatchRequest request{full(key), {}, after + 1, false};
+  auto watch = co_await client_.watch(std::move(request));
+  if (!watch) {
+    co_return watch.error();
+  }
+  wait->watch = std::move(*watch);
+  if (interrupts != interrupts_) {
+    co_return interrupted(key);  // interrupt_waits() ran while the watch was being opened
+  }
+  waits_.insert(wait);
+  wait->deadline.expires_after(timeout);
+  wait->deadline.async_wait([wait](const boost::system::error_code& ec) {
+    if (!ec) {
+      wait->timed_out = true;
+      wait->watch->cancel();
+    }
+  });
+  Result<std::string> out = make_error(ErrorCode::internal, "etcd kv: get ended without a value");
+  for (;;) {
+    auto m = co_await wait->watch->next();
+    if (!m) {
+      if (wait->timed_out) {
+        out = make_error(
+            ErrorCode::timeout,
+            fmt::format("etcd kv: get \"{}\": no value within {} ms", key, timeout.count()));
+      } else {
+        out = wait->watch->is_cancelled() ? interrupted(key) : m.error();
+      }
+      break;
+    }
+    auto put = std::find_if(m->events.begin(), m->events.end(), [](const etcd::WatchEvent& e) {
+      return e.type == etcd::WatchEvent::Type::put;
+    });
+    if (put != m->events.end()) {
+      out = std::move(put->kv.value);
+      break;
+    }
+    if (m->canceled) {
+      out = make_error(ErrorCode::closed, fmt::format("etcd kv: get \"{}\": watch cancelled by "
+                                                      "etcd ({})",
+                                                      key, m->cancel_reason));
+      break;
+    }
+  }
+  wait->deadline.cancel();
+  wait->watch->cancel();
+  waits_.erase(wait);
+  co_return out;
+}
+
+asio::awaitable<Result<std::vector<std::string>>> EtcdKv::multi_get_now(
+    std::vector<std::string> keys) {
+  std::vector<std::string> values;
+  values.reserve(keys.size());
+  for (std::size_t start = 0; start < keys.size(); start += k_etcd_max_txn_ops) {
+    etcd::TxnRequest t;
+    const std::size_t end = std::min(keys.size(), start + k_etcd_max_txn_ops);
+    for (std::size_t i = start; i < end; ++i) {
+      t.success.push_back(TxnOp::get(one_key(full(keys[i]))));
+    }
+    auto r = co_await client_.txn(std::move(t));
+    if (!r) {
+      co_return r.error();
+    }
+    for (const etcd::TxnOpResult& op : r->responses) {
+      values.push_back(op.range.kvs.empty() ? std::string() : op.range.kvs.front().value);
+    }
+  }
+  co_return values;
+}
+
+asio::awaitable<Result<void>> EtcdKv::multi_set(
+    std::vector<std::pair<std::string, std::string>> pairs) {
+  for (std::size_t start = 0; start < pairs.size(); start += k_etcd_max_txn_ops) {
+    etcd::TxnRequest t;
+    const std::size_t end = std::min(pairs.size(), start + k_etcd_max_txn_ops);
+    for (std::size_t i = start; i < end; ++i) {
+      t.success.push_back(TxnOp::set(put_of(pairs[i].first, std::move(pairs[i].second))));
+    }
+    auto r = co_await client_.txn(std::move(t));
+    if (!r) {
+      co_return r.error();
+    }
+  }
+  co_return Result<void>{};
+}
+
+void EtcdKv::interrupt_waits() {
+  ++interrupts_;
+  for (const auto& wait : waits_) {
+    wait->watch->cancel();
+  }
+}
+
+}  // namespace ddprun::rdzv

@@ -1,0 +1,138 @@
+// rdzv::EtcdKv against a real etcd: the TCPStore semantics the rendezvous relies on.
+
+#include "ddprun/rdzv/etcd_kv.hpp"
+
+#include "etcd_fixture.hpp"
+
+namespace ddprun::etcd::test {
+namespace {
+
+using namespace std::chrono_literals;
+using rdzv::EtcdKv;
+
+class EtcdKvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    DDPRUN_SKIP_WITHOUT_ETCD();
+    ASSERT_EQ(cluster_.start(), "");
+    client_ = make_client(io_, cluster_.endpoints());
+    other_ = make_client(io_, cluster_.endpoints());
+    ASSERT_TRUE(client_ && other_);
+    kv_ = std::make_unique<EtcdKv>(*client_, "/job/");
+    peer_ = std::make_unique<EtcdKv>(*other_, "/job/");
+  }
+  template <typename T>
+  T run(asio::awaitable<T> co) {
+    return run_co(io_, std::move(co));
+  }
+
+  ::ddprun::test::EtcdCluster cluster_;
+  asio::io_context io_{1};
+  std::unique_ptr<Client> client_;
+  std::unique_ptr<Client> other_;
+  std::unique_ptr<EtcdKv> kv_;
+  std::unique_ptr<EtcdKv> peer_;
+};
+
+TEST_F(EtcdKvTest, CompareSetFollowsTcpStore) {
+  // Missing key, non-empty expected: nothing stored, `expected` returned.
+  EXPECT_EQ(*run(kv_->compare_set("k", "x", "y")), "x");
+  EXPECT_EQ(*run(kv_->multi_get_now({"k"})), std::vector<std::string>{""});
+  // Missing key, empty expected: stored.
+  EXPECT_EQ(*run(kv_->compare_set("k", "", "a")), "a");
+  // Match: swapped; mismatch: the current value.
+  EXPECT_EQ(*run(peer_->compare_set("k", "a", "b")), "b");
+  EXPECT_EQ(*run(kv_->compare_set("k", "a", "c")), "b");
+  EXPECT_EQ(*run(kv_->compare_set("k", "", "c")), "b");
+  // An existing empty value equals "".
+  ASSERT_TRUE(run(kv_->set("e", "")));
+  EXPECT_EQ(*run(kv_->compare_set("e", "", "z")), "z");
+  // The prefix scopes the keys.
+  auto raw = run(client_->get("/job/k"));
+  ASSERT_TRUE(raw && raw->has_value());
+  EXPECT_EQ((*raw)->value, "b");
+}
+
+asio::awaitable<void> add_many(EtcdKv& kv, int times, std::vector<std::int64_t>& seen) {
+  for (int i = 0; i < times; ++i) {
+    auto r = co_await kv.add("counter", 1);
+    EXPECT_TRUE(r) << r.error().message;
+    if (r) {
+      seen.push_back(*r);
+    }
+  }
+}
+
+TEST_F(EtcdKvTest, ConcurrentAddsCountEveryIncrementOnce) {
+  std::vector<std::int64_t> seen;
+  int finished = 0;
+  for (EtcdKv* kv : {kv_.get(), peer_.get(), kv_.get(), peer_.get()}) {
+    asio::co_spawn(io_, add_many(*kv, 10, seen), [&](const std::exception_ptr&) { ++finished; });
+  }
+  io_.restart();
+  while (finished < 4 && io_.run_one() > 0) {
+  }
+  ASSERT_EQ(seen.size(), 40U);
+  std::sort(seen.begin(), seen.end());
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i], static_cast<std::int64_t>(i + 1));
+  }
+  EXPECT_EQ(*run(kv_->add("counter", -40)), 0);
+  ASSERT_TRUE(run(kv_->set("text", "abc")));
+  auto bad = run(kv_->add("text", 1));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message, "etcd kv: add on \"text\": value 'abc' is not an integer");
+}
+
+TEST_F(EtcdKvTest, GetWaitsForASetThenTimesOutOrIsInterrupted) {
+  std::optional<Result<std::string>> got;
+  asio::co_spawn(io_, into(kv_->get("late", 5s), got), asio::detached);
+  io_.restart();
+  io_.run_for(100ms);
+  EXPECT_FALSE(got.has_value()) << "get() returned before the key existed";
+  ASSERT_TRUE(run(peer_->set("late", "here")));
+  while (!got) {
+    io_.run_one();
+  }
+  ASSERT_TRUE(*got) << got->error().message;
+  EXPECT_EQ(**got, "here");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto timed_out = run(kv_->get("never", 300ms));
+  ASSERT_FALSE(timed_out);
+  EXPECT_EQ(timed_out.error().code, ErrorCode::timeout);
+  EXPECT_EQ(timed_out.error().message, "etcd kv: get \"never\": no value within 300 ms");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+
+  std::optional<Result<std::string>> interrupted;
+  asio::co_spawn(io_, into(kv_->get("never", 10s), interrupted), asio::detached);
+  io_.restart();
+  io_.run_for(100ms);
+  kv_->interrupt_waits();
+  while (!interrupted) {
+    io_.run_one();
+  }
+  ASSERT_FALSE(*interrupted);
+  EXPECT_EQ(interrupted->error().code, ErrorCode::closed);
+  EXPECT_EQ(interrupted->error().message, "etcd kv: get \"never\": interrupted");
+}
+
+TEST_F(EtcdKvTest, MultiSetAndMultiGetSpanSeveralTxns) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  std::vector<std::string> keys;
+  for (int i = 0; i < 300; ++i) {
+    pairs.emplace_back("m/" + std::to_string(i), "v" + std::to_string(i));
+    keys.push_back("m/" + std::to_string(i));
+  }
+  keys.emplace_back("m/missing");
+  ASSERT_TRUE(run(kv_->multi_set(pairs)));
+  auto values = run(peer_->multi_get_now(keys));
+  ASSERT_TRUE(values) << values.error().message;
+  ASSERT_EQ(values->size(), 301U);
+  EXPECT_EQ((*values)[0], "v0");
+  EXPECT_EQ((*values)[299], "v299");
+  EXPECT_EQ((*values)[300], "");
+}
+
+}  // namespace
+}  // namespace ddprun::etcd::test
