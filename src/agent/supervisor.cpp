@@ -211,44 +211,6 @@ void Supervisor::handle_child(pid_t pid, int status) {
   spdlog::debug("reaped process {} (an orphan adopted from a worker's tree)", pid);
 }
 
-/// The worker's timer ran out. Its stack and the others' are taken first when the timer's
-/// signal ends it (the group then fails); a signal it catches (a handler dumping its own
-/// state) is sent alone, as torchrun does. workers_ is not resized while a round runs, so the
-/// index stays valid across the capture.
-asio::awaitable<void> Supervisor::handle_timer_expired(Event ev) {
-  for (std::size_t i = 0; i < workers_.size(); ++i) {
-    if (workers_[i].pid != ev.pid || !workers_[i].running) {
-      continue;
-    }
-    auto& w = workers_[i];
-    w.expired = true;
-    w.watchdog_reason = "watchdog timer \"" + ev.scope + "\" expired";
-    w.watchdog_signal = ev.signal;
-    const bool capture =
-        stacks_ != nullptr && !my_stacks_ && launcher_.signal_ends(w.pid, ev.signal);
-    spdlog::error("[{}] {} for local_rank {} (pid {}); {}sending {} to its process group",
-                  cfg_.role, w.watchdog_reason, w.ranks.local_rank, w.pid,
-                  capture ? "taking the stacks, then " : "", process::signal_name(ev.signal));
-    if (hooks_.watchdog_expired) {
-      hooks_.watchdog_expired(w.ranks, TimerExpiry{ev.pid, ev.signal, ev.scope});
-    }
-    if (capture) {
-      w.captured = true;
-      // The capture leaves this worker to its timer's signal: it dies of it, as under torchrun.
-      co_await take_stacks(w.watchdog_reason + " for rank " + std::to_string(w.ranks.rank), false,
-                           w.pid);
-    }
-    if (workers_[i].running) {
-      launcher_.signal_group(workers_[i].pid, ev.signal);
-    }
-    co_return;
-  }
-  spdlog::warn(
-      "watchdog timer \"{}\" of pid {} expired, but pid {} is not a running worker "
-      "of this agent; not signalled",
-      ev.scope, ev.pid, ev.pid);
-}
-
 bool Supervisor::all_succeeded() const {
   for (const auto& w : workers_) {
     if (w.running || !w.exit.success()) {

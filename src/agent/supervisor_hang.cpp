@@ -5,6 +5,9 @@
 // agent reads (WorkerIo::last_output) and the last file-timer request (Watchdog::last_request),
 // plus --stall-timeout; monitor() waits for events until then.
 //
+// Expired file timer: when its signal will end the worker, every rank's stack is taken first
+// (handle_timer_expired), the worker itself left to that signal.
+//
 // Stacks, at most once per round: this node asks the other nodes through the rendezvous,
 // takes its own workers' stacks meanwhile, publishes its answer (a node that detected the
 // same hang at the same moment reads it from there), then collects the others' answers for a
@@ -131,6 +134,44 @@ asio::awaitable<void> Supervisor::answer_stacks_request() {
     my_stacks_ = node_stacks(report);
   }
   co_await rdzv_.answer_stacks(*my_stacks_);
+}
+
+/// The worker's timer ran out. Its stack and the others' are taken first when the timer's
+/// signal ends it (the group then fails); a signal it catches (a handler dumping its own
+/// state) is sent alone, as torchrun does. workers_ is not resized while a round runs, so the
+/// index stays valid across the capture.
+asio::awaitable<void> Supervisor::handle_timer_expired(Event ev) {
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    if (workers_[i].pid != ev.pid || !workers_[i].running) {
+      continue;
+    }
+    auto& w = workers_[i];
+    w.expired = true;
+    w.watchdog_reason = "watchdog timer \"" + ev.scope + "\" expired";
+    w.watchdog_signal = ev.signal;
+    const bool capture =
+        stacks_ != nullptr && !my_stacks_ && launcher_.signal_ends(w.pid, ev.signal);
+    spdlog::error("[{}] {} for local_rank {} (pid {}); {}sending {} to its process group",
+                  cfg_.role, w.watchdog_reason, w.ranks.local_rank, w.pid,
+                  capture ? "taking the stacks, then " : "", process::signal_name(ev.signal));
+    if (hooks_.watchdog_expired) {
+      hooks_.watchdog_expired(w.ranks, TimerExpiry{ev.pid, ev.signal, ev.scope});
+    }
+    if (capture) {
+      w.captured = true;
+      // The capture leaves this worker to its timer's signal: it dies of it, as under torchrun.
+      co_await take_stacks(w.watchdog_reason + " for rank " + std::to_string(w.ranks.rank), false,
+                           w.pid);
+    }
+    if (workers_[i].running) {
+      launcher_.signal_group(workers_[i].pid, ev.signal);
+    }
+    co_return;
+  }
+  spdlog::warn(
+      "watchdog timer \"{}\" of pid {} expired, but pid {} is not a running worker "
+      "of this agent; not signalled",
+      ev.scope, ev.pid, ev.pid);
 }
 
 /// "rank 1 failed (exitcode: 3)": the first failure seen.
