@@ -139,6 +139,7 @@ asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int restart_count) 
     co_return master.error();
   }
   const auto& a = r->assignment;
+  group_world_size_ = a.group_world_size;
   Round round;
   round.round_number = r->round;
   round.info = RoundInfo{master->addr, master->port, restart_count, cfg_.max_restarts,
@@ -200,20 +201,24 @@ asio::awaitable<void> ElasticRendezvous::leave(std::chrono::milliseconds bound) 
 
 // A job-wide stacks request. The first node to ask in a round collects and prints the report;
 // a node that asks while that request stands answers it instead (collect_stacks: nothing).
-asio::awaitable<void> ElasticRendezvous::request_stacks(std::string reason) {
+asio::awaitable<bool> ElasticRendezvous::request_stacks(std::string reason) {
   collecting_stacks_ = false;
+  if (group_world_size_ <= 1) {
+    co_return false;
+  }
   auto request =
       co_await dyn_->request_stacks(std::move(reason), k_capture_bound + k_peer_stacks_bound);
   if (!request) {
     spdlog::warn("could not ask the other nodes for their workers' stacks: {}",
                  request.error().message);
-    co_return;
+    co_return false;
   }
   collecting_stacks_ = request->requester == dyn_->self().id();
   if (!collecting_stacks_) {
     spdlog::info("{} is collecting every node's stacks already ({}); this node answers it",
                  request->requester, request->reason);
   }
+  co_return true;
 }
 
 std::string ElasticRendezvous::stacks_request() const {

@@ -198,13 +198,16 @@ class ToolStackCapture final : public StackCapture {
   ToolStackCapture(asio::io_context& ctx, Tool tool, WorkerIo& io)
       : ctx_(ctx), tool_(std::move(tool)), io_(io) {}
 
-  asio::awaitable<StackReport> capture(std::vector<StackTarget> targets,
-                                       std::string reason) override {
+  asio::awaitable<StackReport> capture(std::vector<StackTarget> targets, std::string reason,
+                                       std::chrono::milliseconds hold) override {
     const auto deadline = std::chrono::steady_clock::now() + k_capture_bound;
     std::vector<errors::RankStack> stacks;
     stacks.reserve(targets.size());
     for (const auto& t : targets) {
       stacks.push_back(errors::RankStack{t.ranks.rank, {}, proc_state(t.pid)});
+    }
+    if (hold.count() > 0) {
+      co_await freeze(targets, hold);
     }
     std::vector<std::string> texts(targets.size());
     if (tool_.method == StackMethod::faulthandler) {
@@ -219,6 +222,24 @@ class ToolStackCapture final : public StackCapture {
   }
 
  private:
+  /// SIGSTOP holds each worker where it is while the other nodes freeze theirs, so that no
+  /// node's capture (faulthandler ends its workers) makes a collective elsewhere fail and
+  /// unwind first. Python workers stay stopped until their SIGABRT (a pending signal is
+  /// handled before the resumed process runs any code); the others resume for their tool.
+  asio::awaitable<void> freeze(const std::vector<StackTarget>& targets,
+                               std::chrono::milliseconds hold) {
+    for (const auto& t : targets) {
+      ::kill(t.pid, SIGSTOP);
+    }
+    asio::steady_timer timer(ctx_);
+    co_await pause(timer, hold);
+    if (tool_.method != StackMethod::faulthandler) {
+      for (const auto& t : targets) {
+        ::kill(t.pid, SIGCONT);
+      }
+    }
+  }
+
   asio::awaitable<void> run_tools(const std::vector<StackTarget>& targets,
                                   std::vector<std::string>& texts,
                                   std::chrono::steady_clock::time_point deadline) {
@@ -253,6 +274,7 @@ class ToolStackCapture final : public StackCapture {
         (void)::prlimit(t.pid, RLIMIT_CORE, &no_core, nullptr);
         ::kill(t.pid, SIGABRT);
       }
+      ::kill(t.pid, SIGCONT);  // frozen ones handle the SIGABRT first thing
     }
     // The dump is written before the worker dies of the signal; its children may keep the
     // pipe open, so the worker's death (not EOF) says the dump is complete.

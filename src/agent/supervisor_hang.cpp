@@ -91,10 +91,11 @@ asio::awaitable<void> Supervisor::take_stacks(std::string reason, bool stall, pi
     co_return;
   }
   auto targets = stack_targets(keep_running);
-  co_await rdzv_.request_stacks(reason);
+  const bool asked_others = co_await rdzv_.request_stacks(reason);
   StackReport report;
   if (!targets.empty()) {
-    report = co_await stacks_->capture(std::move(targets), reason);
+    report = co_await stacks_->capture(std::move(targets), reason,
+                                       asked_others ? k_freeze_hold : std::chrono::milliseconds(0));
   }
   my_stacks_ = node_stacks(report);
   co_await rdzv_.answer_stacks(*my_stacks_);
@@ -124,7 +125,8 @@ asio::awaitable<void> Supervisor::answer_stacks_request() {
     auto targets = stacks_ != nullptr ? stack_targets() : std::vector<StackTarget>{};
     StackReport report;
     if (!targets.empty()) {
-      report = co_await stacks_->capture(std::move(targets), reason + " (asked by another node)");
+      report = co_await stacks_->capture(std::move(targets), reason + " (asked by another node)",
+                                         k_freeze_hold);
       spdlog::warn("[{}] another node asked for every rank's stack ({}): took {} rank(s) with {}",
                    cfg_.role, reason, report.files.size(), report.method);
       if (hooks_.stacks_taken) {

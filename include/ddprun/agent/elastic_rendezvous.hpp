@@ -37,7 +37,7 @@ class ElasticRendezvous final : public Rendezvous {
   asio::awaitable<void> shutdown() override;
   asio::awaitable<void> leave(std::chrono::milliseconds bound) override;
   std::string describe() const override;
-  asio::awaitable<void> request_stacks(std::string reason) override;
+  asio::awaitable<bool> request_stacks(std::string reason) override;
   std::string stacks_request() const override;
   asio::awaitable<void> answer_stacks(errors::NodeStacks mine) override;
   asio::awaitable<PeerStacks> collect_stacks(std::chrono::milliseconds bound) override;
@@ -56,7 +56,9 @@ class ElasticRendezvous final : public Rendezvous {
   asio::io_context& ctx_;
   const config::LaunchConfig& cfg_;
   std::shared_ptr<rdzv::DynamicRendezvous> dyn_;
-  bool collecting_stacks_ = false;  ///< this node's stacks request stands: it prints the report
+  bool collecting_stacks_ = false;
+  int group_world_size_ =
+      1;  ///< of the current round  ///< this node's stacks request stands: it prints the report
   store::Server* hosted_;
   rdzv::StoreKv* kv_;
   ElasticOptions options_;

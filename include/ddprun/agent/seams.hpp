@@ -57,8 +57,9 @@ class Rendezvous {
   virtual std::string describe() const = 0;
 
   // A job-wide hang report. Single-node rendezvous have no peers: these do nothing.
-  /// Asks every other node of the round to take its workers' stacks, for `reason`.
-  virtual asio::awaitable<void> request_stacks(std::string /*reason*/) { co_return; }
+  /// Asks every other node of the round to take its workers' stacks, for `reason`; true when
+  /// other nodes were asked.
+  virtual asio::awaitable<bool> request_stacks(std::string /*reason*/) { co_return false; }
   /// After watch() said stacks_requested: why the other node asked.
   virtual std::string stacks_request() const { return {}; }
   /// This node's answer to that request.
@@ -145,9 +146,11 @@ class StackCapture {
  public:
   virtual ~StackCapture() = default;
   /// `reason` says why, for the report ("rank 0 failed"). Writes each rank's stacks.txt and
-  /// returns what it found; printing is the caller's (one report for the whole job).
-  virtual asio::awaitable<StackReport> capture(std::vector<StackTarget> targets,
-                                               std::string reason) = 0;
+  /// returns what it found; printing is the caller's (one report for the whole job). A
+  /// non-zero `hold` freezes the targets (SIGSTOP) for that long first: a multi-node capture,
+  /// where every node must hold its ranks before any node's capture ends its own.
+  virtual asio::awaitable<StackReport> capture(std::vector<StackTarget> targets, std::string reason,
+                                               std::chrono::milliseconds hold) = 0;
 };
 
 }  // namespace ddprun::agent

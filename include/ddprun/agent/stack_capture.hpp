@@ -27,6 +27,9 @@ inline constexpr std::chrono::milliseconds k_capture_bound{3000};
 /// watch interval, a capture and the store's round trips.
 inline constexpr std::chrono::milliseconds k_peer_stacks_bound =
     k_capture_bound + std::chrono::milliseconds(2000);
+/// How long every node of a multi-node capture holds its workers frozen before taking their
+/// stacks: long enough for the other nodes' watches (a 250 ms poll) to see the request.
+inline constexpr std::chrono::milliseconds k_freeze_hold{1000};
 /// Names the py-spy to use instead of the one on PATH.
 inline constexpr std::string_view k_py_spy_env = "DDPRUN_PY_SPY";
 

@@ -4,6 +4,8 @@
 
 #include "ddprun/agent/supervisor.hpp"
 
+#include "ddprun/agent/stack_capture.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -66,9 +68,9 @@ class ScriptedRendezvous final : public Rendezvous {
     co_return;
   }
   std::string describe() const override { return "scripted rendezvous"; }
-  asio::awaitable<void> request_stacks(std::string reason) override {
+  asio::awaitable<bool> request_stacks(std::string reason) override {
     stack_requests.push_back(std::move(reason));
-    co_return;
+    co_return !peers.answers.empty() || !peers.missing.empty();
   }
   std::string stacks_request() const override { return "peer stalled"; }
   asio::awaitable<void> answer_stacks(errors::NodeStacks mine) override {
@@ -147,8 +149,9 @@ class FakeWatchdog final : public Watchdog {
 class RecordingCapture final : public StackCapture {
  public:
   explicit RecordingCapture(test::FakeLauncher& launcher) : launcher_(launcher) {}
-  asio::awaitable<StackReport> capture(std::vector<StackTarget> targets,
-                                       std::string reason) override {
+  asio::awaitable<StackReport> capture(std::vector<StackTarget> targets, std::string reason,
+                                       std::chrono::milliseconds hold) override {
+    holds.push_back(hold);
     StackReport report;
     report.method = "fake";
     std::vector<int> ranks;
@@ -169,7 +172,8 @@ class RecordingCapture final : public StackCapture {
   }
   int kill_with = 0;
   std::vector<int> captured;
-  std::vector<int> kept_running;  ///< ranks the capture had to leave running
+  std::vector<int> kept_running;                 ///< ranks the capture had to leave running
+  std::vector<std::chrono::milliseconds> holds;  ///< how long each capture froze its targets
   std::vector<std::string> reasons;
 
  private:
@@ -495,6 +499,7 @@ TEST_F(SupervisorTest, SilentGroupStallsAndRestartsAfterItsStacksAreTaken) {
   EXPECT_EQ(rdzv_.stack_requests, capture_.reasons);  // ... after answering with their stacks
   ASSERT_EQ(reports_.size(), 1U);
   EXPECT_TRUE(reports_[0].stall);
+  EXPECT_EQ(capture_.holds, std::vector<std::chrono::milliseconds>{0ms});  // no other node
 }
 
 TEST_F(SupervisorTest, StallWithoutRestartsLeftFailsNamingTheStall) {
@@ -558,6 +563,7 @@ TEST_F(SupervisorTest, PeersRequestIsAnsweredAndTheRoundGoesOn) {
   ASSERT_EQ(rdzv_.answers[0].groups.size(), 1U);
   EXPECT_EQ(rdzv_.answers[0].groups[0].ranks, (std::vector<int>{0, 1}));
   EXPECT_EQ(capture_.reasons, std::vector<std::string>{"peer stalled (asked by another node)"});
+  EXPECT_EQ(capture_.holds, std::vector<std::chrono::milliseconds>{k_freeze_hold});
   EXPECT_TRUE(rdzv_.stack_requests.empty());  // answering never asks the others
 }
 
@@ -577,6 +583,8 @@ TEST_F(SupervisorTest, JobWideReportMergesThePeersAndNamesTheSilentOnes) {
   EXPECT_EQ(r.groups[0].ranks, std::vector<int>{2});  // the odd one first
   EXPECT_EQ(r.groups[1].ranks, (std::vector<int>{0, 1, 3}));
   ASSERT_EQ(rdzv_.answers.size(), 1U);  // its own stacks are published for the others too
+  // Every node holds its ranks frozen while the others' watches see the request.
+  EXPECT_EQ(capture_.holds, std::vector<std::chrono::milliseconds>{k_freeze_hold});
 }
 
 }  // namespace

@@ -7,7 +7,8 @@ Start-up (importing torch, forming the gloo group) can be slower than the tests'
 group is ready, as a training script's logging would (a thread would not do: loading torch's
 extension holds the GIL for seconds); the hang itself is silent.
 
-STALL_RANK (default 1) names the stuck rank; STALL_ALWAYS=1 makes every attempt hang.
+STALL_RANK (default 1) names the stuck rank, unless STALL_HERE is set: then the ranks of the
+node where STALL_HERE=1 are the stuck ones. STALL_ALWAYS=1 makes every attempt hang.
 """
 import os
 import subprocess
@@ -39,7 +40,8 @@ def main():
     talker.wait()
     print(f"rank {rank} attempt {attempt} ready", flush=True)
     if attempt == 0 or os.environ.get("STALL_ALWAYS") == "1":
-        if rank == int(os.environ.get("STALL_RANK", "1")):
+        here = os.environ.get("STALL_HERE")
+        if (here == "1") if here is not None else rank == int(os.environ.get("STALL_RANK", "1")):
             wait_for_data()
     print(f"rank {rank} sum {train_step()[0].item():.0f}", flush=True)
     os._exit(0)  # no silent teardown for a slow machine to stretch past the timeout
