@@ -254,6 +254,10 @@ bool is_single_node(const config::LaunchConfig& cfg) {
 
 RendezvousSetup make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
                                 const util::Env& env, const util::Clock& clock) {
+  if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
+    throw Fatal(
+        make_error(ErrorCode::config, "--rdzv-backend etcd-v3: not wired to the agent yet"));
+  }
   return is_single_node(cfg) ? single_node(ctx, cfg) : multi_node(ctx, cfg, env, clock);
 }
 
