@@ -55,8 +55,12 @@ asio::awaitable<void> pause(const asio::any_io_executor& ex) {
 }
 
 Error gave_up(const etcd::Client& client, const EtcdRunOptions& o, const Error& last) {
+  if (last.code == ErrorCode::config) {  // TLS files, auth: etcd answered, retrying cannot help
+    return make_error(ErrorCode::config, fmt::format("etcd-v3 rendezvous '{}' at {}: {}", o.run_id,
+                                                     members_text(client), last.message));
+  }
   return make_error(
-      last.code == ErrorCode::config ? ErrorCode::config : ErrorCode::io,
+      ErrorCode::io,
       fmt::format("etcd-v3 rendezvous '{}': no etcd member of {} answered within the join "
                   "timeout ({} s): {}",
                   o.run_id, members_text(client),

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
+
+#include <fstream>
 
 #include "multinode_agents.hpp"
 #include "support/etcd_cluster.hpp"
@@ -284,4 +287,70 @@ TEST_F(EtcdE2E3, TheJobCarriesOnWhenTheEtcdLeaderIsKilled) {
   EXPECT_EQ(agents.wait(1), 0) << agents.all_logs();
   EXPECT_EQ(starts(dirs[0]).size(), 1u);
   EXPECT_EQ(starts(dirs[1]).size(), 1u);
+}
+
+TEST(EtcdE2ETls, ClientCertificatesWorkAndAWrongCaIsAClearError) {
+  SKIP_WITHOUT_ETCD();
+  EtcdCluster cluster(EtcdClusterOptions{1, true});
+  ASSERT_EQ(cluster.start(), "");
+  const std::string tls = "cacert=" + cluster.ca_file() + ",cert=" + cluster.client_cert() +
+                          ",key=" + cluster.client_key();
+  // Members written without a scheme: protocol=https makes them TLS.
+  std::string bare = cluster.endpoints();
+  bare.erase(0, std::string("https://").size());
+  Agents agents;
+  for (int k = 0; k < 2; ++k) {
+    agents.start(concat(concat(clean_ddprun(), etcd_flags("2", bare, "tls", k,
+                                                          k_fast_conf + ",protocol=https," + tls)),
+                        {"--no_python", "/bin/true"}));
+  }
+  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
+  EXPECT_EQ(agents.wait(1), 0) << agents.all_logs();
+  const std::string wrong_ca = "join_timeout=2,cacert=" + cluster.other_ca_file() +
+                               ",cert=" + cluster.client_cert() + ",key=" + cluster.client_key();
+  auto r =
+      run(concat(clean_ddprun(), concat(etcd_flags("2", cluster.endpoints(), "tls2", 0, wrong_ca),
+                                        {"--no_python", "/bin/true"})));
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "no etcd member of " + cluster.endpoints())) << r.err;
+  EXPECT_TRUE(contains(r.err, "certificate verify failed")) << r.err;
+}
+
+namespace {
+
+std::string token_file(const std::string& dir, const std::string& name, const std::string& secret) {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << secret << "\n";
+  EXPECT_EQ(chmod(path.c_str(), 0600), 0);
+  return path;
+}
+
+}  // namespace
+
+TEST_F(EtcdE2E, TheRendezvousTokenAuthenticatesTheAgentsOverEtcd) {
+  const auto dir = make_temp_dir("ddprun-etcd-token-");
+  const auto good = token_file(dir, "good", "s3cret-one");
+  const auto other = token_file(dir, "other", "s3cret-two");
+  Agents agents;
+  for (int k = 0; k < 2; ++k) {
+    agents.start(concat(concat(clean_ddprun(), etcd_flags("2", cluster_.endpoints(), "tok", k,
+                                                          k_fast_conf + ",token_file=" + good)),
+                        {"--no_python", "/bin/true"}));
+  }
+  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
+  EXPECT_EQ(agents.wait(1), 0) << agents.all_logs();
+  // Agents with different secrets cannot form one job: whichever reads the other's entries
+  // first says why and fails; the other one then times out alone.
+  const std::string short_conf = "join_timeout=5,last_call_timeout=1,keep_alive_interval=1";
+  Agents mixed;
+  for (int k = 0; k < 2; ++k) {
+    mixed.start(concat(
+        concat(clean_ddprun(), etcd_flags("2", cluster_.endpoints(), "tok2", k,
+                                          short_conf + ",token_file=" + (k == 0 ? good : other))),
+        {"--no_python", "/bin/true"}));
+  }
+  EXPECT_NE(mixed.wait(0), 0) << mixed.all_logs();
+  EXPECT_NE(mixed.wait(1), 0) << mixed.all_logs();
+  EXPECT_TRUE(contains(mixed.all_logs(), "is not signed with this job's token"))
+      << mixed.all_logs();
 }
