@@ -46,7 +46,7 @@ std::vector<FlagSpec> rdzv_flags() {
                "warning. token_file=PATH authenticates the agents to each other with the secret "
                "in PATH (mode 600; see also DDPRUN_RDZV_TOKEN). etcd-v3 also reads "
                "protocol (http or https), cacert, cert and key (PEM files), key_prefix (default "
-               "/ddprun/rdzv), username and password_file (etcd auth; a password key is refused: "
+               "/ddprun/rdzv), username and password_file (etcd auth; a password key is ignored: "
                "never put one on the command line)."},
       {.dest = flag::k_standalone,
        .spellings = {"--standalone"},

@@ -319,7 +319,7 @@ TEST(EtcdE2ETls, ClientCertificatesWorkAndAWrongCaIsAClearError) {
 namespace {
 
 std::string token_file(const std::string& dir, const std::string& name, const std::string& secret) {
-  const std::string path = dir + "/" + name;
+  std::string path = dir + "/" + name;
   std::ofstream(path) << secret << "\n";
   EXPECT_EQ(chmod(path.c_str(), 0600), 0);
   return path;
