@@ -61,8 +61,8 @@ ElasticRendezvous::~ElasticRendezvous() {
 }
 
 void ElasticRendezvous::start_store_watch() {
-  if (store_watch_ || kv_->is_connected()) {
-    return;
+  if (kv_ == nullptr || store_watch_ || kv_->is_connected()) {
+    return;  // etcd-v3: the etcd client names unreachable members itself
   }
   store_watch_ = std::make_shared<StoreWatch>(ctx_);
   asio::co_spawn(ctx_, warn_while_store_silent(store_watch_), asio::detached);
@@ -125,7 +125,9 @@ asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int restart_count) 
   }
   // The store answered, so it exists: from now on losing it is a failure to report within
   // the keep-alive bound, not a reason to keep retrying for the whole join_timeout.
-  kv_->bound_operations(rdzv::keep_alive_bound(dyn_->settings()));
+  if (kv_ != nullptr) {
+    kv_->bound_operations(rdzv::keep_alive_bound(dyn_->settings()));
+  }
   std::optional<rdzv::MasterEndpoint> mine;
   if (r->group_rank() == 0) {
     auto ep = my_worker_store(*r);
@@ -188,11 +190,18 @@ asio::awaitable<void> ElasticRendezvous::shutdown() {
   if (hosted_ != nullptr) {
     co_await linger_while_peers_connected();
   }
+  if (options_.finish) {
+    co_await options_.finish();
+  }
 }
 
 asio::awaitable<void> ElasticRendezvous::leave(std::chrono::milliseconds bound) {
   worker_store_.reset();
-  if (auto ok = co_await dyn_->leave(bound); !ok) {
+  auto ok = co_await dyn_->leave(bound);
+  if (options_.finish) {
+    co_await options_.finish();
+  }
+  if (!ok) {
     spdlog::warn("could not leave rendezvous '{}': {}", cfg_.rdzv_id, ok.error().message);
     co_return;
   }
@@ -255,6 +264,13 @@ asio::awaitable<PeerStacks> ElasticRendezvous::collect_stacks(std::chrono::milli
 }
 
 std::string ElasticRendezvous::endpoint_text() const {
+  if (cfg_.rdzv_backend == config::RdzvBackend::etcd_v3) {
+    std::string out;
+    for (const auto& e : cfg_.etcd.endpoints) {
+      out += (out.empty() ? "" : ",") + etcd::to_string(e);
+    }
+    return out;
+  }
   const bool is_static = options_.is_static;
   const std::string host = is_static ? cfg_.master_addr : cfg_.rdzv_endpoint.host;
   const int port = is_static ? cfg_.master_port : cfg_.rdzv_endpoint.port;

@@ -14,6 +14,9 @@
 
 #include <unistd.h>
 
+#include <fstream>
+#include <sstream>
+
 namespace ddprun::app {
 
 namespace {
@@ -244,9 +247,111 @@ RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, con
   return setup;
 }
 
+template <typename T>
+asio::awaitable<void> store_result(asio::awaitable<T> aw, std::optional<T>& out) {
+  out.emplace(co_await std::move(aw));
+}
+
+/// Runs `aw` on `ctx` until it completes (before the supervisor starts: nothing else waits).
+template <typename T>
+T run_now(asio::io_context& ctx, asio::awaitable<T> aw) {
+  std::optional<T> out;
+  std::exception_ptr error;
+  bool done = false;
+  asio::co_spawn(ctx, store_result(std::move(aw), out), [&](const std::exception_ptr& e) {
+    error = e;
+    done = true;
+  });
+  while (!done && ctx.run_one() > 0) {
+  }
+  if (ctx.stopped()) {
+    ctx.restart();
+  }
+  if (error) {
+    std::rethrow_exception(error);
+  }
+  if (!out) {
+    throw Fatal(make_error(ErrorCode::internal, "rendezvous setup ended before it completed"));
+  }
+  return std::move(*out);
+}
+
+/// The etcd password, from --rdzv-conf password_file (one trailing newline removed).
+std::string read_password_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    throw Fatal(make_error(ErrorCode::config,
+                           "--rdzv-conf password_file " + util::quoted(path) + ": cannot be read"));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string password = ss.str();
+  if (!password.empty() && password.back() == '\n') {
+    password.pop_back();
+  }
+  return password;
+}
+
+etcd::ClientOptions etcd_client_options(const config::LaunchConfig& cfg) {
+  etcd::ClientOptions options;
+  options.endpoints = cfg.etcd.endpoints;
+  options.tls = {cfg.etcd.ca_file, cfg.etcd.cert_file, cfg.etcd.key_file};
+  options.username = cfg.etcd.username;
+  if (!cfg.etcd.password_file.empty()) {
+    options.password = read_password_file(cfg.etcd.password_file);
+  }
+  return options;
+}
+
+/// The lease on this agent's own keys lasts the keep-alive bound (interval x attempts), the
+/// time after which the rendezvous counts a silent node as dead anyway.
+std::chrono::seconds etcd_lease_ttl(const rdzv::RdzvSettings& s) {
+  const auto bound = std::chrono::ceil<std::chrono::seconds>(rdzv::keep_alive_bound(s));
+  return std::max(bound, std::chrono::seconds(3));
+}
+
+RendezvousSetup etcd_node(asio::io_context& ctx, config::LaunchConfig& cfg, const util::Env& env,
+                          const util::Clock& clock) {
+  RendezvousSetup setup;
+  auto settings = cfg.rdzv_settings;
+  auto client = etcd::Client::make(ctx, etcd_client_options(cfg));
+  if (!client) {
+    throw Fatal(make_error(client.error().code, "etcd-v3 rendezvous: " + client.error().message));
+  }
+  setup.etcd = std::move(*client);
+  const config::Endpoint first = cfg.rdzv_endpoint;
+  auto self = self_desc(cfg, first, false);
+  rdzv::EtcdRunOptions run;
+  run.key_prefix = cfg.etcd.key_prefix;
+  run.run_id = cfg.rdzv_id;
+  run.node_id = self.id();
+  run.lease_ttl = etcd_lease_ttl(settings);
+  run.deadline = settings.join_timeout;
+  run.token = rdzv_token(cfg, env);
+  run.liveness_wait = rdzv::keep_alive_bound(settings) + settings.keep_alive_interval;
+  auto opened = run_now(ctx, rdzv::EtcdRun::open(*setup.etcd, std::move(run)));
+  if (!opened) {
+    throw Fatal(opened.error());
+  }
+  setup.etcd_run = std::move(*opened);
+  settings.incomplete_hint =
+      config::render_rendezvous_hint(cfg, host::is_loopback_name(first.host));
+  setup.dyn = rdzv::DynamicRendezvous::create(ctx, setup.etcd_run->kv(), settings, self, clock);
+  agent::ElasticOptions elastic;
+  elastic.advertise_addr = self.addr;
+  auto* etcd_run = setup.etcd_run.get();
+  elastic.finish = [etcd_run]() -> asio::awaitable<void> { co_await etcd_run->finish(); };
+  setup.rdzv =
+      std::make_unique<agent::ElasticRendezvous>(ctx, cfg, setup.dyn, nullptr, nullptr, elastic);
+  return setup;
+}
+
 }  // namespace
 
 bool is_single_node(const config::LaunchConfig& cfg) {
+  if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
+    return false;  // the rendezvous is in etcd even for one node
+  }
   return cfg.standalone ||
          (cfg.nnodes.max == 1 &&
           (cfg.rdzv_backend == config::RdzvBackend::static_ || cfg.rdzv_endpoint.host.empty()));
@@ -254,6 +359,9 @@ bool is_single_node(const config::LaunchConfig& cfg) {
 
 RendezvousSetup make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
                                 const util::Env& env, const util::Clock& clock) {
+  if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
+    return etcd_node(ctx, cfg, env, clock);
+  }
   return is_single_node(cfg) ? single_node(ctx, cfg) : multi_node(ctx, cfg, env, clock);
 }
 

@@ -13,14 +13,18 @@ std::vector<FlagSpec> rdzv_flags() {
        .env_var = "PET_RDZV_BACKEND",
        .metavar = "BACKEND",
        .group = g,
-       .help = "Rendezvous backend: static or c10d."},
+       .help = "Rendezvous backend: static, c10d or etcd-v3 (the rendezvous in an etcd cluster, "
+               "through etcd's v3 API). torchrun's etcd and etcd-v2 are refused: they use the "
+               "v2 API that etcd 3.6 removed."},
       {.dest = flag::k_rdzv_endpoint,
        .spellings = {"--rdzv-endpoint", "--rdzv_endpoint"},
        .kind = FlagKind::valued,
        .env_var = "PET_RDZV_ENDPOINT",
        .metavar = "HOST[:PORT]",
        .group = g,
-       .help = "Rendezvous backend endpoint; c10d uses port 29400 when none is given."},
+       .help = "Rendezvous backend endpoint; c10d uses port 29400 when none is given. etcd-v3: "
+               "the etcd members, comma-separated, [http://|https://]HOST[:PORT] (port 2379 "
+               "when none is given)."},
       {.dest = flag::k_rdzv_id,
        .spellings = {"--rdzv-id", "--rdzv_id"},
        .kind = FlagKind::valued,
@@ -40,7 +44,10 @@ std::vector<FlagSpec> rdzv_flags() {
                "keep_alive_interval, keep_alive_max_attempt, read_timeout, is_host, timeout, "
                "token_file, store_type, rank, use_libuv; an unknown key is ignored with a "
                "warning. token_file=PATH authenticates the agents to each other with the secret "
-               "in PATH (mode 600; see also DDPRUN_RDZV_TOKEN)."},
+               "in PATH (mode 600; see also DDPRUN_RDZV_TOKEN). etcd-v3 also reads "
+               "protocol (http or https), cacert, cert and key (PEM files), key_prefix (default "
+               "/ddprun/rdzv), username and password_file (etcd auth; a password key is ignored: "
+               "never put one on the command line)."},
       {.dest = flag::k_standalone,
        .spellings = {"--standalone"},
        .kind = FlagKind::boolean,

@@ -13,19 +13,27 @@ namespace {
 using util::quoted;
 
 constexpr ConfKey k_keys[] = {
-    {"join_timeout", ConfKeyUse::used, ""},
-    {"last_call_timeout", ConfKeyUse::used, ""},
-    {"close_timeout", ConfKeyUse::used, ""},
-    {"heartbeat_timeout", ConfKeyUse::used, ""},
-    {"keep_alive_interval", ConfKeyUse::used, ""},
-    {"keep_alive_max_attempt", ConfKeyUse::used, ""},
-    {"read_timeout", ConfKeyUse::used, ""},
-    {"is_host", ConfKeyUse::c10d_only, "the static backend's store is hosted by node rank 0"},
-    {"timeout", ConfKeyUse::static_only, "c10d does not read it, use join_timeout"},
-    {"token_file", ConfKeyUse::used, ""},
-    {"store_type", ConfKeyUse::used, ""},
-    {"rank", ConfKeyUse::ignored, "the node rank is --node-rank"},
-    {"use_libuv", ConfKeyUse::ignored, "ddprun's store has a single backend"},
+    {"join_timeout", k_read_by_all, ""},
+    {"last_call_timeout", k_read_by_all, ""},
+    {"close_timeout", k_read_by_all, ""},
+    {"heartbeat_timeout", k_read_by_all, ""},
+    {"keep_alive_interval", k_read_by_all, ""},
+    {"keep_alive_max_attempt", k_read_by_all, ""},
+    {"read_timeout", k_read_by_all, ""},
+    {"is_host", k_read_by_c10d, "only c10d hosts its store on an agent"},
+    {"timeout", k_read_by_static, "only the static backend reads it, use join_timeout"},
+    {"token_file", k_read_by_all, ""},
+    {"store_type", k_read_by_static | k_read_by_c10d, "etcd-v3 keeps the rendezvous in etcd"},
+    {"protocol", k_read_by_etcd_v3, "only etcd-v3 reads it"},
+    {"cacert", k_read_by_etcd_v3, "only etcd-v3 reads it"},
+    {"cert", k_read_by_etcd_v3, "only etcd-v3 reads it"},
+    {"key", k_read_by_etcd_v3, "only etcd-v3 reads it"},
+    {"key_prefix", k_read_by_etcd_v3, "only etcd-v3 reads it"},
+    {"username", k_read_by_etcd_v3, "only etcd-v3 reads it"},
+    {"password_file", k_read_by_etcd_v3, "only etcd-v3 reads it"},
+    {"password", 0, "a password is never taken on the command line: use password_file=PATH"},
+    {"rank", 0, "the node rank is --node-rank"},
+    {"use_libuv", 0, "ddprun's store has a single backend"},
 };
 
 /// Removes one pair of matching quotes around the whole text.
@@ -58,16 +66,14 @@ std::string why_left_out(const std::string& key, const std::string& value,
   if (k == nullptr) {
     return "unknown key (ddprun knows " + known_keys() + ")";
   }
-  bool is_static = backend == "static";
-  bool applies = k->use == ConfKeyUse::used || (k->use == ConfKeyUse::c10d_only && !is_static) ||
-                 (k->use == ConfKeyUse::static_only && is_static);
-  if (key == "store_type" && util::to_lower(value) != "tcp") {
+  const bool applies = (k->read_by & backend_bit(backend)) != 0;
+  if (applies && key == "store_type" && util::to_lower(value) != "tcp") {
     return "ddprun's rendezvous always uses its TCP store";
   }
   if (applies) {
     return "";
   }
-  if (k->use == ConfKeyUse::ignored) {
+  if (k->read_by == 0) {
     return std::string(k->why_ignored);
   }
   return "not used by the " + std::string(backend) + " backend: " + std::string(k->why_ignored);
@@ -76,6 +82,16 @@ std::string why_left_out(const std::string& key, const std::string& value,
 }  // namespace
 
 std::span<const ConfKey> rdzv_conf_keys() { return k_keys; }
+
+BackendMask backend_bit(std::string_view backend) {
+  if (backend == "static") {
+    return k_read_by_static;
+  }
+  if (backend == "c10d") {
+    return k_read_by_c10d;
+  }
+  return backend == "etcd-v3" ? k_read_by_etcd_v3 : 0;
+}
 
 Result<RdzvConf> read_rdzv_conf(std::string_view text, std::string_view backend) {
   RdzvConf out;

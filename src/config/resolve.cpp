@@ -102,6 +102,8 @@ class Resolver {
   Result<void> logging();
   Result<void> worker_output();
   Result<void> static_node();
+  Result<void> store_endpoint(const std::string& endpoint_text, const std::string& forced);
+  Result<void> etcd_endpoints(const std::string& endpoint_text);
   Result<void> local_addr();
   Result<void> rdzv_settings();
   void warn_if_set(FlagKey dest, bool matters, const std::string& why);
@@ -192,21 +194,17 @@ Result<void> Resolver::rendezvous() {
     note(flag::k_standalone, "true");
   }
   if (!backend) {
-    return bad(flag::k_rdzv_backend, "static or c10d (etcd backends are not supported by ddprun)");
+    const auto& name = text(flag::k_rdzv_backend);
+    if (name == "etcd" || name == "etcd-v2") {
+      return bad(flag::k_rdzv_backend,
+                 "static, c10d or etcd-v3 (torchrun's etcd and etcd-v2 speak etcd's v2 API, "
+                 "which etcd 3.6 removed: use --rdzv-backend etcd-v3)");
+    }
+    return bad(flag::k_rdzv_backend, "static, c10d or etcd-v3");
   }
   cfg_.rdzv_backend = *backend;
   note(flag::k_rdzv_backend, std::string(to_string(cfg_.rdzv_backend)),
        cfg_.standalone ? forced : origin_of(flag::k_rdzv_backend));
-  auto ep = parse_endpoint(endpoint_text, k_default_c10d_port);
-  if (!ep) {
-    return named(flag::k_rdzv_endpoint, ep.error());
-  }
-  cfg_.rdzv_endpoint = *ep;
-  if (endpoint_text.empty()) {
-    cfg_.rdzv_endpoint.host.clear();
-  }
-  note(flag::k_rdzv_endpoint, endpoint_text,
-       cfg_.standalone ? forced : origin_of(flag::k_rdzv_endpoint));
   note(flag::k_rdzv_id, cfg_.rdzv_id, cfg_.standalone ? forced : origin_of(flag::k_rdzv_id));
   auto conf = read_rdzv_conf(text(flag::k_rdzv_conf), to_string(cfg_.rdzv_backend));
   if (!conf) {
@@ -217,7 +215,50 @@ Result<void> Resolver::rendezvous() {
     warn(flag::k_rdzv_conf, line);
   }
   note(flag::k_rdzv_conf, text(flag::k_rdzv_conf));
+  auto ok = cfg_.rdzv_backend == RdzvBackend::etcd_v3 ? etcd_endpoints(endpoint_text)
+                                                      : store_endpoint(endpoint_text, forced);
+  if (!ok) {
+    return ok.error();
+  }
   return static_node();
+}
+
+Result<void> Resolver::store_endpoint(const std::string& endpoint_text, const std::string& forced) {
+  auto ep = parse_endpoint(endpoint_text, k_default_c10d_port);
+  if (!ep) {
+    return named(flag::k_rdzv_endpoint, ep.error());
+  }
+  cfg_.rdzv_endpoint = *ep;
+  if (endpoint_text.empty()) {
+    cfg_.rdzv_endpoint.host.clear();
+  }
+  note(flag::k_rdzv_endpoint, endpoint_text,
+       cfg_.standalone ? forced : origin_of(flag::k_rdzv_endpoint));
+  return {};
+}
+
+// etcd-v3: --rdzv-endpoint lists the members; rdzv_endpoint keeps the first for messages.
+Result<void> Resolver::etcd_endpoints(const std::string& endpoint_text) {
+  auto etcd = read_etcd_conf(cfg_.rdzv_conf);
+  if (!etcd) {
+    return bad(flag::k_rdzv_conf, etcd.error().message);
+  }
+  cfg_.etcd = std::move(*etcd);
+  const std::string form = "etcd members [http://|https://]HOST[:PORT],... (port 2379 by default)";
+  if (util::trim(endpoint_text).empty()) {
+    return bad(flag::k_rdzv_endpoint, "the " + form + " for etcd-v3, e.g. etcd1,etcd2,etcd3");
+  }
+  auto eps = etcd::parse_endpoints(endpoint_text, cfg_.etcd.tls);
+  if (!eps) {
+    return bad(flag::k_rdzv_endpoint, form + ": " + eps.error().message);
+  }
+  cfg_.etcd.endpoints = std::move(*eps);
+  const auto& first = cfg_.etcd.endpoints.front();
+  cfg_.rdzv_endpoint = Endpoint{first.host, first.port};
+  note(flag::k_rdzv_endpoint, endpoint_text, origin_of(flag::k_rdzv_endpoint));
+  note("etcd_key_prefix", cfg_.etcd.key_prefix + "/" + cfg_.rdzv_id + "/",
+       cfg_.rdzv_conf.count("key_prefix") != 0 ? "--rdzv-conf key_prefix" : "default");
+  return {};
 }
 
 // --node-rank, --master-addr and --master-port belong to the static backend; c10d (and so
@@ -260,7 +301,8 @@ Result<void> Resolver::static_node() {
 void Resolver::warn_if_set(FlagKey dest, bool matters, const std::string& why) {
   const auto origin = at(dest).origin;
   if (matters && (origin == cli::Origin::flag || origin == cli::Origin::env)) {
-    warn(dest, quoted(text(dest)) + ": ignored, not used by the c10d backend: " + why);
+    warn(dest, quoted(text(dest)) + ": ignored, not used by the " +
+                   std::string(to_string(cfg_.rdzv_backend)) + " backend: " + why);
   }
 }
 
@@ -470,7 +512,15 @@ Result<LaunchConfig> Resolver::run() {
 }  // namespace
 
 std::string_view to_string(RdzvBackend backend) {
-  return backend == RdzvBackend::c10d ? "c10d" : "static";
+  switch (backend) {
+    case RdzvBackend::static_:
+      return "static";
+    case RdzvBackend::c10d:
+      return "c10d";
+    case RdzvBackend::etcd_v3:
+      return "etcd-v3";
+  }
+  return "static";
 }
 
 Result<LaunchConfig> resolve(const cli::ParsedArgs& args, const util::Env& env,

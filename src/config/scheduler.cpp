@@ -20,6 +20,11 @@ bool wants_c10d(const cli::ParsedArgs& args) {
   return parse_backend(args.at(cli::flag::k_rdzv_backend).value) == RdzvBackend::c10d;
 }
 
+/// etcd-v3's endpoint is the etcd cluster, which no scheduler knows: it takes only the run id.
+bool wants_etcd(const cli::ParsedArgs& args) {
+  return parse_backend(args.at(cli::flag::k_rdzv_backend).value) == RdzvBackend::etcd_v3;
+}
+
 }  // namespace
 
 std::optional<RdzvBackend> parse_backend(std::string_view text) {
@@ -28,6 +33,9 @@ std::optional<RdzvBackend> parse_backend(std::string_view text) {
   }
   if (text == "c10d") {
     return RdzvBackend::c10d;
+  }
+  if (text == "etcd-v3") {
+    return RdzvBackend::etcd_v3;
   }
   return std::nullopt;
 }
@@ -43,6 +51,9 @@ cli::ParsedArgs apply_scheduler(cli::ParsedArgs args, const sched::Detected& d) 
     return args;
   }
   fill(args, cli::flag::k_rdzv_id, d.rdzv_id);
+  if (wants_etcd(args)) {
+    return args;
+  }
   if (wants_c10d(args)) {
     if (d.rdzv_endpoint_host && d.rdzv_port && at_default(args, cli::flag::k_rdzv_endpoint)) {
       args.settings[cli::flag::k_rdzv_endpoint] =
@@ -58,6 +69,9 @@ cli::ParsedArgs apply_scheduler(cli::ParsedArgs args, const sched::Detected& d) 
 }
 
 std::vector<int> derived_ports(const cli::ParsedArgs& args, const sched::Detected& detected) {
+  if (wants_etcd(args)) {
+    return {};
+  }
   const auto dest = wants_c10d(args) ? cli::flag::k_rdzv_endpoint : cli::flag::k_master_port;
   if (args.at(dest).origin != cli::Origin::scheduler) {
     return {};

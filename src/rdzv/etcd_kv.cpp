@@ -52,13 +52,14 @@ struct EtcdKv::Wait {
   bool timed_out = false;
 };
 
-EtcdKv::EtcdKv(etcd::Client& client, std::string prefix, etcd::LeaseId lease)
-    : client_(client), prefix_(std::move(prefix)), lease_(lease) {}
+EtcdKv::EtcdKv(etcd::Client& client, std::string prefix, etcd::LeaseId lease, LeasedKeys leased)
+    : client_(client), prefix_(std::move(prefix)), lease_(lease), leased_(std::move(leased)) {}
 
 EtcdKv::~EtcdKv() { interrupt_waits(); }
 
 etcd::PutRequest EtcdKv::put_of(const std::string& key, std::string value) const {
-  return {full(key), std::move(value), lease_};
+  const bool with_lease = !leased_ || leased_(key);
+  return {full(key), std::move(value), with_lease ? lease_ : 0};
 }
 
 asio::awaitable<Result<std::string>> EtcdKv::compare_set(std::string key, std::string expected,

@@ -9,6 +9,7 @@
 #include "ddprun/rdzv/store_kv.hpp"
 #include "ddprun/store/server.hpp"
 
+#include <functional>
 #include <memory>
 
 namespace ddprun::agent {
@@ -18,11 +19,15 @@ struct ElasticOptions {
   std::string advertise_addr;  ///< MASTER_ADDR when this node is group rank 0 (c10d)
   std::chrono::milliseconds exit_barrier_timeout{300000};
   std::chrono::milliseconds host_linger{30000};  ///< store host waits for peers to disconnect
+  /// Runs after shutdown() and leave(): etcd-v3 gives up this agent's lease and removes the
+  /// run's keys when it is the last one out. Empty: nothing to do.
+  std::function<asio::awaitable<void>()> finish;
 };
 
 class ElasticRendezvous final : public Rendezvous {
  public:
   /// `hosted` is the rendezvous store this agent serves (null when another node hosts it).
+  /// `kv` is the TCPStore client pool, null when the rendezvous is in etcd (etcd-v3).
   ElasticRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
                     std::shared_ptr<rdzv::DynamicRendezvous> dyn, store::Server* hosted,
                     rdzv::StoreKv* kv, ElasticOptions options);

@@ -3,6 +3,7 @@
 // resolve() is pure: host facts (CPU and GPU counts, a random run id) are passed in.
 
 #include "ddprun/cli/args.hpp"
+#include "ddprun/etcd/endpoints.hpp"
 #include "ddprun/rdzv/settings.hpp"
 #include "ddprun/sched/detect.hpp"
 #include "ddprun/util/env.hpp"
@@ -30,12 +31,34 @@ struct Endpoint {
 
 enum class AgentStore { automatic, on, off };
 
-/// --rdzv-backend: static (ranks from --node-rank, the store at --master-addr:--master-port)
-/// or c10d (ranks from the rendezvous, the store at --rdzv-endpoint).
-enum class RdzvBackend { static_, c10d };
+/// --rdzv-backend: static (ranks from --node-rank, the store at --master-addr:--master-port),
+/// c10d (ranks from the rendezvous, the store at --rdzv-endpoint) or etcd-v3 (the same
+/// rendezvous, its state in the etcd cluster at --rdzv-endpoint).
+enum class RdzvBackend { static_, c10d, etcd_v3 };
 
-/// "static" or "c10d", as the flag spells it.
+/// "static", "c10d" or "etcd-v3", as the flag spells it.
 std::string_view to_string(RdzvBackend backend);
+
+/// The default etcd key prefix: a run's keys live under "<key_prefix>/<rdzv_id>/".
+inline constexpr std::string_view k_default_etcd_key_prefix = "/ddprun/rdzv";
+
+/// --rdzv-backend etcd-v3: the members (--rdzv-endpoint) and how to reach them (--rdzv-conf
+/// protocol, cacert, cert, key, key_prefix, username, password_file).
+struct EtcdSettings {
+  std::vector<etcd::Endpoint> endpoints;
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  std::string key_prefix{k_default_etcd_key_prefix};  ///< without a trailing '/'
+  std::string username;
+  std::string password_file;  ///< the password is read from here at start, never a flag
+  bool tls = false;           ///< protocol=https: entries without a scheme use TLS
+};
+
+/// Reads the etcd-v3 --rdzv-conf pairs (endpoints stay empty: resolve() parses them with
+/// `tls` as the default scheme). An error says what was expected ("protocol=http or
+/// protocol=https", "cert and key together ...") for the caller to prefix with the option.
+Result<EtcdSettings> read_etcd_conf(const std::map<std::string, std::string>& conf);
 
 /// --omp-threads: torchrun's default (1 when several workers), CPUs in the mask / nproc, or N.
 enum class OmpMode { torchrun, cpus, fixed };
@@ -91,7 +114,8 @@ struct LaunchConfig {
   bool pin_gpus = false;
   std::vector<WorkerPlacement> placements;  ///< per local rank; empty: inherit everything
   RdzvBackend rdzv_backend = RdzvBackend::static_;
-  Endpoint rdzv_endpoint;  ///< host empty when not given
+  Endpoint rdzv_endpoint;  ///< host empty when not given; etcd-v3: the first member
+  EtcdSettings etcd;       ///< etcd-v3 only
   std::string rdzv_id = "none";
   std::map<std::string, std::string> rdzv_conf;
   bool standalone = false;

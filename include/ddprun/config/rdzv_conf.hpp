@@ -13,17 +13,17 @@
 
 namespace ddprun::config {
 
-/// What ddprun does with a known key.
-enum class ConfKeyUse {
-  used,         ///< read by the rendezvous, the store or the static backend
-  c10d_only,    ///< read under c10d, ignored (with a warning) under static
-  static_only,  ///< read under static, ignored (with a warning) under c10d
-  ignored,      ///< torch knows it but it changes nothing in ddprun (a warning)
-};
+/// The backends that read a known key, as a mask; under any other backend the key is left out
+/// with a warning. 0: torch knows the key but it changes nothing in ddprun.
+using BackendMask = unsigned;
+inline constexpr BackendMask k_read_by_static = 1U;
+inline constexpr BackendMask k_read_by_c10d = 2U;
+inline constexpr BackendMask k_read_by_etcd_v3 = 4U;
+inline constexpr BackendMask k_read_by_all = 7U;
 
 struct ConfKey {
   std::string_view key;
-  ConfKeyUse use;
+  BackendMask read_by;
   std::string_view why_ignored;  ///< said in the warning when the key is left out
 };
 
@@ -36,8 +36,11 @@ struct RdzvConf {
   std::vector<std::string> warnings;  ///< without the option's name; the caller prefixes it
 };
 
-/// Reads --rdzv-conf text for `backend` ("static" or "c10d"). One level of quotes around the
-/// whole text ("'join_timeout=5,timeout=5'", a shell quote a wrapper passed on literally) is
+/// The mask bit of a backend as the flag spells it ("static", "c10d", "etcd-v3"); 0 otherwise.
+BackendMask backend_bit(std::string_view backend);
+
+/// Reads --rdzv-conf text for `backend` ("static", "c10d" or "etcd-v3"). One level of quotes around
+/// the whole text ("'join_timeout=5,timeout=5'", a shell quote a wrapper passed on literally) is
 /// removed with a warning; unknown keys and keys that do not apply are left out with a warning.
 /// Malformed items (no '=', empty key or value) are errors, as in torchrun. Values of the keys
 /// kept are checked later by their consumers.

@@ -9,6 +9,7 @@
 #include "ddprun/etcd/client.hpp"
 #include "ddprun/rdzv/kv.hpp"
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -20,9 +21,13 @@ inline constexpr std::size_t k_etcd_max_txn_ops = 128;
 
 class EtcdKv final : public Kv {
  public:
-  /// `client` must outlive this object. `lease` (0: none) is attached to every key written,
-  /// so they vanish with the agent that wrote them when the lease is not renewed.
-  EtcdKv(etcd::Client& client, std::string prefix, etcd::LeaseId lease = 0);
+  /// Which keys (without the prefix) get the lease; empty: every key.
+  using LeasedKeys = std::function<bool(const std::string& key)>;
+
+  /// `client` must outlive this object. `lease` (0: none) is attached to every key written for
+  /// which `leased` says so, so they vanish with the agent that wrote them when the lease is
+  /// not renewed.
+  EtcdKv(etcd::Client& client, std::string prefix, etcd::LeaseId lease = 0, LeasedKeys leased = {});
   ~EtcdKv() override;
 
   asio::awaitable<Result<std::string>> compare_set(std::string key, std::string expected,
@@ -38,6 +43,10 @@ class EtcdKv final : public Kv {
   /// Cancels the watches of every blocking get() in progress: each returns ErrorCode::closed.
   void interrupt_waits() override;
 
+  /// Later writes carry `lease` (a replacement for one that was lost).
+  void set_lease(etcd::LeaseId lease) { lease_ = lease; }
+  const std::string& prefix() const { return prefix_; }
+
   struct Wait;  // one blocking get's watch and flags, shared with its deadline timer
 
  private:
@@ -50,6 +59,7 @@ class EtcdKv final : public Kv {
   etcd::Client& client_;
   std::string prefix_;
   etcd::LeaseId lease_;
+  LeasedKeys leased_;
   std::set<std::shared_ptr<Wait>> waits_;
   int interrupts_ = 0;  // interrupt_waits() calls, so a get() still opening its watch ends too
 };

@@ -1,0 +1,58 @@
+#pragma once
+// Where an etcd-v3 run keeps its keys, and which generation of an --rdzv-id a starting agent
+// joins (docs/rendezvous.md, etcd-v3). Pure: the I/O is in etcd_run.hpp.
+//
+//   <key_prefix>/<rdzv_id>/run                  the current generation N (no lease)
+//   <key_prefix>/<rdzv_id>/g<N>/alive/<node id> one per agent of generation N, on its lease
+//   <key_prefix>/<rdzv_id>/g<N>/ddprun/rdzv/<rdzv_id>/...  the rendezvous' keys (state.hpp)
+//
+// A generation is one job. etcd outlives every job, so the keys of a finished or crashed job
+// stay unless someone removes them: the last agent of a generation deletes it when it leaves,
+// and a starting agent that finds a generation closed, with no live agent (every lease of a
+// crashed job expired), or running a round without a single keep-alive for the keep-alive
+// bound (a job crashed less than a lease TTL ago), starts generation N + 1 (deleting N unless
+// it is closed with agents still leaving it).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ddprun::rdzv {
+
+/// "<key_prefix>/<rdzv_id>/": every key of every generation of the run.
+std::string etcd_run_prefix(std::string_view key_prefix, std::string_view run_id);
+/// "<run prefix>run".
+std::string etcd_generation_key(std::string_view run_prefix);
+/// "<run prefix>g<N>/".
+std::string etcd_generation_prefix(std::string_view run_prefix, std::int64_t generation);
+/// "<generation prefix>alive/".
+std::string etcd_alive_prefix(std::string_view generation_prefix);
+
+/// True for the keys one agent writes about itself (its keep-alive, its progress, its slot of a
+/// round): on etcd they carry the agent's lease, so they vanish with a dead agent.
+bool is_node_own_key(std::string_view run_id, std::string_view key);
+
+/// What a starting agent read about the run.
+struct GenerationView {
+  std::optional<std::int64_t> current;  ///< the generation key; nullopt: absent (or unreadable)
+  bool closed = false;                  ///< that generation's rendezvous is closed
+  bool any_alive = false;               ///< an agent of that generation holds a live lease
+  /// Its round is running (complete, not closed) yet no member wrote a keep-alive within the
+  /// keep-alive bound: its agents are dead although their leases have not expired yet.
+  bool silent = false;
+};
+
+struct GenerationChoice {
+  std::int64_t generation = 1;
+  bool start_new = true;  ///< create it (compare-and-swap on the generation key)
+};
+
+/// Join the current generation while it is open and someone is alive in it; else start the
+/// next one.
+GenerationChoice decide_generation(const GenerationView& view);
+/// Whether starting the next generation should delete `view.current`'s keys: yes unless it is
+/// closed with agents still leaving it (the last of them deletes it).
+bool should_delete_previous(const GenerationView& view);
+
+}  // namespace ddprun::rdzv

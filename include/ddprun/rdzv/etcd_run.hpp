@@ -1,0 +1,68 @@
+#pragma once
+// One agent's place in an etcd-v3 run (the key layout and the lifetimes are in
+// etcd_layout.hpp): its lease, renewed by a LeaseKeeper, the generation of the --rdzv-id it
+// joined or started, and the Kv the rendezvous runs on (EtcdKv under that generation's
+// prefix, signed with the rendezvous token when there is one).
+
+#include "ddprun/etcd/client.hpp"
+#include "ddprun/rdzv/etcd_kv.hpp"
+#include "ddprun/rdzv/signed_kv.hpp"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace ddprun::rdzv {
+
+struct EtcdRunOptions {
+  std::string key_prefix;  ///< without a trailing '/'
+  std::string run_id;
+  std::string node_id;  ///< NodeDesc::id(): the name of this agent's alive key
+  std::chrono::seconds lease_ttl{15};
+  /// How long open() keeps trying while no member answers (the join timeout).
+  std::chrono::milliseconds deadline{600000};
+  std::optional<std::string> token;  ///< the rendezvous token: values are signed with it
+  /// How long a generation running a round may go without one keep-alive before a starting
+  /// agent takes it for dead (the keep-alive bound plus one interval).
+  std::chrono::milliseconds liveness_wait{20000};
+};
+
+class EtcdRun {
+ public:
+  /// Takes a lease and keeps it alive, then joins the run's current generation or starts the
+  /// next (decide_generation). Retries every error until `deadline`, then fails with one
+  /// error naming the members and etcd's last answer. `client` must outlive the result.
+  static asio::awaitable<Result<std::unique_ptr<EtcdRun>>> open(etcd::Client& client,
+                                                                EtcdRunOptions options);
+  ~EtcdRun();
+  EtcdRun(const EtcdRun&) = delete;
+  EtcdRun& operator=(const EtcdRun&) = delete;
+
+  /// The rendezvous' store: this generation's keys, this agent's own ones on its lease.
+  Kv& kv();
+  std::int64_t generation() const { return generation_; }
+  /// This agent leaves the run: stops renewing and revokes its lease (its own keys vanish at
+  /// once), then deletes the generation when no agent is left alive in it. Errors are logged;
+  /// a second call does nothing.
+  asio::awaitable<void> finish();
+
+ private:
+  EtcdRun(etcd::Client& client, EtcdRunOptions options, etcd::Lease lease);
+  asio::awaitable<Result<bool>> try_join();
+  /// Whether a keep-alive of generation_ is written after `revision`, within liveness_wait.
+  asio::awaitable<Result<bool>> heartbeat_after(etcd::Revision revision);
+  void use_generation(std::int64_t generation);
+
+  etcd::Client& client_;
+  EtcdRunOptions options_;
+  etcd::Lease lease_;
+  std::string run_prefix_;
+  std::int64_t generation_ = 0;
+  std::unique_ptr<EtcdKv> etcd_kv_;
+  std::unique_ptr<SignedKv> signed_kv_;
+  std::unique_ptr<etcd::LeaseKeeper> keeper_;
+  bool finished_ = false;
+};
+
+}  // namespace ddprun::rdzv

@@ -1,0 +1,60 @@
+#include "ddprun/rdzv/etcd_layout.hpp"
+
+#include "ddprun/rdzv/state.hpp"
+
+namespace ddprun::rdzv {
+
+std::string etcd_run_prefix(std::string_view key_prefix, std::string_view run_id) {
+  return std::string(key_prefix) + "/" + std::string(run_id) + "/";
+}
+
+std::string etcd_generation_key(std::string_view run_prefix) {
+  return std::string(run_prefix) + "run";
+}
+
+std::string etcd_generation_prefix(std::string_view run_prefix, std::int64_t generation) {
+  return std::string(run_prefix) + "g" + std::to_string(generation) + "/";
+}
+
+std::string etcd_alive_prefix(std::string_view generation_prefix) {
+  return std::string(generation_prefix) + "alive/";
+}
+
+bool is_node_own_key(std::string_view run_id, std::string_view key) {
+  // The run's keys all start with the state key's directory (state.hpp's layout).
+  const std::string state = state_key(std::string(run_id));
+  const std::string_view dir = std::string_view(state).substr(0, state.size() - 5);  // "state"
+  if (key.substr(0, dir.size()) != dir) {
+    return false;
+  }
+  const std::string_view rest = key.substr(dir.size());
+  if (rest.substr(0, 3) == "hb/" || rest.substr(0, 9) == "progress/") {
+    return true;
+  }
+  const auto slash = rest.find('/');
+  if (slash == std::string_view::npos || slash == 0) {
+    return false;
+  }
+  for (char c : rest.substr(0, slash)) {
+    if (c < '0' || c > '9') {
+      return false;
+    }
+  }
+  return rest.substr(slash + 1, 5) == "slot/";
+}
+
+GenerationChoice decide_generation(const GenerationView& view) {
+  if (!view.current) {
+    return {1, true};
+  }
+  if (view.closed || !view.any_alive || view.silent) {
+    return {*view.current + 1, true};
+  }
+  return {*view.current, false};
+}
+
+bool should_delete_previous(const GenerationView& view) {
+  return view.current && (!view.any_alive || (view.silent && !view.closed));
+}
+
+}  // namespace ddprun::rdzv

@@ -1,0 +1,304 @@
+// Joining an etcd-v3 run. A generation is one job's life under an --rdzv-id; the decision of
+// which one to use is pure (decide_generation), this file reads what it needs and makes the
+// choice stick with one txn:
+//   - start generation N+1: only if the generation key is unchanged since read (or still
+//     absent); the same txn writes this agent's alive key, so a second agent starting at the
+//     same moment finds N+1 alive and joins it, and deletes generation N when nobody was
+//     alive in it (a crashed job's keys);
+//   - join generation N: only if the generation key is unchanged and the alive key seen is
+//     still there, so an agent never joins a generation whose last agent just went away.
+// A generation running a round is joined only after one of its members' keep-alives is seen
+// (a watch on its heartbeat keys, at most the keep-alive bound): the agents of a job killed a
+// moment ago still hold leases, but they no longer beat, and a new job must not wait behind
+// them for its whole join timeout.
+
+#include "ddprun/rdzv/etcd_run.hpp"
+
+#include "ddprun/etcd/codec.hpp"
+#include "ddprun/rdzv/etcd_layout.hpp"
+#include "ddprun/rdzv/state.hpp"
+#include "ddprun/util/strings.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace ddprun::rdzv {
+namespace {
+
+using etcd::TxnOp;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::chrono::milliseconds k_retry_pause{500};
+
+etcd::RangeRequest prefix_range(const std::string& prefix, std::int64_t limit) {
+  return {prefix, etcd::prefix_end(prefix), limit, 0, false};
+}
+
+etcd::DeleteRequest prefix_delete(const std::string& prefix) {
+  return {prefix, etcd::prefix_end(prefix)};
+}
+
+std::string members_text(const etcd::Client& client) {
+  std::string out;
+  for (const auto& e : client.options().endpoints) {
+    out += (out.empty() ? "" : ",") + etcd::to_string(e);
+  }
+  return out;
+}
+
+asio::awaitable<void> pause(const asio::any_io_executor& ex) {
+  asio::steady_timer timer(ex, k_retry_pause);
+  boost::system::error_code ec;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+Error gave_up(const etcd::Client& client, const EtcdRunOptions& o, const Error& last) {
+  if (last.code == ErrorCode::config) {  // TLS files, auth: etcd answered, retrying cannot help
+    return make_error(ErrorCode::config, fmt::format("etcd-v3 rendezvous '{}' at {}: {}", o.run_id,
+                                                     members_text(client), last.message));
+  }
+  return make_error(
+      ErrorCode::io,
+      fmt::format("etcd-v3 rendezvous '{}': no etcd member of {} answered within the join "
+                  "timeout ({} s): {}",
+                  o.run_id, members_text(client),
+                  std::chrono::duration_cast<std::chrono::seconds>(o.deadline).count(),
+                  last.message));
+}
+
+/// Retries `call` until it succeeds, fails with a config error (TLS files, auth: retrying
+/// cannot help) or `until` passes.
+template <typename Call>
+auto retrying(etcd::Client& client, Clock::time_point until, Call call) -> decltype(call()) {
+  for (;;) {
+    auto r = co_await call();
+    if (r || r.error().code == ErrorCode::config || Clock::now() >= until) {
+      co_return r;
+    }
+    spdlog::debug("etcd-v3 rendezvous: {} (retrying)", r.error().message);
+    co_await pause(client.executor());
+  }
+}
+
+}  // namespace
+
+EtcdRun::EtcdRun(etcd::Client& client, EtcdRunOptions options, etcd::Lease lease)
+    : client_(client),
+      options_(std::move(options)),
+      lease_(lease),
+      run_prefix_(etcd_run_prefix(options_.key_prefix, options_.run_id)) {
+  keeper_ = std::make_unique<etcd::LeaseKeeper>(client_, lease_, [this](const Error& e) {
+    spdlog::error(
+        "etcd-v3 rendezvous '{}': this agent's lease is lost ({}): its keep-alive keys are "
+        "gone, so the other nodes count it as dead and re-form without it",
+        options_.run_id, e.message);
+  });
+  keeper_->start();
+}
+
+EtcdRun::~EtcdRun() = default;
+
+asio::awaitable<Result<std::unique_ptr<EtcdRun>>> EtcdRun::open(etcd::Client& client,
+                                                                EtcdRunOptions options) {
+  const auto until = Clock::now() + options.deadline;
+  const auto ttl = options.lease_ttl;
+  auto lease = co_await retrying(client, until, [&] { return client.lease_grant(ttl); });
+  if (!lease) {
+    co_return gave_up(client, options, lease.error());
+  }
+  std::unique_ptr<EtcdRun> run(new EtcdRun(client, std::move(options), *lease));
+  auto joined = co_await retrying(client, until, [&]() -> asio::awaitable<Result<bool>> {
+    for (;;) {
+      auto r = co_await run->try_join();
+      if (!r || *r) {
+        co_return r;
+      }
+    }
+  });
+  if (!joined) {
+    auto e = gave_up(client, run->options_, joined.error());
+    co_await run->finish();
+    co_return e;
+  }
+  co_return run;
+}
+
+void EtcdRun::use_generation(std::int64_t generation) {
+  generation_ = generation;
+  const auto prefix = etcd_generation_prefix(run_prefix_, generation);
+  const std::string run_id = options_.run_id;
+  etcd_kv_ = std::make_unique<EtcdKv>(client_, prefix, lease_.id, [run_id](const std::string& key) {
+    return is_node_own_key(run_id, key);
+  });
+  signed_kv_.reset();
+  if (options_.token) {
+    signed_kv_ = std::make_unique<SignedKv>(*etcd_kv_, *options_.token);
+  }
+}
+
+Kv& EtcdRun::kv() {
+  if (signed_kv_) {
+    return *signed_kv_;
+  }
+  return *etcd_kv_;
+}
+
+// One look and one txn: true when this agent is now in a generation, false when the run
+// changed under it (look again).
+asio::awaitable<Result<bool>> EtcdRun::try_join() {
+  const std::string gen_key = etcd_generation_key(run_prefix_);
+  auto seen = co_await client_.get(gen_key);
+  if (!seen) {
+    co_return seen.error();
+  }
+  GenerationView view;
+  std::optional<etcd::KeyValue> alive;
+  if (*seen) {
+    auto n = util::parse_int((*seen)->value);
+    view.current = n ? *n : 0;
+    use_generation(*view.current);
+    std::vector<std::string> keys{state_key(options_.run_id)};
+    auto header = co_await kv().multi_get_now(std::move(keys));
+    bool running = false;
+    if (header && !header->front().empty()) {
+      auto h = decode_header(header->front());
+      view.closed = h && h->closed;
+      running = h && !h->closed && h->phase == Phase::complete;
+    }
+    const auto alive_prefix = etcd_alive_prefix(etcd_generation_prefix(run_prefix_, generation_));
+    auto anyone = co_await client_.range(prefix_range(alive_prefix, 1));
+    if (!anyone) {
+      co_return anyone.error();
+    }
+    view.any_alive = !anyone->kvs.empty();
+    if (view.any_alive) {
+      alive = anyone->kvs.front();
+    }
+    if (view.any_alive && running) {
+      auto beat = co_await heartbeat_after(anyone->revision);
+      if (!beat) {
+        co_return beat.error();
+      }
+      view.silent = !*beat;
+    }
+  }
+  const auto choice = decide_generation(view);
+  const auto gen_prefix = etcd_generation_prefix(run_prefix_, choice.generation);
+  etcd::TxnRequest t;
+  t.compare.push_back(*seen ? etcd::key_unchanged(gen_key, (*seen)->mod_revision)
+                            : etcd::key_absent(gen_key));
+  t.success.push_back(
+      TxnOp::set({etcd_alive_prefix(gen_prefix) + options_.node_id, options_.node_id, lease_.id}));
+  if (choice.start_new) {
+    t.success.push_back(TxnOp::set({gen_key, std::to_string(choice.generation), 0}));
+    if (should_delete_previous(view)) {
+      t.success.push_back(
+          TxnOp::erase(prefix_delete(etcd_generation_prefix(run_prefix_, *view.current))));
+    }
+  } else {
+    etcd::Compare still_alive{
+        alive->key, etcd::CompareTarget::create_revision, etcd::CompareResult::greater, 0, {}};
+    t.compare.push_back(std::move(still_alive));
+  }
+  auto r = co_await client_.txn(std::move(t));
+  if (!r) {
+    co_return r.error();
+  }
+  if (!r->succeeded) {
+    co_return false;
+  }
+  use_generation(choice.generation);
+  if (choice.start_new) {
+    spdlog::info("etcd-v3 rendezvous '{}': started generation {} under {}{}", options_.run_id,
+                 choice.generation, run_prefix_,
+                 view.current ? fmt::format(" (generation {} was {})", *view.current,
+                                            view.closed   ? "closed"
+                                            : view.silent ? "running without a keep-alive: "
+                                                            "its agents are gone"
+                                                          : "left by every agent")
+                              : std::string());
+  } else {
+    spdlog::info("etcd-v3 rendezvous '{}': joined generation {} under {}", options_.run_id,
+                 choice.generation, run_prefix_);
+  }
+  co_return true;
+}
+
+asio::awaitable<Result<bool>> EtcdRun::heartbeat_after(etcd::Revision revision) {
+  const std::string beats =
+      etcd_generation_prefix(run_prefix_, generation_) + heartbeat_key(options_.run_id, "");
+  // A named request: g++ 12 mishandles a braced temporary inside co_await (double destroy).
+  etcd::WatchRequest request{beats, etcd::prefix_end(beats), revision + 1, false};
+  auto watch = co_await client_.watch(std::move(request));
+  if (!watch) {
+    co_return watch.error();
+  }
+  // Shared with the deadline's handler, as EtcdKv's waits are.
+  struct Wait {
+    explicit Wait(const asio::any_io_executor& ex) : deadline(ex) {}
+    std::unique_ptr<etcd::Watch> watch;
+    asio::steady_timer deadline;
+  };
+  auto wait = std::make_shared<Wait>(client_.executor());
+  wait->watch = std::move(*watch);
+  wait->deadline.expires_after(options_.liveness_wait);
+  wait->deadline.async_wait([wait](const boost::system::error_code& ec) {
+    if (!ec) {
+      wait->watch->cancel();
+    }
+  });
+  bool seen = false;
+  for (;;) {
+    auto m = co_await wait->watch->next();
+    if (!m || m->canceled) {
+      break;  // the deadline, or etcd ended the watch: no keep-alive seen
+    }
+    if (std::any_of(m->events.begin(), m->events.end(), [](const etcd::WatchEvent& e) {
+          return e.type == etcd::WatchEvent::Type::put;
+        })) {
+      seen = true;
+      break;
+    }
+  }
+  wait->deadline.cancel();
+  wait->watch->cancel();
+  co_return seen;
+}
+
+asio::awaitable<void> EtcdRun::finish() {
+  if (std::exchange(finished_, true)) {
+    co_return;
+  }
+  co_await keeper_->stop();
+  if (auto r = co_await client_.lease_revoke(lease_.id); !r) {
+    spdlog::warn(
+        "etcd-v3 rendezvous '{}': revoking this agent's lease: {} (its keys expire "
+        "within {} s)",
+        options_.run_id, r.error().message, lease_.ttl.count());
+    co_return;
+  }
+  if (generation_ == 0) {
+    co_return;
+  }
+  const auto gen_prefix = etcd_generation_prefix(run_prefix_, generation_);
+  auto anyone = co_await client_.range(prefix_range(etcd_alive_prefix(gen_prefix), 1));
+  if (!anyone || !anyone->kvs.empty()) {
+    co_return;
+  }
+  // The last one out: remove the generation, and the generation key while it still names it.
+  const std::string gen_key = etcd_generation_key(run_prefix_);
+  etcd::TxnRequest t{{etcd::value_is(gen_key, std::to_string(generation_))},
+                     {TxnOp::erase({gen_key, {}}), TxnOp::erase(prefix_delete(gen_prefix))},
+                     {TxnOp::erase(prefix_delete(gen_prefix))}};
+  if (auto r = co_await client_.txn(std::move(t)); !r) {
+    spdlog::warn("etcd-v3 rendezvous '{}': removing generation {}: {}", options_.run_id,
+                 generation_, r.error().message);
+    co_return;
+  }
+  spdlog::info("etcd-v3 rendezvous '{}': removed generation {} (no agent left in it)",
+               options_.run_id, generation_);
+}
+
+}  // namespace ddprun::rdzv

@@ -1,0 +1,54 @@
+#include "ddprun/rdzv/etcd_layout.hpp"
+
+#include "ddprun/rdzv/state.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ddprun::rdzv {
+namespace {
+
+TEST(EtcdLayout, KeysOfARunAndItsGenerations) {
+  const auto run = etcd_run_prefix("/ddprun/rdzv", "job42");
+  EXPECT_EQ(run, "/ddprun/rdzv/job42/");
+  EXPECT_EQ(etcd_generation_key(run), "/ddprun/rdzv/job42/run");
+  EXPECT_EQ(etcd_generation_prefix(run, 3), "/ddprun/rdzv/job42/g3/");
+  EXPECT_EQ(etcd_alive_prefix(etcd_generation_prefix(run, 3)), "/ddprun/rdzv/job42/g3/alive/");
+}
+
+TEST(EtcdLayout, OnlyANodesOwnKeysCarryItsLease) {
+  EXPECT_TRUE(is_node_own_key("j", heartbeat_key("j", "a_1_0")));
+  EXPECT_TRUE(is_node_own_key("j", progress_key("j", "a_1_0")));
+  EXPECT_TRUE(is_node_own_key("j", slot_key("j", 12, 3)));
+  EXPECT_FALSE(is_node_own_key("j", state_key("j")));
+  EXPECT_FALSE(is_node_own_key("j", slots_key("j", 12)));
+  EXPECT_FALSE(is_node_own_key("j", rank_key("j", 12, 3)));
+  EXPECT_FALSE(is_node_own_key("j", members_key("j", 12)));
+  EXPECT_FALSE(is_node_own_key("j", gone_key("j", 12)));
+  EXPECT_FALSE(is_node_own_key("j", stacks_request_key("j", 2)));
+  EXPECT_FALSE(is_node_own_key("other", heartbeat_key("j", "a_1_0")));
+}
+
+TEST(EtcdLayout, AStaleGenerationIsNeverJoined) {
+  EXPECT_EQ(decide_generation({}).generation, 1);
+  EXPECT_TRUE(decide_generation({}).start_new);
+  auto running = decide_generation({4, false, true});
+  EXPECT_EQ(running.generation, 4);
+  EXPECT_FALSE(running.start_new);
+  auto crashed = decide_generation({4, false, false});  // every lease expired
+  EXPECT_EQ(crashed.generation, 5);
+  EXPECT_TRUE(crashed.start_new);
+  auto finished = decide_generation({4, true, true});  // closed, agents still leaving
+  EXPECT_EQ(finished.generation, 5);
+  EXPECT_TRUE(finished.start_new);
+  EXPECT_FALSE(should_delete_previous({4, true, true}));
+  EXPECT_TRUE(should_delete_previous({4, false, false}));
+  // Crashed less than a lease TTL ago: leases live, no keep-alive for the bound.
+  auto silent = decide_generation({4, false, true, true});
+  EXPECT_EQ(silent.generation, 5);
+  EXPECT_TRUE(silent.start_new);
+  EXPECT_TRUE(should_delete_previous({4, false, true, true}));
+  EXPECT_FALSE(should_delete_previous({}));
+}
+
+}  // namespace
+}  // namespace ddprun::rdzv
