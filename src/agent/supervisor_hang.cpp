@@ -63,11 +63,12 @@ util::SteadyTime Supervisor::stall_deadline() const {
   if (cfg_.stall_timeout.count() <= 0 || !watched) {
     return util::SteadyTime::max();
   }
-  auto last = std::max(round_started_, io_.last_output());
-  if (watchdog_ != nullptr) {
-    last = std::max(last, watchdog_->last_request());
-  }
-  return last + cfg_.stall_timeout;
+  return std::max(round_started_, last_progress()) + cfg_.stall_timeout;
+}
+
+util::SteadyTime Supervisor::last_progress() const {
+  const auto requested = watchdog_ != nullptr ? watchdog_->last_request() : util::SteadyTime{};
+  return std::max(io_.last_output(), requested);
 }
 
 std::string Supervisor::stall_reason() const {

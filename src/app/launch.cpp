@@ -104,16 +104,12 @@ void apply_omp_threads(const config::LaunchConfig& cfg, const config::HostFacts&
   }
 }
 
-/// When this node's workers last made progress, as `ddprun status` shows it: the last output
-/// the agent read or file-timer request it got, in wall-clock ms (unknown when neither came).
-std::function<std::optional<rdzv::WallMs>()> progress_source(const agent::WorkerIo& io,
-                                                             const agent::Watchdog* watchdog,
+/// When this node's workers last made progress (Supervisor::last_progress) in wall-clock ms,
+/// as `ddprun status` shows it; unknown when the agent has seen none.
+std::function<std::optional<rdzv::WallMs>()> progress_source(const agent::Supervisor& supervisor,
                                                              const util::Clock& clock) {
-  return [&io, watchdog, &clock]() -> std::optional<rdzv::WallMs> {
-    auto last = io.last_output();
-    if (watchdog != nullptr) {
-      last = std::max(last, watchdog->last_request());
-    }
+  return [&supervisor, &clock]() -> std::optional<rdzv::WallMs> {
+    const auto last = supervisor.last_progress();
     if (last == util::SteadyTime{}) {
       return std::nullopt;
     }
@@ -145,15 +141,15 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
   agent::Reporter reporter(cfg, agent_env);
   auto setup = make_rendezvous(ctx, cfg, agent_env, clock);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
-  if (setup.dyn) {
-    setup.dyn->set_progress_source(progress_source(*io, watchdog.get(), clock));
-  }
   agent::add_hang_env(cfg, agent_env);
   auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock, *setup.rdzv, *io,
                                reporter.hooks());
   supervisor.set_watchdog(watchdog.get());
   supervisor.set_stack_capture(*stacks);
+  if (setup.dyn) {
+    setup.dyn->set_progress_source(progress_source(supervisor, clock));
+  }
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
                util::quoted(cfg.training_script), setup.rdzv->describe(), cfg.max_restarts);
   int status = 1;

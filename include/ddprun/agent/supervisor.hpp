@@ -66,6 +66,10 @@ class Supervisor {
   /// Arms `watchdog` for each worker group (nullptr: none). It must outlive run().
   void set_watchdog(Watchdog* watchdog) { watchdog_ = watchdog; }
 
+  /// When a worker last showed progress: the last output the agent read or file-timer request
+  /// it got (the epoch: none yet). The stall watchdog and `ddprun status` read it.
+  util::SteadyTime last_progress() const;
+
  private:
   struct Worker {
     WorkerRanks ranks;
