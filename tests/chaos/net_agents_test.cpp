@@ -16,9 +16,6 @@ using namespace ddprun::test::chaos;
 
 namespace {
 
-/// A dead node (or store) is noticed after 2 s of silence.
-const std::string k_fast_conf =
-    "join_timeout=30,last_call_timeout=1,keep_alive_interval=1,keep_alive_max_attempt=2";
 /// Keep-alive bound 90 s, longer than any wait of these tests: a node that is gone before it
 /// can only have left on purpose.
 const std::string k_slow_conf =

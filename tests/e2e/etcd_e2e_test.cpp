@@ -19,10 +19,6 @@ using namespace ddprun::test::multinode;
 
 namespace {
 
-/// Short keep-alive so a dead node is noticed in about two seconds.
-const std::string k_fast_conf =
-    "join_timeout=30,last_call_timeout=1,keep_alive_interval=1,keep_alive_max_attempt=2";
-
 /// Room for an etcd leader election (about a second on loopback, more under load) plus the
 /// client's failover inside the keep-alive bound (6 s), which k_fast_conf's 2 s does not give.
 const std::string k_leader_loss_conf =

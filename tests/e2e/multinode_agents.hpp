@@ -126,6 +126,11 @@ class Agents {
 
 constexpr const char* k_hosting = "hosting the rendezvous store";
 
+/// --rdzv_conf with a short keep-alive: a dead node (or store) is noticed after about 2 s of
+/// silence.
+inline const std::string k_fast_conf =
+    "join_timeout=30,last_call_timeout=1,keep_alive_interval=1,keep_alive_max_attempt=2";
+
 /// Starts the agent that must host the store; true once it says it does.
 inline bool start_host(Agents& agents, const std::vector<std::string>& argv) {
   auto i = agents.start(argv);

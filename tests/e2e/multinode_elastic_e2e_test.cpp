@@ -13,10 +13,6 @@ using namespace ddprun::test::multinode;
 
 namespace {
 
-/// Short keep-alive so a dead node is noticed in about two seconds.
-const std::string k_fast_conf =
-    "join_timeout=30,last_call_timeout=1,keep_alive_interval=1,keep_alive_max_attempt=2";
-
 /// Node 0's and node 1's launch flags for one job (the store host first).
 using JobFlags = std::vector<std::vector<std::string>>;
 

@@ -13,6 +13,7 @@
 
 using namespace ddprun::test;
 namespace fs = std::filesystem;
+using ddprun::test::multinode::contains;
 
 namespace {
 
@@ -23,10 +24,6 @@ RunResult run_ddprun(const std::vector<std::string>& args,
   std::vector<std::string> argv{ddprun_bin(), "--nproc-per-node", "2"};
   argv.insert(argv.end(), args.begin(), args.end());
   return run(argv, RunOptions{std::move(env), {}, "", k_timeout});
-}
-
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
 }
 
 /// attempt_<n>/<local_rank>/stacks.txt under the one run directory in `log_dir`.
@@ -62,12 +59,13 @@ TEST(StallE2E, StuckRankIsNamedAndTheGroupRecovers) {
                         "\\(stall_once\\.py:[0-9]+\\)")))
       << r.err;
   for (int lr : {0, 1}) {
-    EXPECT_TRUE(has(read_file(stacks_file(dir, 0, lr)), "File \"")) << stacks_file(dir, 0, lr);
+    EXPECT_TRUE(contains(read_file(stacks_file(dir, 0, lr)), "File \"")) << stacks_file(dir, 0, lr);
   }
   // The console is what the workers wrote, with no prefix (none was asked for).
-  EXPECT_TRUE(has(r.out, "\nrank 0 sum 2\n") || r.out.rfind("rank 0 sum 2\n", 0) == 0) << r.out;
-  EXPECT_TRUE(has(r.out, "rank 1 attempt 0 ready\n")) << r.out;
-  EXPECT_FALSE(has(r.out, "]:rank")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\nrank 0 sum 2\n") || r.out.rfind("rank 0 sum 2\n", 0) == 0)
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "rank 1 attempt 0 ready\n")) << r.out;
+  EXPECT_FALSE(contains(r.out, "]:rank")) << r.out;
 }
 
 TEST(StallE2E, WithoutRestartsTheStallIsTheFailure) {
@@ -81,16 +79,16 @@ TEST(StallE2E, WithoutRestartsTheStallIsTheFailure) {
                       {{"TORCHELASTIC_ERROR_FILE", dir + "/agent_error.json"}});
   EXPECT_EQ(r.status, 1) << r.err;
   // The summary's root cause names the stall (after torchrun's "Signal 6 ... received by PID").
-  EXPECT_TRUE(has(r.err,
-                  ": worker group stalled: no output and no file-timer request for 2 s "
-                  "(--stall-timeout)\n"))
+  EXPECT_TRUE(contains(r.err,
+                       ": worker group stalled: no output and no file-timer request for 2 s "
+                       "(--stall-timeout)\n"))
       << r.err;
   const auto events = read_file(dir + "/events.jsonl");
-  EXPECT_TRUE(has(events, "\"event\":\"stall\"")) << events;
-  EXPECT_TRUE(has(events, "wait_for_data")) << events;
+  EXPECT_TRUE(contains(events, "\"event\":\"stall\"")) << events;
+  EXPECT_TRUE(contains(events, "wait_for_data")) << events;
   const auto error_file = read_file(dir + "/agent_error.json");
-  EXPECT_TRUE(has(error_file, "worker group stalled")) << error_file;
-  EXPECT_TRUE(has(error_file, "wait_for_data")) << error_file;
+  EXPECT_TRUE(contains(error_file, "worker group stalled")) << error_file;
+  EXPECT_TRUE(contains(error_file, "wait_for_data")) << error_file;
 }
 
 TEST(StallE2E, ChattyWorkerNeverTripsItAndItsOutputIsUnchanged) {
@@ -99,12 +97,12 @@ TEST(StallE2E, ChattyWorkerNeverTripsItAndItsOutputIsUnchanged) {
   auto r = run_ddprun({"--stall-timeout", "2", "--max-restarts", "0", "--python", "python3",
                        source_path("tests/support/workers/ticker.py"), "0.5", "8"});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_FALSE(has(r.err, "stalled")) << r.err;
+  EXPECT_FALSE(contains(r.err, "stalled")) << r.err;
   std::string expected;
   for (int i = 0; i < 8; ++i) {
-    EXPECT_TRUE(has(r.out, "tick " + std::to_string(i) + "\n")) << r.out;
+    EXPECT_TRUE(contains(r.out, "tick " + std::to_string(i) + "\n")) << r.out;
   }
-  EXPECT_FALSE(has(r.out, "]:")) << "no prefix without --tee: " << r.out;
+  EXPECT_FALSE(contains(r.out, "]:")) << "no prefix without --tee: " << r.out;
 }
 
 TEST(StallE2E, NoPythonStallIsReportedFromTheProcessState) {
@@ -116,9 +114,9 @@ TEST(StallE2E, NoPythonStallIsReportedFromTheProcessState) {
   auto r = run_ddprun({"--no-python", "--stall-timeout", "1", "--max-restarts", "0", script},
                       {{"PATH", dir}});
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_TRUE(has(r.err, "ranks 0-1: state S (sleeping)")) << r.err;
-  EXPECT_TRUE(has(r.err, "(/proc; full stacks in ")) << r.err;
-  EXPECT_TRUE(has(r.out, "started\nstarted\n")) << r.out;
+  EXPECT_TRUE(contains(r.err, "ranks 0-1: state S (sleeping)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "(/proc; full stacks in ")) << r.err;
+  EXPECT_TRUE(contains(r.out, "started\nstarted\n")) << r.out;
 }
 
 TEST(MultinodeStallE2E, ReportOfTheDetectingNodeNamesTheStuckRankOnTheOtherNode) {
@@ -144,14 +142,16 @@ TEST(MultinodeStallE2E, ReportOfTheDetectingNodeNamesTheStuckRankOnTheOtherNode)
     ASSERT_EQ(agents.wait(i, std::chrono::seconds(120)), 0) << agents.all_logs();
   }
   const auto report = agents.err(0);
-  EXPECT_TRUE(has(report, "stacks of the ranks still running on 2 nodes [worker group stalled"))
+  EXPECT_TRUE(
+      contains(report, "stacks of the ranks still running on 2 nodes [worker group stalled"))
       << agents.all_logs();
   EXPECT_TRUE(std::regex_search(report, std::regex("rank [01]: wait_for_data \\(stall_once\\.py:")))
       << agents.all_logs();
   EXPECT_TRUE(
       std::regex_search(report, std::regex("rank [01]: all_reduce \\(distributed_c10d\\.py:")))
       << agents.all_logs();
-  EXPECT_FALSE(has(report, "did not answer")) << agents.all_logs();
-  EXPECT_TRUE(has(agents.err(1), "another node asked for every rank's stack")) << agents.all_logs();
-  EXPECT_TRUE(has(agents.out(0) + agents.out(1), "sum 2")) << agents.all_logs();
+  EXPECT_FALSE(contains(report, "did not answer")) << agents.all_logs();
+  EXPECT_TRUE(contains(agents.err(1), "another node asked for every rank's stack"))
+      << agents.all_logs();
+  EXPECT_TRUE(contains(agents.out(0) + agents.out(1), "sum 2")) << agents.all_logs();
 }
