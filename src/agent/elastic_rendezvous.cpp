@@ -156,9 +156,54 @@ asio::awaitable<RdzvSignal> ElasticRendezvous::watch() {
   co_return to_agent_signal(co_await dyn_->watch());
 }
 
-asio::awaitable<void> ElasticRendezvous::report_failure() {
-  if (auto ok = co_await dyn_->report_failure(); !ok) {
+asio::awaitable<void> ElasticRendezvous::report_failure(FailureNote note) {
+  const auto at =
+      std::chrono::duration_cast<std::chrono::milliseconds>(note.at.time_since_epoch()).count();
+  if (auto ok = co_await dyn_->report_failure(at, std::move(note.reason)); !ok) {
     spdlog::warn("could not tell the other nodes that this group failed: {}", ok.error().message);
+  }
+}
+
+asio::awaitable<std::string> ElasticRendezvous::exclusion() {
+  auto e = co_await dyn_->exclude_if_failing();
+  if (!e) {
+    spdlog::warn("could not check whether this node is to be left out: {}", e.error().message);
+    co_return std::string();
+  }
+  co_return *e ? rdzv::render_exclusion(**e, dyn_->settings()) : std::string();
+}
+
+asio::awaitable<void> ElasticRendezvous::withdraw() {
+  worker_store_.reset();
+  dyn_->stop();
+  if (hosted_ != nullptr) {
+    spdlog::info(
+        "this node hosts the rendezvous store: it serves the other nodes until the "
+        "job ends");
+    co_await serve_until_job_ends();
+  }
+  if (options_.finish) {
+    co_await options_.finish();
+  }
+}
+
+asio::awaitable<void> ElasticRendezvous::serve_until_job_ends() {
+  asio::steady_timer timer(ctx_);
+  const auto idle_bound = rdzv::keep_alive_bound(dyn_->settings());
+  auto last_peer = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - last_peer < idle_bound) {
+    timer.expires_after(dyn_->settings().watch_interval);
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    const auto own = kv_ != nullptr ? kv_->open_connections() : 0;
+    if (hosted_->connection_count() > own) {  // a peer is still connected
+      last_peer = std::chrono::steady_clock::now();
+    }
+    auto closed = co_await dyn_->run_closed();
+    if (closed && *closed) {
+      co_await linger_while_peers_connected();
+      co_return;
+    }
   }
 }
 

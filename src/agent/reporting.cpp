@@ -3,6 +3,7 @@
 #include "ddprun/errors/error_file.hpp"
 #include "ddprun/errors/failure.hpp"
 #include "ddprun/host/facts.hpp"
+#include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/fatal.hpp"
 
 #include <spdlog/spdlog.h>
@@ -156,10 +157,24 @@ void Reporter::write_parent_error_file(const errors::ProcessFailure& root) {
   }
 }
 
-void Reporter::finish(int exit_code) {
+void Reporter::on_exclusion(const rdzv::Exclusion& e, bool self) {
   if (events_) {
-    events_->result(exit_code == 0 ? "SUCCEEDED" : "FAILED", exit_code);
+    events_->emit(errors::event::excluded, {{"node", e.node},
+                                            {"this_node", self},
+                                            {"round", e.round},
+                                            {"failures", e.failures},
+                                            {"reason", e.reason}});
   }
+}
+
+void Reporter::finish(int exit_code) {
+  if (!events_) {
+    return;
+  }
+  const char* state = exit_code == util::k_exit_success    ? "SUCCEEDED"
+                      : exit_code == util::k_exit_excluded ? "EXCLUDED"
+                                                           : "FAILED";
+  events_->result(state, exit_code);
 }
 
 }  // namespace ddprun::agent

@@ -226,6 +226,7 @@ asio::awaitable<Outcome> Supervisor::monitor() {
     if (!next) {
       if (clock_.now() >= stall_deadline()) {  // output may have come in meanwhile
         stall_ = stall_reason();
+        stalled_at_ = clock_.wall_now();
         spdlog::error("[{}] {}", cfg_.role, stall_);
         co_return Outcome::stalled;
       }
@@ -353,6 +354,33 @@ std::vector<WorkerFailure> Supervisor::collect_failures() const {
   return out;
 }
 
+/// This node was left out of the job: it lets go of the rendezvous (a store host serves the
+/// others until the job ends) and exits; a handled signal ends the wait.
+asio::awaitable<int> Supervisor::leave_job(const std::string& why) {
+  spdlog::error("[{}] {}; this agent exits with status {}", cfg_.role, why, util::k_exit_excluded);
+  asio::co_spawn(
+      ctx_,
+      [this]() -> asio::awaitable<void> {
+        co_await rdzv_.withdraw();
+        events_.push(Event{Event::Kind::left});
+      },
+      asio::detached);
+  while (true) {
+    Event ev = co_await events_.pop();
+    if (ev.kind == Event::Kind::left) {
+      break;
+    }
+    if (ev.kind == Event::Kind::child_exited) {
+      handle_child(ev.pid, ev.status);
+    } else if (ev.kind == Event::Kind::agent_signal) {
+      spdlog::warn("Received {} while serving the rendezvous store; exiting",
+                   process::signal_name(ev.signal));
+      break;
+    }
+  }
+  co_return util::k_exit_excluded;
+}
+
 asio::awaitable<void> Supervisor::leave_round() {
   co_await rdzv_.leave(k_leave_bound);
   events_.push(Event{Event::Kind::left});
@@ -406,7 +434,7 @@ asio::awaitable<int> Supervisor::finish(Step step) {
   if (hooks_.failed) {
     hooks_.failed(collect_failures());
   }
-  co_await rdzv_.report_failure();
+  co_await rdzv_.report_failure(failure_note());
   co_await rdzv_.exit_barrier(false);
   co_await rdzv_.shutdown();
   co_return util::k_exit_failure;
@@ -453,10 +481,18 @@ asio::awaitable<int> Supervisor::run() {
     } else {
       spdlog::info("[{}] membership changed; will restart worker group", cfg_.role);
     }
+    // Reported before the stop: the other nodes restart sooner, and when several nodes fail
+    // the rendezvous settles which failure came first while this group stops.
+    const bool failed_here = outcome == Outcome::failed || outcome == Outcome::stalled;
+    if (failed_here) {
+      co_await rdzv_.report_failure(failure_note());
+    }
     co_await stop_workers(SIGTERM);
     co_await io_.drain(std::chrono::seconds(5));
-    if (outcome == Outcome::failed || outcome == Outcome::stalled) {
-      co_await rdzv_.report_failure();
+    if (failed_here) {
+      if (auto why = co_await rdzv_.exclusion(); !why.empty()) {
+        co_return co_await leave_job(why);
+      }
     }
   }
 }

@@ -177,6 +177,17 @@ asio::awaitable<void> Supervisor::handle_timer_expired(Event ev) {
       ev.scope, ev.pid, ev.pid);
 }
 
+/// This group's failure for the rendezvous: its first worker's failure, or the stall.
+FailureNote Supervisor::failure_note() const {
+  if (!failure_order_.empty()) {
+    return FailureNote{workers_[failure_order_.front()].exit_time, failure_reason()};
+  }
+  if (!stall_.empty()) {
+    return FailureNote{stalled_at_, "worker group stalled"};
+  }
+  return FailureNote{clock_.wall_now(), failure_reason()};  // a peer's failure: no claim here
+}
+
 /// "rank 1 failed (exitcode: 3)": the first failure seen.
 std::string Supervisor::failure_reason() const {
   if (failure_order_.empty()) {

@@ -149,6 +149,10 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
   supervisor.set_stack_capture(*stacks);
   if (setup.dyn) {
     setup.dyn->set_progress_source(progress_source(supervisor, clock));
+    setup.dyn->set_exclusion_listener(
+        [&reporter, self = setup.dyn->self().id()](const rdzv::Exclusion& e) {
+          reporter.on_exclusion(e, e.node == self);
+        });
   }
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
                util::quoted(cfg.training_script), setup.rdzv->describe(), cfg.max_restarts);

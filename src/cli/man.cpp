@@ -63,7 +63,10 @@ constexpr std::string_view k_exit_status =
     ".TP\n.B 0\nEvery worker succeeded; also after --help, --version and a successful subcommand.\n"
     ".TP\n.B 1\nThe worker group failed after the allowed restarts, or ddprun was stopped by a "
     "signal.\n"
-    ".TP\n.B 2\nA usage or configuration error; nothing was started.\n";
+    ".TP\n.B 2\nA usage or configuration error; nothing was started.\n"
+    ".TP\n.B 3\nThis node was left out of an elastic job: it was the root cause of "
+    "max_node_failures failed rounds in a row (--rdzv-conf) and the other nodes went on "
+    "without it.\n";
 
 constexpr std::string_view k_see_also =
     ".BR python3 (1),\n"

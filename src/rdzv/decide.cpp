@@ -187,6 +187,8 @@ std::optional<RoundHeader> with_next_round(const RoundHeader& h, int round, Phas
   RoundHeader n;
   n.round = round + 1;
   n.failed_round = h.failed_round;
+  n.causes = h.causes;
+  n.excluded = h.excluded;
   n.ended = RoundEnd{round, capped(left), capped(lost)};
   return n;
 }
@@ -217,13 +219,30 @@ std::optional<RoundHeader> with_waiting(const RoundHeader& h, int round, const s
   return n;
 }
 
-std::optional<RoundHeader> with_failure(const RoundHeader& h, int round, const std::string& id) {
-  if (h.closed || h.round != round || h.phase != Phase::complete ||
-      (h.failed_round && h.failed_round->round == round)) {
+std::optional<RoundHeader> with_failure(const RoundHeader& h, const FailedRound& report) {
+  if (h.closed) {
     return std::nullopt;
   }
   RoundHeader n = h;
-  n.failed_round = FailedRound{round, id};
+  if (h.failed_round && h.failed_round->round == report.round) {
+    // Another node reported this round first: the earlier failure is the root cause.
+    if (report.at >= h.failed_round->at || report.reporter == h.failed_round->reporter) {
+      return std::nullopt;
+    }
+    n.failed_round = report;
+    if (!n.causes.empty()) {
+      n.causes.back() = report.reporter;
+    }
+    return n;
+  }
+  if (h.round != report.round || h.phase != Phase::complete) {
+    return std::nullopt;
+  }
+  n.failed_round = report;
+  if (n.causes.size() >= k_max_named_ids) {
+    n.causes.erase(n.causes.begin());
+  }
+  n.causes.push_back(report.reporter);
   return n;
 }
 

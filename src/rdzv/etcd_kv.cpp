@@ -112,8 +112,8 @@ asio::awaitable<Result<std::int64_t>> EtcdKv::add(std::string key, std::int64_t 
   std::optional<etcd::KeyValue> seen = std::move(*read);
   for (;;) {
     auto n = parse_counter(key, seen);
-    if (!n) {
-      co_return n.error();
+    if (!n || delta == 0) {
+      co_return n;  // adding 0 is a read (polls of a counter): no write, no raft commit
     }
     const std::int64_t next = *n + delta;
     etcd::TxnRequest t{

@@ -64,6 +64,7 @@ asio::awaitable<Result<DynamicRendezvous::Header>> DynamicRendezvous::read_heade
   if (!h) {
     co_return h.error();
   }
+  note_exclusions(*h);
   co_return Header{std::move(*h), std::move(text)};
 }
 

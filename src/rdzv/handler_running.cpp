@@ -127,6 +127,7 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& 
                  h.error().message);
     co_return RunSignal::none;
   }
+  note_exclusions(*h);
   RunSignal signal = decide_while_running(*h, self_, round, settings_);
   if (signal == RunSignal::none && ring) {
     next_ring_check = now + settings_.keep_alive_interval.count();
@@ -200,14 +201,13 @@ asio::awaitable<bool> DynamicRendezvous::slot_won(int round) {
   co_return a && a->member;
 }
 
-asio::awaitable<Result<void>> DynamicRendezvous::report_failure() {
+asio::awaitable<Result<void>> DynamicRendezvous::report_failure(WallMs at, std::string reason) {
   auto keep = shared_from_this();
   if (!last_round_) {
     co_return Result<void>{};
   }
-  const int round = last_round_->round;
-  const std::string me = self_.id();
-  auto done = co_await update([&](const RoundHeader& c) { return with_failure(c, round, me); },
+  const FailedRound report{last_round_->round, self_.id(), at, std::move(reason)};
+  auto done = co_await update([&](const RoundHeader& c) { return with_failure(c, report); },
                               wall_now() + settings_.read_timeout.count());
   if (!done) {
     co_return make_error(done.error().code,

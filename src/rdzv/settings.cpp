@@ -1,5 +1,6 @@
 #include "ddprun/rdzv/settings.hpp"
 
+#include "ddprun/rdzv/state.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <limits>
@@ -8,6 +9,8 @@ namespace ddprun::rdzv {
 namespace {
 
 constexpr std::int64_t k_max_conf_int = std::numeric_limits<int>::max();
+/// The header remembers the root causes of this many failed rounds (RoundHeader::causes).
+constexpr std::int64_t k_max_failure_streak = static_cast<std::int64_t>(k_max_named_ids);
 
 /// A timeout key and its wording in torch's "The join timeout (-1) must be positive.".
 struct DurationKey {
@@ -61,6 +64,18 @@ Result<void> apply_key(RdzvSettings& s, const std::string& key, const std::strin
       return n.error();
     }
     s.keep_alive_max_attempt = static_cast<int>(*n);
+    return {};
+  }
+  if (key == "max_node_failures") {
+    auto n = util::parse_int(value);
+    if (!n || *n < 0 || *n > k_max_failure_streak) {
+      return make_error(ErrorCode::config,
+                        "rdzv_conf " + util::quoted(key + "=" + value) +
+                            ": expected a whole number of failed rounds from 0 (never leave a "
+                            "node out) to " +
+                            std::to_string(k_max_failure_streak));
+    }
+    s.max_node_failures = static_cast<int>(*n);
     return {};
   }
   return {};  // another module's key (config::read_rdzv_conf has warned about unknown ones)

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int k_state_version = 2;
+constexpr int k_state_version = 3;
 constexpr std::string_view k_key_prefix = "ddprun/rdzv/";
 
 json node_to_json(const NodeDesc& n) {
@@ -63,7 +63,13 @@ RoundHeader header_from_json(const json& j) {
   h.error = j.at("error").get<std::string>();
   h.closed = j.at("closed").get<bool>();
   if (const auto& f = j.at("failed_round"); !f.is_null()) {
-    h.failed_round = FailedRound{f.at("round").get<int>(), f.at("reporter").get<std::string>()};
+    h.failed_round = FailedRound{f.at("round").get<int>(), f.at("reporter").get<std::string>(),
+                                 f.at("at").get<WallMs>(), f.at("reason").get<std::string>()};
+  }
+  h.causes = j.at("causes").get<std::vector<std::string>>();
+  for (const auto& x : j.at("excluded")) {
+    h.excluded.push_back(Exclusion{x.at("node").get<std::string>(), x.at("round").get<int>(),
+                                   x.at("failures").get<int>(), x.at("reason").get<std::string>()});
   }
   h.waiting = j.at("waiting").get<int>();
   h.waiting_ids = j.at("waiting_ids").get<std::vector<std::string>>();
@@ -204,8 +210,17 @@ std::string encode_header(const RoundHeader& h) {
             {"ended", {{"round", h.ended.round}, {"left", h.ended.left}, {"lost", h.ended.lost}}}};
   j["deadline"] = h.deadline ? json(*h.deadline) : json(nullptr);
   j["failed_round"] = h.failed_round ? json{{"round", h.failed_round->round},
-                                            {"reporter", h.failed_round->reporter}}
+                                            {"reporter", h.failed_round->reporter},
+                                            {"at", h.failed_round->at},
+                                            {"reason", h.failed_round->reason}}
                                      : json(nullptr);
+  j["causes"] = h.causes;
+  json excluded = json::array();
+  for (const auto& x : h.excluded) {
+    excluded.push_back(
+        json{{"node", x.node}, {"round", x.round}, {"failures", x.failures}, {"reason", x.reason}});
+  }
+  j["excluded"] = std::move(excluded);
   return j.dump();
 }
 

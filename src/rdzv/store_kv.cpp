@@ -50,6 +50,11 @@ bool StoreKv::is_connected() const {
                      [](const auto& slot) { return slot->client->is_connected(); });
 }
 
+std::size_t StoreKv::open_connections() const {
+  return static_cast<std::size_t>(std::count_if(
+      pool_.begin(), pool_.end(), [](const auto& slot) { return slot->client->is_connected(); }));
+}
+
 void StoreKv::close_all() {
   for (auto& slot : pool_) {
     if (!slot->busy) {

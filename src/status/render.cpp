@@ -96,9 +96,15 @@ std::string ids_text(const std::vector<std::string>& ids) {
 
 std::string history_lines(const Snapshot& s) {
   const auto& h = s.header;
-  std::string out = h.failed_round ? fmt::format("last failure: round {}, reported by {}\n",
-                                                 h.failed_round->round, h.failed_round->reporter)
-                                   : "last failure: none\n";
+  std::string out = "last failure: none\n";
+  if (const auto& f = h.failed_round) {
+    out = fmt::format("last failure: round {}, root cause {}{}\n", f->round, f->reporter,
+                      f->reason.empty() ? "" : ": " + f->reason);
+  }
+  for (const auto& e : h.excluded) {
+    out += fmt::format("excluded: {} after {} failed rounds in a row (last in round {}: {})\n",
+                       e.node, e.failures, e.round, e.reason);
+  }
   if (!h.ended.left.empty() || !h.ended.lost.empty()) {
     out += fmt::format("round {} ended:", h.ended.round);
     out += h.ended.left.empty() ? "" : " left " + ids_text(h.ended.left) + ";";
@@ -200,8 +206,15 @@ std::string render_status_json(const Snapshot& snap, rdzv::WallMs now) {
             {"now_ms", now}};
   j["deadline_ms"] = h.deadline ? json(*h.deadline) : json(nullptr);
   j["failed_round"] = h.failed_round ? json{{"round", h.failed_round->round},
-                                            {"reporter", h.failed_round->reporter}}
+                                            {"reporter", h.failed_round->reporter},
+                                            {"reason", h.failed_round->reason}}
                                      : json(nullptr);
+  json excluded = json::array();
+  for (const auto& e : h.excluded) {
+    excluded.push_back(
+        json{{"node", e.node}, {"round", e.round}, {"failures", e.failures}, {"reason", e.reason}});
+  }
+  j["excluded"] = std::move(excluded);
   return j.dump();
 }
 

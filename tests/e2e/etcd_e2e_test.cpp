@@ -1,7 +1,8 @@
 // End-to-end tests of --rdzv-backend etcd-v3 (issue #18) against real etcd clusters on
 // loopback (tests/support/etcd_cluster.hpp), agents on 127.0.0.2-4: a job on a 1-member
 // cluster, the agent holding group rank 0 killed mid-run, an unreachable etcd at start, a job
-// reusing the --rdzv-id of a crashed one, and the etcd leader killed mid-run. Skipped with the
+// reusing the --rdzv-id of a crashed one, the etcd leader killed mid-run, and a node whose
+// workers always fail left out of the job. Skipped with the
 // reason when Debian's etcd-server/etcd-client are not installed.
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 
 #include <fstream>
 
+#include "exclusion_scenario.hpp"
 #include "multinode_agents.hpp"
 #include "support/etcd_cluster.hpp"
 
@@ -349,4 +351,14 @@ TEST_F(EtcdE2E, TheRendezvousTokenAuthenticatesTheAgentsOverEtcd) {
   EXPECT_NE(mixed.wait(1), 0) << mixed.all_logs();
   EXPECT_TRUE(contains(mixed.all_logs(), "is not signed with this job's token"))
       << mixed.all_logs();
+}
+
+TEST_F(EtcdE2E, ANodeWhoseWorkersAlwaysFailIsLeftOut) {
+  const std::string endpoints = cluster_.endpoints();
+  expect_failing_node_left_out(
+      ExclusionJob{
+          [&](std::size_t i) { return etcd_flags("2:3", endpoints, "excl", static_cast<int>(i)); },
+          false,
+          {"--rdzv_backend", "etcd-v3", "--rdzv_endpoint", endpoints, "--rdzv_id", "excl"}},
+      0);
 }

@@ -37,7 +37,9 @@ class ElasticRendezvous final : public Rendezvous {
 
   asio::awaitable<Result<Round>> next_round(int restart_count) override;
   asio::awaitable<RdzvSignal> watch() override;
-  asio::awaitable<void> report_failure() override;
+  asio::awaitable<void> report_failure(FailureNote note) override;
+  asio::awaitable<std::string> exclusion() override;
+  asio::awaitable<void> withdraw() override;
   asio::awaitable<void> exit_barrier(bool success) override;
   asio::awaitable<void> shutdown() override;
   asio::awaitable<void> leave(std::chrono::milliseconds bound) override;
@@ -50,6 +52,9 @@ class ElasticRendezvous final : public Rendezvous {
  private:
   Result<rdzv::MasterEndpoint> my_worker_store(const rdzv::RoundResult& round);
   asio::awaitable<void> linger_while_peers_connected();
+  /// An excluded store host: serves the store until the run is closed or no peer has been
+  /// connected for the keep-alive bound.
+  asio::awaitable<void> serve_until_job_ends();
   /// Until the store first answers, a WARNING after first_incomplete_warning and then every
   /// incomplete_warning_interval (a node started before its store host, or pointed elsewhere).
   struct StoreWatch;

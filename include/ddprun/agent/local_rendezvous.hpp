@@ -26,7 +26,7 @@ class LocalRendezvous final : public Rendezvous {
 
   asio::awaitable<Result<Round>> next_round(int restart_count) override;
   asio::awaitable<RdzvSignal> watch() override;
-  asio::awaitable<void> report_failure() override { co_return; }
+  asio::awaitable<void> report_failure(FailureNote /*note*/) override { co_return; }
   asio::awaitable<void> exit_barrier(bool) override { co_return; }
   asio::awaitable<void> shutdown() override;
   asio::awaitable<void> leave(std::chrono::milliseconds) override { co_return; }

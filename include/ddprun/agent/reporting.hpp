@@ -7,6 +7,7 @@
 #include "ddprun/errors/event_log.hpp"
 #include "ddprun/errors/failure.hpp"
 #include "ddprun/errors/oom.hpp"
+#include "ddprun/rdzv/state.hpp"
 #include "ddprun/util/clock.hpp"
 
 #include <memory>
@@ -23,6 +24,8 @@ class Reporter {
   /// Stacks taken before a group was stopped: an event now (`stall` for a stall, else
   /// `stacks`), a part of the failure summary and the agent's error file later.
   void on_stacks(const StackReport& report);
+  /// A node was left out of the job (this one, `self`, or another): an `excluded` event.
+  void on_exclusion(const rdzv::Exclusion& e, bool self);
   /// The final event ("result") once the supervisor returned `exit_code`.
   void finish(int exit_code);
 

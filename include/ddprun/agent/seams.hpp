@@ -38,6 +38,12 @@ struct PeerStacks {
   std::vector<std::string> missing;  ///< the nodes that did not answer in time
 };
 
+/// What a node tells the others when its group failed or stalled.
+struct FailureNote {
+  std::chrono::system_clock::time_point at;  ///< its first worker's failure, or the stall
+  std::string reason;                        ///< "rank 3 failed (exitcode: 1)"
+};
+
 class Rendezvous {
  public:
   virtual ~Rendezvous() = default;
@@ -45,8 +51,17 @@ class Rendezvous {
   virtual asio::awaitable<Result<Round>> next_round(int restart_count) = 0;
   /// Completes when the rendezvous needs the running round to end (or never).
   virtual asio::awaitable<RdzvSignal> watch() = 0;
-  /// Tells peers this node's group failed, so they restart together.
-  virtual asio::awaitable<void> report_failure() = 0;
+  /// Tells peers this node's group failed, so they restart together. Of several nodes
+  /// reporting one round, the earliest failure is the round's root cause.
+  virtual asio::awaitable<void> report_failure(FailureNote note) = 0;
+  /// After report_failure(), once the group stopped: why this node is left out of the job (it
+  /// was the root cause of --rdzv-conf max_node_failures failed rounds in a row and the
+  /// others can go on without it), or "" when it stays. A node left out must not join again:
+  /// it calls withdraw() and exits.
+  virtual asio::awaitable<std::string> exclusion() { co_return std::string(); }
+  /// A node left out of the job lets go of the rendezvous, without closing it. A node that
+  /// hosts the others' rendezvous store keeps serving it until the job ends.
+  virtual asio::awaitable<void> withdraw() { co_return; }
   /// Waits (bounded) for every node to finish before the store host may exit.
   virtual asio::awaitable<void> exit_barrier(bool success) = 0;
   /// Closes the rendezvous for late joiners (not called when stopped by a signal).

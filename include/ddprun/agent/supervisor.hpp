@@ -111,10 +111,12 @@ class Supervisor {
   asio::awaitable<void> take_stacks(std::string reason, bool stall, pid_t keep_running = 0);
   asio::awaitable<void> answer_stacks_request();
   std::string failure_reason() const;
+  FailureNote failure_note() const;
   bool all_stopped() const;
   void signal_all(int sig);
   std::vector<WorkerFailure> collect_failures() const;
   asio::awaitable<int> finish(Step step);
+  asio::awaitable<int> leave_job(const std::string& why);
   asio::awaitable<void> leave_round();
   asio::awaitable<void> leave_rendezvous();
 
@@ -136,6 +138,7 @@ class Supervisor {
   Watchdog* watchdog_ = nullptr;
   util::SteadyTime round_started_{};
   std::string stall_;  ///< why the current round stalled ("" if it did not)
+  std::chrono::system_clock::time_point stalled_at_{};
   std::optional<errors::NodeStacks> my_stacks_;  ///< taken in the current round (once)
 };
 

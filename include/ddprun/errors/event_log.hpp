@@ -26,6 +26,7 @@ inline constexpr std::string_view stop = "stop";
 inline constexpr std::string_view result = "result";
 inline constexpr std::string_view stacks = "stacks";
 inline constexpr std::string_view stall = "stall";
+inline constexpr std::string_view excluded = "excluded";
 }  // namespace event
 
 using EventFields = nlohmann::ordered_json;

@@ -62,7 +62,10 @@ std::optional<RoundHeader> with_next_round(const RoundHeader& h, int round, Phas
                                            const std::vector<std::string>& lost);
 std::optional<RoundHeader> with_waiting(const RoundHeader& h, int round, const std::string& id,
                                         int delta);
-std::optional<RoundHeader> with_failure(const RoundHeader& h, int round, const std::string& id);
+/// Records `report` as its round's failure (the round must be the header's, complete) and its
+/// reporter as that round's root cause; a later report of the same round replaces it only
+/// when its failure came earlier (the header may have moved on meanwhile).
+std::optional<RoundHeader> with_failure(const RoundHeader& h, const FailedRound& report);
 std::optional<RoundHeader> with_closed(const RoundHeader& h);
 
 // --- Closing a round ---

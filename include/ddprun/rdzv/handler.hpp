@@ -4,6 +4,7 @@
 
 #include "ddprun/net/asio.hpp"
 #include "ddprun/rdzv/decide.hpp"
+#include "ddprun/rdzv/exclusion.hpp"
 #include "ddprun/rdzv/kv.hpp"
 #include "ddprun/rdzv/stacks.hpp"
 #include "ddprun/util/clock.hpp"
@@ -93,8 +94,20 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   void stop_watch();
 
   /// Tells peers that this node's group failed in the current round (their watch() returns
-  /// peer_failed). Call before next_round().
-  asio::awaitable<Result<void>> report_failure();
+  /// peer_failed): at `at` (wall ms of its first failure), for `reason`. Call before
+  /// next_round().
+  asio::awaitable<Result<void>> report_failure(WallMs at, std::string reason);
+
+  /// After report_failure(): when this node was the root cause of max_node_failures failed
+  /// rounds in a row and its last round can go on without it (exclusion.hpp), records its
+  /// exclusion for the others, stops heartbeats and watch(), and returns the exclusion; the
+  /// node must not join again. nullopt: it stays.
+  asio::awaitable<Result<std::optional<Exclusion>>> exclude_if_failing();
+  /// Called once for each exclusion this node learns of (its own included), as it reads
+  /// the header; each is also logged.
+  void set_exclusion_listener(std::function<void(const Exclusion&)> listener);
+  /// Whether the run was closed (the job ended); an excluded store host serves until then.
+  asio::awaitable<Result<bool>> run_closed();
 
   /// Group rank 0 publishes `mine` under the round's prefix; every node (rank 0 included)
   /// reads it back, waiting up to read_timeout.
@@ -189,6 +202,8 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   asio::awaitable<std::vector<NodeDesc>> round_members(
       int round);  ///< this node's slot became a member of `round`
   void start_heartbeats();
+  /// Logs and reports (exclusion_listener_) the exclusions of `h` not seen before.
+  void note_exclusions(const RoundHeader& h);
   JoinView join_view() const;
   WallMs wall_now() const;
 
@@ -220,6 +235,8 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   int stacks_round_ = -1;  ///< the round of stacks_seen_
   int stacks_seen_ = 0;
   std::function<std::optional<WallMs>()> progress_source_;
+  std::vector<Exclusion> exclusions_seen_;  ///< the header's, as last read
+  std::function<void(const Exclusion&)> exclusion_listener_;
 };
 
 }  // namespace ddprun::rdzv

@@ -36,6 +36,9 @@ struct RdzvSettings {
   std::chrono::milliseconds incomplete_warning_interval{60s};
   /// What the launch settings may have wrong and the flags that fix it (the app renders it).
   std::string incomplete_hint;
+  /// A node that was the root cause of this many failed rounds in a row is left out of the
+  /// job when the others can go on without it (exclusion.hpp); 0: never.
+  int max_node_failures = 2;
   /// The static backend: node_index is --node-rank and two members may not share one.
   bool unique_node_index = false;
 };

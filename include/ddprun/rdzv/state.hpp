@@ -50,11 +50,25 @@ struct NodeDesc {
 /// then by addr, pid, local_id.
 bool rank_before(const NodeDesc& a, const NodeDesc& b);
 
-/// A node reported that its worker group failed in `round`.
+/// A node reported that its worker group failed in `round`. When several nodes report the
+/// same round, the report with the earliest failure time stands: that node is the root cause
+/// (torchrun's first-failure rule, across nodes), the others failed because of it.
 struct FailedRound {
   int round = 0;
   std::string reporter;  ///< NodeDesc::id()
+  WallMs at = 0;         ///< when its first worker failed or it found the group stalled
+  std::string reason;    ///< "rank 3 failed (exitcode: 1)", "... stalled ...": for messages
   bool operator==(const FailedRound&) const = default;
+};
+
+/// A node left out of the job because it was the root cause of `failures` failed rounds in a
+/// row (--rdzv-conf max_node_failures).
+struct Exclusion {
+  std::string node;  ///< NodeDesc::id()
+  int round = 0;     ///< the last round it failed
+  int failures = 0;
+  std::string reason;  ///< its last failure's reason
+  bool operator==(const Exclusion&) const = default;
 };
 
 /// Why the previous round ended when it ended for a membership reason: nodes that left on
@@ -84,7 +98,11 @@ struct RoundHeader {
   int workers = 0;           ///< complete: total workers
   std::string error;         ///< complete: the round cannot run (duplicate static rank)
   bool closed = false;
-  std::optional<FailedRound> failed_round;
+  std::optional<FailedRound> failed_round;  ///< the latest failed round's root cause
+  /// The root causes (reporter ids) of the latest failed rounds, oldest first, at most
+  /// k_max_named_ids; the last is failed_round's. Cleared when a node is excluded.
+  std::vector<std::string> causes;
+  std::vector<Exclusion> excluded;       ///< nodes left out of the job, at most k_max_named_ids
   int waiting = 0;                       ///< nodes waiting for the next round
   std::vector<std::string> waiting_ids;  ///< the first k_max_named_ids of them
   RoundEnd ended;                        ///< why round `round - 1` ended, when known

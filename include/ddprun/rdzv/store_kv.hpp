@@ -35,6 +35,8 @@ class StoreKv final : public Kv {
   asio::awaitable<Result<void>> connect();
   /// Whether a pooled client holds a connection to the store now.
   bool is_connected() const;
+  /// How many of the pool's connections are open.
+  std::size_t open_connections() const;
   /// Closes every pooled connection (the store host then sees only its peers).
   void close_all();
   /// Once the store is known to exist: reconnecting gives up after `bound` and every

@@ -14,6 +14,9 @@ inline constexpr int k_exit_failure = 1;
 inline constexpr int k_exit_stopped_by_signal = k_exit_failure;
 /// A usage or configuration error; nothing was started.
 inline constexpr int k_exit_usage = 2;
+/// This node was left out of an elastic job: it was the root cause of --rdzv-conf
+/// max_node_failures failed rounds in a row and the other nodes went on without it.
+inline constexpr int k_exit_excluded = 3;
 /// A worker's program exists but could not be executed (the child's status, as in sh and tini).
 inline constexpr int k_exit_cannot_execute = 126;
 /// A worker's program was not found (the child's status, as in sh and tini).

@@ -5,6 +5,7 @@
 #include "ddprun/agent/supervisor.hpp"
 
 #include "ddprun/agent/stack_capture.hpp"
+#include "ddprun/util/exit_status.hpp"
 
 #include <gtest/gtest.h>
 
@@ -51,8 +52,17 @@ class ScriptedRendezvous final : public Rendezvous {
     co_await wait_forever();
     co_return RdzvSignal::none;
   }
-  asio::awaitable<void> report_failure() override {
+  asio::awaitable<void> report_failure(FailureNote note) override {
     ++failure_reports;
+    notes.push_back(std::move(note));
+    co_return;
+  }
+  asio::awaitable<std::string> exclusion() override {
+    ++exclusion_checks;
+    co_return failure_reports >= exclude_after ? "left out" : "";
+  }
+  asio::awaitable<void> withdraw() override {
+    ++withdrawals;
     co_return;
   }
   asio::awaitable<void> exit_barrier(bool success) override {
@@ -86,6 +96,10 @@ class ScriptedRendezvous final : public Rendezvous {
   std::vector<int> joins;                    ///< restart_count of each next_round call
   std::vector<bool> barriers;
   int failure_reports = 0;
+  std::vector<FailureNote> notes;
+  int exclude_after = 1'000'000;  ///< exclusion() leaves this node out from this many reports
+  int exclusion_checks = 0;
+  int withdrawals = 0;
   int shutdowns = 0;
   int leaves = 0;
   std::vector<std::string> stack_requests;  ///< reasons this node asked the others with
@@ -299,6 +313,32 @@ TEST_F(SupervisorTest, RestartsUntilMaxRestartsAreSpentThenFails) {
   EXPECT_EQ(rdzv_.failure_reports, 3);  // after each of the two restarts, and the final one
   ASSERT_EQ(failures_.size(), 1U);
   EXPECT_EQ(failures_[0].exit.signal, SIGSEGV);
+}
+
+TEST_F(SupervisorTest, EachReportCarriesTheFirstFailureAndItsTime) {
+  configure(2, 1);
+  const auto before = std::chrono::system_clock::now();
+  int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[1], 5); });
+  EXPECT_EQ(rc, 1);
+  ASSERT_EQ(rdzv_.notes.size(), 2U);
+  EXPECT_EQ(rdzv_.notes[0].reason, "rank 1 failed (exitcode: 5)");
+  EXPECT_GE(rdzv_.notes[0].at, before);
+  EXPECT_LE(rdzv_.notes[0].at, std::chrono::system_clock::now());
+  EXPECT_EQ(rdzv_.exclusion_checks, 1) << "after the restart's report, not the final one";
+}
+
+TEST_F(SupervisorTest, ANodeLeftOutWithdrawsAndExitsWithoutClosingTheJob) {
+  configure(2, 5);
+  rdzv_.exclude_after = 2;
+  int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[0], 1); });
+  EXPECT_EQ(rc, util::k_exit_excluded);
+  EXPECT_EQ(rdzv_.joins.size(), 2U) << "no join after the exclusion";
+  EXPECT_EQ(rdzv_.withdrawals, 1);
+  EXPECT_EQ(rdzv_.shutdowns, 0) << "the others go on: the run stays open";
+  EXPECT_TRUE(rdzv_.barriers.empty());
+  for (pid_t pid : launcher_.pids()) {
+    EXPECT_FALSE(launcher_.group_alive(pid)) << "pid " << pid;
+  }
 }
 
 TEST_F(SupervisorTest, SecondAttemptSucceedsAfterOneFailure) {

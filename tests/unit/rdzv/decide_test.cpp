@@ -193,7 +193,7 @@ TEST(RdzvTransition, ClaimMovesToClosing) {
 
 TEST(RdzvTransition, NextRoundStartsEmptyAndSaysWhy) {
   RoundHeader h = complete(4, 3);
-  h.failed_round = FailedRound{4, a.id()};
+  h.failed_round = FailedRound{4, a.id(), 0, ""};
   h.waiting = 2;
   h.waiting_ids = {d.id()};
   h.error = "x";
@@ -201,7 +201,7 @@ TEST(RdzvTransition, NextRoundStartsEmptyAndSaysWhy) {
   ASSERT_TRUE(n);
   RoundHeader expected;
   expected.round = 5;
-  expected.failed_round = FailedRound{4, a.id()};
+  expected.failed_round = FailedRound{4, a.id(), 0, ""};
   expected.ended = RoundEnd{4, {c.id()}, {b.id()}};
   EXPECT_EQ(*n, expected);
   EXPECT_FALSE(with_next_round(h, 3, Phase::complete, {}, {})) << "other round";
@@ -261,19 +261,42 @@ TEST(RdzvTransition, WaitListNamesOnlyTheFirst32) {
   EXPECT_EQ(less->waiting_ids.size(), k_max_named_ids);
 }
 
-TEST(RdzvTransition, FailureIsReportedOncePerRound) {
-  auto h = with_failure(complete(3, 2), 3, b.id());
+TEST(RdzvTransition, FailureIsReportedOncePerRoundAndTheEarliestStands) {
+  auto h = with_failure(complete(3, 2), FailedRound{3, b.id(), 500, "rank 1 failed"});
   ASSERT_TRUE(h);
-  EXPECT_EQ(h->failed_round, (FailedRound{3, b.id()}));
-  EXPECT_FALSE(with_failure(*h, 3, a.id())) << "already reported";
+  EXPECT_EQ(h->failed_round, (FailedRound{3, b.id(), 500, "rank 1 failed"}));
+  EXPECT_EQ(h->causes, std::vector<std::string>{b.id()});
+  EXPECT_FALSE(with_failure(*h, FailedRound{3, a.id(), 500, ""})) << "not earlier";
+  EXPECT_FALSE(with_failure(*h, FailedRound{3, b.id(), 100, ""})) << "same reporter";
+  auto earlier = with_failure(*h, FailedRound{3, a.id(), 499, "rank 0 failed"});
+  ASSERT_TRUE(earlier) << "an earlier failure is the root cause";
+  EXPECT_EQ(earlier->failed_round->reporter, a.id());
+  EXPECT_EQ(earlier->causes, std::vector<std::string>{a.id()});
+  RoundHeader moved_on = *with_next_round(*h, 3, Phase::complete, {}, {});
+  auto late = with_failure(moved_on, FailedRound{3, a.id(), 10, ""});
+  ASSERT_TRUE(late) << "the header moved on, the round's root cause is still settled";
+  EXPECT_EQ(late->round, 4);
+  EXPECT_EQ(late->causes, std::vector<std::string>{a.id()});
   RoundHeader older = complete(3, 2);
-  older.failed_round = FailedRound{2, a.id()};
-  auto newer = with_failure(older, 3, b.id());
+  older.failed_round = FailedRound{2, a.id(), 0, ""};
+  older.causes = {a.id()};
+  auto newer = with_failure(older, FailedRound{3, b.id(), 1, ""});
   ASSERT_TRUE(newer);
-  EXPECT_EQ(newer->failed_round, (FailedRound{3, b.id()}));
-  EXPECT_FALSE(with_failure(complete(4, 2), 3, a.id())) << "other round";
-  EXPECT_FALSE(with_failure(joining(3), 3, a.id())) << "not running";
-  EXPECT_FALSE(with_failure(closed(complete(3, 2)), 3, a.id()));
+  EXPECT_EQ(newer->failed_round, (FailedRound{3, b.id(), 1, ""}));
+  EXPECT_EQ(newer->causes, (std::vector<std::string>{a.id(), b.id()}));
+  EXPECT_FALSE(with_failure(complete(4, 2), FailedRound{3, a.id(), 0, ""})) << "other round";
+  EXPECT_FALSE(with_failure(joining(3), FailedRound{3, a.id(), 0, ""})) << "not running";
+  EXPECT_FALSE(with_failure(closed(complete(3, 2)), FailedRound{3, a.id(), 0, ""}));
+}
+
+TEST(RdzvTransition, CausesKeepTheLatestNamedIds) {
+  RoundHeader h = complete(0, 2);
+  for (int r = 0; r < static_cast<int>(k_max_named_ids) + 3; ++r) {
+    h.round = r;
+    h = *with_failure(h, FailedRound{r, r % 2 == 0 ? a.id() : b.id(), 0, ""});
+  }
+  EXPECT_EQ(h.causes.size(), k_max_named_ids);
+  EXPECT_EQ(h.causes.back(), a.id());
 }
 
 TEST(RdzvTransition, CloseOnce) {
@@ -343,7 +366,7 @@ struct RunCase {
 };
 
 RoundHeader failed_by(RoundHeader h, int round, const NodeDesc& n) {
-  h.failed_round = FailedRound{round, n.id()};
+  h.failed_round = FailedRound{round, n.id(), 0, ""};
   return h;
 }
 

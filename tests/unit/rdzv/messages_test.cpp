@@ -217,7 +217,7 @@ TEST(RdzvMessages, SignalSaysWhenThisNodeWasDropped) {
 
 TEST(RdzvMessages, OtherSignals) {
   RoundHeader h = complete(3, 2);
-  h.failed_round = FailedRound{3, b.id()};
+  h.failed_round = FailedRound{3, b.id(), 0, ""};
   const auto s = settings(1, 4);
   EXPECT_EQ(render_signal(RunSignal::peer_failed, h, a, 3, s),
             "rendezvous job round 3: node b_100_0 reported a failed worker group; restarting "

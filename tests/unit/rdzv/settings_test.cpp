@@ -20,6 +20,7 @@ TEST(RdzvSettings, DefaultsAreTorchrun) {
   EXPECT_EQ(s->keep_alive_max_attempt, 3);
   EXPECT_EQ(s->heartbeat_timeout, std::chrono::seconds(5));
   EXPECT_EQ(s->read_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(s->max_node_failures, 2);
 }
 
 TEST(RdzvSettings, ParsesEveryKnownKey) {
@@ -30,6 +31,7 @@ TEST(RdzvSettings, ParsesEveryKnownKey) {
             {"keep_alive_max_attempt", "6"},
             {"heartbeat_timeout", "7"},
             {"read_timeout", "8"},
+            {"max_node_failures", "0"},
             {"is_host", "1"},
             {"store_type", "tcp"},
             {"timeout", "900"},
@@ -45,6 +47,7 @@ TEST(RdzvSettings, ParsesEveryKnownKey) {
   EXPECT_EQ(s->keep_alive_max_attempt, 6);
   EXPECT_EQ(s->heartbeat_timeout, std::chrono::seconds(7));
   EXPECT_EQ(s->read_timeout, std::chrono::seconds(8));
+  EXPECT_EQ(s->max_node_failures, 0);
 }
 
 TEST(RdzvSettings, SkipsKeysOfOtherModules) {
@@ -71,6 +74,16 @@ TEST(RdzvSettings, RejectsBadValues) {
        1,
        1,
        "rdzv_conf 'join_timeout=1.5': expected a whole number of seconds"},
+      {{{"max_node_failures", "33"}},
+       1,
+       1,
+       "rdzv_conf 'max_node_failures=33': expected a whole number of failed rounds from 0 "
+       "(never leave a node out) to 32"},
+      {{{"max_node_failures", "-1"}},
+       1,
+       1,
+       "rdzv_conf 'max_node_failures=-1': expected a whole number of failed rounds from 0 "
+       "(never leave a node out) to 32"},
       {{}, 0, 1, "nnodes 0:1: expected 1 <= MIN <= MAX"},
       {{}, 3, 2, "nnodes 3:2: expected 1 <= MIN <= MAX"},
   };

@@ -17,7 +17,9 @@ RoundHeader rich_header() {
   h.closing_since = 1'700'000'000'000;
   h.workers = 12;
   h.error = "--node-rank 0 is used by two agents";
-  h.failed_round = FailedRound{5, "10.0.0.2_22_1"};
+  h.failed_round = FailedRound{5, "10.0.0.2_22_1", 1'700'000'020'000, "rank 3 \"failed\""};
+  h.causes = {"10.0.0.2_22_1", "10.0.0.2_22_1"};
+  h.excluded = {Exclusion{"10.0.0.8_1_0", 2, 2, "worker group stalled"}};
   h.waiting = 40;
   h.waiting_ids = {"10.0.0.3_100_0", "10.0.0.4_100_0"};
   h.ended = RoundEnd{4, {"10.0.0.5_1_0"}, {"10.0.0.6_2_0", "10.0.0.7_3_0"}};
@@ -88,12 +90,12 @@ void expect_one_line_protocol_error(const Error& e, const std::string& what,
 TEST(RdzvState, HeaderRejectsGarbage) {
   std::string good = encode_header(RoundHeader{});
   std::string old_version = good;
-  old_version.replace(old_version.find("\"version\":2"), 11, "\"version\":1");
+  old_version.replace(old_version.find("\"version\":3"), 11, "\"version\":2");
   std::string bad_phase = good;
   bad_phase.replace(bad_phase.find("joining"), 7, "bogus");
   const std::string inputs[] = {
       "",          "not json", "Y2FuaW1hZGFt",  // torch's base64 "no state" sentinel
-      "[]",        "{}",       R"({"version":2,"round":0})",
+      "[]",        "{}",       R"({"version":3,"round":0})",
       old_version, bad_phase,  good.substr(0, good.size() - 1)};
   for (const auto& in : inputs) {
     auto r = decode_header(in);
@@ -102,7 +104,7 @@ TEST(RdzvState, HeaderRejectsGarbage) {
   }
   auto bad = decode_header(old_version);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("unsupported version 1"), std::string::npos)
+  EXPECT_NE(bad.error().message.find("unsupported version 2"), std::string::npos)
       << bad.error().message;
 }
 

@@ -25,7 +25,9 @@ Snapshot running_snapshot() {
   h.size = 2;
   h.members = 2;
   h.workers = 12;
-  h.failed_round = rdzv::FailedRound{0, "10.0.0.1_4242_0"};
+  h.failed_round =
+      rdzv::FailedRound{0, "10.0.0.1_4242_0", k_now - 9'000, "rank 9 failed (exitcode: 1)"};
+  h.excluded = {rdzv::Exclusion{"10.0.0.9_5_0", 0, 2, "rank 20 failed (exitcode: 1)"}};
   h.waiting = 1;
   h.waiting_ids = {"10.0.0.3_9_0"};
   auto a = node("10.0.0.1", 4242, 8);
@@ -57,7 +59,8 @@ TEST(StatusRender, ElapsedIsWholeSecondsThenMinutesThenHours) {
 
 TEST(StatusRender, CompleteRoundTableMatchesGolden) {
   const std::string golden = R"(round 1 (1 re-rendezvous), complete, open
-last failure: round 0, reported by 10.0.0.1_4242_0
+last failure: round 0, root cause 10.0.0.1_4242_0: rank 9 failed (exitcode: 1)
+excluded: 10.0.0.9_5_0 after 2 failed rounds in a row (last in round 0: rank 20 failed (exitcode: 1))
 participants: 2 nodes, 12 workers
   RANK  NODE             ADDR       PID   NPROC  ROLE     HEARTBEAT  LAST PROGRESS
   0     10.0.0.22_77_0   10.0.0.22  77    4      default  0.0s ago   -
@@ -121,10 +124,13 @@ TEST(StatusRender, EmptySnapshotHasNoTables) {
 
 TEST(StatusRender, JsonMatchesGolden) {
   const auto j = nlohmann::json::parse(render_status_json(running_snapshot(), k_now));
-  const auto golden = nlohmann::json::parse(R"({
+  const auto golden = nlohmann::json::parse(R"J({
     "round": 1, "restarts": 1, "phase": "complete", "complete": true, "closed": false,
     "workers": 12, "now_ms": 1700000010000, "deadline_ms": null, "error": "",
-    "failed_round": {"round": 0, "reporter": "10.0.0.1_4242_0"},
+    "failed_round": {"round": 0, "reporter": "10.0.0.1_4242_0",
+                     "reason": "rank 9 failed (exitcode: 1)"},
+    "excluded": [{"node": "10.0.0.9_5_0", "round": 0, "failures": 2,
+                  "reason": "rank 20 failed (exitcode: 1)"}],
     "ended": {"round": -1, "left": [], "lost": []},
     "participants": [
       {"rank": 0, "id": "10.0.0.22_77_0", "addr": "10.0.0.22", "pid": 77, "local_id": 0,
@@ -137,7 +143,7 @@ TEST(StatusRender, JsonMatchesGolden) {
        "last_progress_ms": 1699999824600, "progress_age_s": 185.4}],
     "waiting": 1,
     "waiting_ids": ["10.0.0.3_9_0"]
-  })");
+  })J");
   EXPECT_EQ(j, golden) << j.dump(2);
 }
 

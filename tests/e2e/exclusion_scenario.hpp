@@ -1,0 +1,83 @@
+#pragma once
+// The node-exclusion scenario (--rdzv-conf max_node_failures, issue #18), shared by the c10d
+// and the etcd-v3 end-to-end tests: three agents with --nnodes 2:3, one of which has workers
+// that always fail. That node is the root cause of two failed rounds in a row (the default
+// max_node_failures), so it withdraws with exit status 3 and the other two re-form without
+// it, finish, and say in their logs and events which node was left out and why.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "multinode_agents.hpp"
+
+namespace ddprun::test::multinode {
+
+struct ExclusionJob {
+  /// Agent i's rendezvous flags (--nnodes 2:3 and the backend's).
+  std::function<std::vector<std::string>(std::size_t)> flags;
+  /// Agent 0 hosts the rendezvous store (c10d): it must be listening before the others start.
+  bool agent0_hosts = false;
+  /// `ddprun status` arguments for the job (after "status").
+  std::vector<std::string> status_args;
+};
+
+inline void expect_failing_node_left_out(const ExclusionJob& job, std::size_t bad) {
+  constexpr std::size_t k_agents = 3;
+  std::vector<std::string> dirs;
+  for (std::size_t i = 0; i < k_agents; ++i) {
+    dirs.push_back(make_temp_dir("ddprun-excl-"));
+  }
+  const std::string release = dirs[0] + "/release";
+  const auto good = [&](std::size_t i) { return i != bad; };
+  const auto argv = [&](std::size_t i) {
+    return concat(concat(concat(clean_ddprun(), {"--max_restarts", "3", "--events-file",
+                                                 dirs[i] + "/events.jsonl"}),
+                         job.flags(i)),
+                  rounds(dirs[i], release, good(i) ? "" : "fail_always"));
+  };
+  Agents agents;
+  for (std::size_t i = 0; i < k_agents; ++i) {
+    if (i == 0 && job.agent0_hosts) {
+      ASSERT_TRUE(start_host(agents, argv(0))) << agents.all_logs();
+    } else {
+      agents.start(argv(i));
+    }
+  }
+  const std::size_t watcher = good(0) ? 0 : 1;
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto s = starts(dirs[watcher]);
+        return !s.empty() && s.back()["group_world"] == "2";
+      },
+      k_event_timeout))
+      << "the two good nodes did not re-form without agent " << bad << "\n"
+      << agents.all_logs();
+  const std::string bad_addr = loopback(static_cast<int>(bad));
+  auto status = run(concat({ddprun_bin()}, concat({"status"}, job.status_args)));
+  EXPECT_EQ(status.status, 0) << status.err;
+  EXPECT_TRUE(contains(status.out, "excluded: " + bad_addr + "_")) << status.out;
+  EXPECT_TRUE(contains(status.out, "after 2 failed rounds in a row")) << status.out;
+  touch(release);
+  for (std::size_t i = 0; i < k_agents; ++i) {
+    if (good(i)) {
+      EXPECT_EQ(agents.wait(i), 0) << agents.all_logs();
+    }
+  }
+  EXPECT_EQ(agents.wait(bad), 3) << agents.all_logs();
+  EXPECT_EQ(starts(dirs[bad]).size(), 2U) << "two failed rounds";
+  const std::string bad_err = agents.err(bad);
+  EXPECT_TRUE(contains(bad_err, "is left out of rendezvous")) << bad_err;
+  EXPECT_TRUE(contains(bad_err, "rank ")) << "names the failure: " << bad_err;
+  EXPECT_TRUE(contains(bad_err, "this agent exits with status 3")) << bad_err;
+  const std::string events = read_file(dirs[watcher] + "/events.jsonl");
+  EXPECT_TRUE(contains(events, "\"event\":\"excluded\",\"node\":\"" + bad_addr + "_")) << events;
+  EXPECT_TRUE(contains(events, "\"this_node\":false")) << events;
+  const std::string bad_events = read_file(dirs[bad] + "/events.jsonl");
+  EXPECT_TRUE(contains(bad_events, "\"this_node\":true,\"round\":1,\"failures\":2")) << bad_events;
+  EXPECT_TRUE(contains(bad_events, "\"state\":\"EXCLUDED\"")) << bad_events;
+}
+
+}  // namespace ddprun::test::multinode
