@@ -537,6 +537,8 @@ TEST_F(SupervisorTest, SilentGroupStallsAndRestartsAfterItsStacksAreTaken) {
   EXPECT_EQ(rdzv_.joins, (std::vector<int>{0, 1}));   // a restart was spent
   EXPECT_EQ(rdzv_.failure_reports, 1);                // the other nodes restart too
   EXPECT_EQ(rdzv_.stack_requests, capture_.reasons);  // ... after answering with their stacks
+  EXPECT_EQ(rdzv_.notes.at(0).reason, "worker group stalled");
+  EXPECT_EQ(rdzv_.exclusion_checks, 1) << "a stall counts towards max_node_failures";
   ASSERT_EQ(reports_.size(), 1U);
   EXPECT_TRUE(reports_[0].stall);
   EXPECT_EQ(capture_.holds, std::vector<std::chrono::milliseconds>{0ms});  // no other node
