@@ -358,13 +358,7 @@ std::vector<WorkerFailure> Supervisor::collect_failures() const {
 /// others until the job ends) and exits; a handled signal ends the wait.
 asio::awaitable<int> Supervisor::leave_job(const std::string& why) {
   spdlog::error("[{}] {}; this agent exits with status {}", cfg_.role, why, util::k_exit_excluded);
-  asio::co_spawn(
-      ctx_,
-      [this]() -> asio::awaitable<void> {
-        co_await rdzv_.withdraw();
-        events_.push(Event{Event::Kind::left});
-      },
-      asio::detached);
+  asio::co_spawn(ctx_, withdraw(), asio::detached);
   while (true) {
     Event ev = co_await events_.pop();
     if (ev.kind == Event::Kind::left) {
@@ -373,12 +367,17 @@ asio::awaitable<int> Supervisor::leave_job(const std::string& why) {
     if (ev.kind == Event::Kind::child_exited) {
       handle_child(ev.pid, ev.status);
     } else if (ev.kind == Event::Kind::agent_signal) {
-      spdlog::warn("Received {} while serving the rendezvous store; exiting",
+      spdlog::warn("Received {} while letting go of the rendezvous; exiting",
                    process::signal_name(ev.signal));
       break;
     }
   }
   co_return util::k_exit_excluded;
+}
+
+asio::awaitable<void> Supervisor::withdraw() {
+  co_await rdzv_.withdraw();
+  events_.push(Event{Event::Kind::left});
 }
 
 asio::awaitable<void> Supervisor::leave_round() {

@@ -117,6 +117,7 @@ class Supervisor {
   std::vector<WorkerFailure> collect_failures() const;
   asio::awaitable<int> finish(Step step);
   asio::awaitable<int> leave_job(const std::string& why);
+  asio::awaitable<void> withdraw();
   asio::awaitable<void> leave_round();
   asio::awaitable<void> leave_rendezvous();
 
