@@ -310,11 +310,7 @@ asio::awaitable<PeerStacks> ElasticRendezvous::collect_stacks(std::chrono::milli
 
 std::string ElasticRendezvous::endpoint_text() const {
   if (cfg_.rdzv_backend == config::RdzvBackend::etcd_v3) {
-    std::string out;
-    for (const auto& e : cfg_.etcd.endpoints) {
-      out += (out.empty() ? "" : ",") + etcd::to_string(e);
-    }
-    return out;
+    return etcd::to_string(cfg_.etcd.endpoints);
   }
   const bool is_static = options_.is_static;
   const std::string host = is_static ? cfg_.master_addr : cfg_.rdzv_endpoint.host;

@@ -4,6 +4,8 @@
 #include "ddprun/agent/local_rendezvous.hpp"
 #include "ddprun/config/rendezvous_hint.hpp"
 #include "ddprun/host/facts.hpp"
+#include "ddprun/net/run_now.hpp"
+#include "ddprun/rdzv/etcd_options.hpp"
 #include "ddprun/rdzv/state.hpp"
 #include "ddprun/rdzv/store_port.hpp"
 #include "ddprun/store/token.hpp"
@@ -13,9 +15,6 @@
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
-
-#include <fstream>
-#include <sstream>
 
 namespace ddprun::app {
 
@@ -247,62 +246,6 @@ RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, con
   return setup;
 }
 
-template <typename T>
-asio::awaitable<void> store_result(asio::awaitable<T> aw, std::optional<T>& out) {
-  out.emplace(co_await std::move(aw));
-}
-
-/// Runs `aw` on `ctx` until it completes (before the supervisor starts: nothing else waits).
-template <typename T>
-T run_now(asio::io_context& ctx, asio::awaitable<T> aw) {
-  std::optional<T> out;
-  std::exception_ptr error;
-  bool done = false;
-  asio::co_spawn(ctx, store_result(std::move(aw), out), [&](const std::exception_ptr& e) {
-    error = e;
-    done = true;
-  });
-  while (!done && ctx.run_one() > 0) {
-  }
-  if (ctx.stopped()) {
-    ctx.restart();
-  }
-  if (error) {
-    std::rethrow_exception(error);
-  }
-  if (!out) {
-    throw Fatal(make_error(ErrorCode::internal, "rendezvous setup ended before it completed"));
-  }
-  return std::move(*out);
-}
-
-/// The etcd password, from --rdzv-conf password_file (one trailing newline removed).
-std::string read_password_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    throw Fatal(make_error(ErrorCode::config,
-                           "--rdzv-conf password_file " + util::quoted(path) + ": cannot be read"));
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string password = ss.str();
-  if (!password.empty() && password.back() == '\n') {
-    password.pop_back();
-  }
-  return password;
-}
-
-etcd::ClientOptions etcd_client_options(const config::LaunchConfig& cfg) {
-  etcd::ClientOptions options;
-  options.endpoints = cfg.etcd.endpoints;
-  options.tls = {cfg.etcd.ca_file, cfg.etcd.cert_file, cfg.etcd.key_file};
-  options.username = cfg.etcd.username;
-  if (!cfg.etcd.password_file.empty()) {
-    options.password = read_password_file(cfg.etcd.password_file);
-  }
-  return options;
-}
-
 /// The lease on this agent's own keys lasts the keep-alive bound (interval x attempts), the
 /// time after which the rendezvous counts a silent node as dead anyway.
 std::chrono::seconds etcd_lease_ttl(const rdzv::RdzvSettings& s) {
@@ -314,7 +257,7 @@ RendezvousSetup etcd_node(asio::io_context& ctx, config::LaunchConfig& cfg, cons
                           const util::Clock& clock) {
   RendezvousSetup setup;
   auto settings = cfg.rdzv_settings;
-  auto client = etcd::Client::make(ctx, etcd_client_options(cfg));
+  auto client = etcd::Client::make(ctx, value_or_throw(rdzv::etcd_client_options(cfg.etcd)));
   if (!client) {
     throw Fatal(make_error(client.error().code, "etcd-v3 rendezvous: " + client.error().message));
   }
@@ -329,7 +272,7 @@ RendezvousSetup etcd_node(asio::io_context& ctx, config::LaunchConfig& cfg, cons
   run.deadline = settings.join_timeout;
   run.token = rdzv_token(cfg, env);
   run.liveness_wait = rdzv::keep_alive_bound(settings) + settings.keep_alive_interval;
-  auto opened = run_now(ctx, rdzv::EtcdRun::open(*setup.etcd, std::move(run)));
+  auto opened = net::run_now(ctx, rdzv::EtcdRun::open(*setup.etcd, std::move(run)));
   if (!opened) {
     throw Fatal(opened.error());
   }

@@ -167,13 +167,17 @@ std::string render_subcommands() {
            escape(verb.help) + "\n";
   }
   out +=
-      ".TP\n\\fBddprun status\\fR \\-\\-rdzv\\-endpoint \\fIHOST\\fR[:\\fIPORT\\fR] "
-      "[\\-\\-rdzv\\-id \\fIID\\fR] [\\-\\-rdzv\\-conf token_file=\\fIPATH\\fR] "
+      ".TP\n\\fBddprun status\\fR [\\-\\-rdzv\\-backend c10d|static|etcd\\-v3] "
+      "\\-\\-rdzv\\-endpoint \\fIENDPOINT\\fR "
+      "[\\-\\-rdzv\\-id \\fIID\\fR] [\\-\\-rdzv\\-conf \\fIK\\fR=\\fIV\\fR,...] "
       "[\\-\\-timeout \\fISECONDS\\fR] [\\-\\-json]\n"
-      "Print a c10d rendezvous' state, read from its store: the round and its phase, each node "
-      "with its ranks, heartbeat age and how long ago its workers last made progress, the nodes "
-      "waiting for the next round, and why the last round ended. A store that requires the "
-      "rendezvous token needs it here too.\n";
+      "Print a rendezvous' state: the round and its phase, each node with its ranks, heartbeat "
+      "age and how long ago its workers last made progress, the nodes waiting for the next round, "
+      "and why the last round ended. c10d and static read the agents' store (\\fIHOST\\fR"
+      "[:\\fIPORT\\fR]; static: the master address and port), etcd\\-v3 the run's current "
+      "generation in the etcd members listed, with the agents' \\-\\-rdzv\\-conf keys "
+      "(protocol, cacert, cert, key, key_prefix, username, password_file). A rendezvous with "
+      "the token (token_file) needs it here too.\n";
   return out;
 }
 

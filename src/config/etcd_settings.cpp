@@ -49,4 +49,18 @@ Result<EtcdSettings> read_etcd_conf(const std::map<std::string, std::string>& co
   return s;
 }
 
+Result<std::vector<etcd::Endpoint>> parse_etcd_members(std::string_view text, bool tls) {
+  const std::string form = "etcd members [http://|https://]HOST[:PORT],... (port 2379 by default)";
+  if (util::trim(text).empty()) {
+    return make_error(ErrorCode::usage, util::quoted(text) + ": expected the " + form +
+                                            " for etcd-v3, e.g. etcd1,etcd2,etcd3");
+  }
+  auto members = etcd::parse_endpoints(text, tls);
+  if (!members) {
+    return make_error(ErrorCode::usage,
+                      util::quoted(text) + ": expected " + form + ": " + members.error().message);
+  }
+  return members;
+}
+
 }  // namespace ddprun::config

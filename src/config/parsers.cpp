@@ -37,6 +37,25 @@ Result<NodeRange> parse_nnodes(std::string_view text) {
   return NodeRange{static_cast<int>(*lo), static_cast<int>(*hi)};
 }
 
+Result<RdzvBackend> parse_rdzv_backend(std::string_view text) {
+  if (text == "static") {
+    return RdzvBackend::static_;
+  }
+  if (text == "c10d") {
+    return RdzvBackend::c10d;
+  }
+  if (text == "etcd-v3") {
+    return RdzvBackend::etcd_v3;
+  }
+  if (text == "etcd" || text == "etcd-v2") {
+    return make_error(ErrorCode::usage,
+                      quoted(text) +
+                          ": expected static, c10d or etcd-v3 (torchrun's etcd and etcd-v2 speak "
+                          "etcd's v2 API, which etcd 3.6 removed: use --rdzv-backend etcd-v3)");
+  }
+  return make_error(ErrorCode::usage, quoted(text) + ": expected static, c10d or etcd-v3");
+}
+
 Result<std::map<std::string, std::string>> parse_rdzv_conf(std::string_view text) {
   std::map<std::string, std::string> out;
   if (util::trim(text).empty()) {

@@ -187,20 +187,14 @@ Result<void> Resolver::rendezvous() {
   cfg_.rdzv_id = text(flag::k_rdzv_id);
   std::string endpoint_text = text(flag::k_rdzv_endpoint);
   std::string forced = "forced by --standalone";
-  auto backend = detail::parse_backend(cfg_.standalone ? "c10d" : text(flag::k_rdzv_backend));
+  auto backend = parse_rdzv_backend(cfg_.standalone ? "c10d" : text(flag::k_rdzv_backend));
   if (cfg_.standalone) {
     endpoint_text = "localhost:0";
     cfg_.rdzv_id = host_.random_run_id;
     note(flag::k_standalone, "true");
   }
   if (!backend) {
-    const auto& name = text(flag::k_rdzv_backend);
-    if (name == "etcd" || name == "etcd-v2") {
-      return bad(flag::k_rdzv_backend,
-                 "static, c10d or etcd-v3 (torchrun's etcd and etcd-v2 speak etcd's v2 API, "
-                 "which etcd 3.6 removed: use --rdzv-backend etcd-v3)");
-    }
-    return bad(flag::k_rdzv_backend, "static, c10d or etcd-v3");
+    return named(flag::k_rdzv_backend, backend.error());
   }
   cfg_.rdzv_backend = *backend;
   note(flag::k_rdzv_backend, std::string(to_string(cfg_.rdzv_backend)),
@@ -244,13 +238,9 @@ Result<void> Resolver::etcd_endpoints(const std::string& endpoint_text) {
     return bad(flag::k_rdzv_conf, etcd.error().message);
   }
   cfg_.etcd = std::move(*etcd);
-  const std::string form = "etcd members [http://|https://]HOST[:PORT],... (port 2379 by default)";
-  if (util::trim(endpoint_text).empty()) {
-    return bad(flag::k_rdzv_endpoint, "the " + form + " for etcd-v3, e.g. etcd1,etcd2,etcd3");
-  }
-  auto eps = etcd::parse_endpoints(endpoint_text, cfg_.etcd.tls);
+  auto eps = parse_etcd_members(endpoint_text, cfg_.etcd.tls);
   if (!eps) {
-    return bad(flag::k_rdzv_endpoint, form + ": " + eps.error().message);
+    return named(flag::k_rdzv_endpoint, eps.error());
   }
   cfg_.etcd.endpoints = std::move(*eps);
   const auto& first = cfg_.etcd.endpoints.front();

@@ -16,29 +16,17 @@ void fill(cli::ParsedArgs& args, cli::FlagKey dest, const std::optional<sched::V
   }
 }
 
-bool wants_c10d(const cli::ParsedArgs& args) {
-  return parse_backend(args.at(cli::flag::k_rdzv_backend).value) == RdzvBackend::c10d;
+bool wants(const cli::ParsedArgs& args, RdzvBackend backend) {
+  auto named = parse_rdzv_backend(args.at(cli::flag::k_rdzv_backend).value);
+  return named && *named == backend;
 }
+
+bool wants_c10d(const cli::ParsedArgs& args) { return wants(args, RdzvBackend::c10d); }
 
 /// etcd-v3's endpoint is the etcd cluster, which no scheduler knows: it takes only the run id.
-bool wants_etcd(const cli::ParsedArgs& args) {
-  return parse_backend(args.at(cli::flag::k_rdzv_backend).value) == RdzvBackend::etcd_v3;
-}
+bool wants_etcd(const cli::ParsedArgs& args) { return wants(args, RdzvBackend::etcd_v3); }
 
 }  // namespace
-
-std::optional<RdzvBackend> parse_backend(std::string_view text) {
-  if (text == "static") {
-    return RdzvBackend::static_;
-  }
-  if (text == "c10d") {
-    return RdzvBackend::c10d;
-  }
-  if (text == "etcd-v3") {
-    return RdzvBackend::etcd_v3;
-  }
-  return std::nullopt;
-}
 
 cli::ParsedArgs apply_scheduler(cli::ParsedArgs args, const sched::Detected& d) {
   if (!d.is_present()) {

@@ -23,7 +23,4 @@ std::vector<int> derived_ports(const cli::ParsedArgs& args, const sched::Detecte
 /// This node's index from the scheduler, when it gave one.
 std::optional<int> node_index_of(const sched::Detected& detected);
 
-/// The rendezvous backend --rdzv-backend names, or nullopt for any other text.
-std::optional<RdzvBackend> parse_backend(std::string_view text);
-
 }  // namespace ddprun::config::detail

@@ -105,4 +105,12 @@ std::string to_string(const Endpoint& e) {
   return fmt::format("{}://{}", e.tls ? "https" : "http", host_header(e));
 }
 
+std::string to_string(const std::vector<Endpoint>& members) {
+  std::string out;
+  for (const auto& e : members) {
+    out += (out.empty() ? "" : ",") + to_string(e);
+  }
+  return out;
+}
+
 }  // namespace ddprun::etcd

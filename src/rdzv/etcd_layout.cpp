@@ -1,6 +1,7 @@
 #include "ddprun/rdzv/etcd_layout.hpp"
 
 #include "ddprun/rdzv/state.hpp"
+#include "ddprun/util/strings.hpp"
 
 namespace ddprun::rdzv {
 
@@ -18,6 +19,14 @@ std::string etcd_generation_prefix(std::string_view run_prefix, std::int64_t gen
 
 std::string etcd_alive_prefix(std::string_view generation_prefix) {
   return std::string(generation_prefix) + "alive/";
+}
+
+std::optional<std::int64_t> parse_generation(std::string_view value) {
+  auto n = util::parse_int(value);
+  if (!n || *n < 1) {
+    return std::nullopt;
+  }
+  return *n;
 }
 
 bool is_node_own_key(std::string_view run_id, std::string_view key) {

@@ -17,7 +17,6 @@
 #include "ddprun/etcd/codec.hpp"
 #include "ddprun/rdzv/etcd_layout.hpp"
 #include "ddprun/rdzv/state.hpp"
-#include "ddprun/util/strings.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -41,11 +40,7 @@ etcd::DeleteRequest prefix_delete(const std::string& prefix) {
 }
 
 std::string members_text(const etcd::Client& client) {
-  std::string out;
-  for (const auto& e : client.options().endpoints) {
-    out += (out.empty() ? "" : ",") + etcd::to_string(e);
-  }
-  return out;
+  return etcd::to_string(client.options().endpoints);
 }
 
 asio::awaitable<void> pause(const asio::any_io_executor& ex) {
@@ -156,8 +151,7 @@ asio::awaitable<Result<bool>> EtcdRun::try_join() {
   GenerationView view;
   std::optional<etcd::KeyValue> alive;
   if (*seen) {
-    auto n = util::parse_int((*seen)->value);
-    view.current = n ? *n : 0;
+    view.current = parse_generation((*seen)->value).value_or(0);
     use_generation(*view.current);
     std::vector<std::string> keys{state_key(options_.run_id)};
     auto header = co_await kv().multi_get_now(std::move(keys));

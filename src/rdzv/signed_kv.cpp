@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace ddprun::rdzv {
 namespace {
 
@@ -48,6 +50,17 @@ Result<std::string> open_entry(std::string_view token, std::string_view key,
     return unsigned_entry(key);
   }
   return std::string(value);
+}
+
+bool is_signed_entry(std::string_view stored) {
+  if (stored.size() < k_mac_chars + 2 || stored[k_mac_chars] != ':') {
+    return false;
+  }
+  const auto mac = stored.substr(0, k_mac_chars);
+  const bool hex = std::all_of(mac.begin(), mac.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+  return hex && stored.find(':', k_mac_chars + 1) != std::string_view::npos;
 }
 
 SignedKv::SignedKv(Kv& inner, std::string token) : inner_(inner), token_(std::move(token)) {}

@@ -1,15 +1,16 @@
-// `ddprun status`: CLI11 flags, SyncClient reads of the header, the round's nodes, their
-// heartbeats and their workers' last progress, then the pure renderers.
+// `ddprun status`: CLI11 flags, checked into where to read (the backend's Reader) and with
+// which token, then read_snapshot through that Reader and the pure renderers.
 
 #include "ddprun/status/command.hpp"
 
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/config/rdzv_conf.hpp"
 #include "ddprun/sched/detect.hpp"
 #include "ddprun/status/render.hpp"
-#include "ddprun/store/client.hpp"
+#include "ddprun/status/snapshot.hpp"
 #include "ddprun/store/token.hpp"
-#include "ddprun/util/batches.hpp"
 #include "ddprun/util/exit_status.hpp"
+#include "ddprun/util/strings.hpp"
 #include "ddprun/util/subcommand.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,10 +18,13 @@
 
 #include <unistd.h>  // environ
 
-#include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <optional>
+
+#include "readers.hpp"
 
 namespace ddprun::status {
 namespace {
@@ -28,6 +32,7 @@ namespace {
 constexpr double k_ms_per_s = 1000.0;
 
 struct Args {
+  std::string backend = "c10d";
   std::string endpoint;
   std::string run_id = k_default_run_id;
   std::string rdzv_conf;
@@ -36,26 +41,111 @@ struct Args {
 };
 
 void build(CLI::App& app, Args& a) {
+  app.add_option("--rdzv-backend,--rdzv_backend", a.backend,
+                 "the agents' backend: c10d (their rendezvous store), static (node 0's store) or "
+                 "etcd-v3 (the etcd cluster)")
+      ->capture_default_str()
+      ->envname("PET_RDZV_BACKEND");
   app.add_option("--rdzv-endpoint,--rdzv_endpoint", a.endpoint,
-                 "rendezvous store HOST[:PORT] (port 29400 when none is given)")
+                 "c10d: the rendezvous store HOST[:PORT] (port 29400 when none is given); static: "
+                 "MASTER_ADDR[:MASTER_PORT] (29500); etcd-v3: the etcd members "
+                 "[http://|https://]HOST[:PORT],... (2379)")
       ->required()
       ->envname("PET_RDZV_ENDPOINT");
   app.add_option("--rdzv-id,--rdzv_id", a.run_id, "rendezvous run id")
       ->capture_default_str()
       ->envname("PET_RDZV_ID");
   app.add_option("--rdzv-conf,--rdzv_conf", a.rdzv_conf,
-                 "the agents' rendezvous settings; only token_file=PATH is used (the token, like "
-                 "DDPRUN_RDZV_TOKEN, authenticates to a store that requires one)")
+                 "the agents' rendezvous settings, of which token_file=PATH is used (the token, "
+                 "like DDPRUN_RDZV_TOKEN, authenticates to a store that requires one and checks "
+                 "etcd-v3's signed values) and, for etcd-v3, protocol, cacert, cert, key, "
+                 "key_prefix, username and password_file, as the agents read them")
       ->envname("PET_RDZV_CONF");
-  app.add_option("--timeout", a.timeout_s, "seconds for connecting and each read")
+  app.add_option("--timeout", a.timeout_s,
+                 "seconds for connecting and each read (etcd-v3: each call, per member tried)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_flag("--json", a.json, "print one JSON object instead of the table");
 }
 
-int fail(const std::string& message) {
+/// Where to read, and with which token: the flags, checked.
+struct Target {
+  config::RdzvBackend backend = config::RdzvBackend::c10d;
+  config::Endpoint store;     ///< c10d, static
+  config::EtcdSettings etcd;  ///< etcd-v3
+  std::optional<std::string> token;
+};
+
+Error usage(const std::string& message) { return make_error(ErrorCode::usage, message); }
+
+Result<std::optional<std::string>> load_rdzv_token(const std::map<std::string, std::string>& conf) {
+  const auto env = util::Env::from_environ(environ);
+  std::optional<store::JobTokenDir> job_dir;
+  if (auto job = sched::detect_job(env)) {
+    job_dir = store::JobTokenDir{job->id, job->submit_dir, job->submit_dir_var};
+  }
+  return store::load_token(store::decide_token_source(conf, env, job_dir));
+}
+
+/// The endpoint flag for `t.backend`: the etcd members, or the store's HOST[:PORT].
+Result<void> read_endpoint(const Args& a, const std::map<std::string, std::string>& conf,
+                           Target& t) {
+  if (t.backend != config::RdzvBackend::etcd_v3) {
+    const bool is_static = t.backend == config::RdzvBackend::static_;
+    auto ep =
+        config::parse_endpoint(a.endpoint, is_static ? k_default_master_port : k_default_rdzv_port);
+    if (!ep) {
+      return usage("--rdzv-endpoint " + ep.error().message);
+    }
+    t.store = *ep;
+    return {};
+  }
+  auto etcd = config::read_etcd_conf(conf);
+  if (!etcd) {
+    return usage("--rdzv-conf " + util::quoted(a.rdzv_conf) + ": expected " + etcd.error().message);
+  }
+  t.etcd = std::move(*etcd);
+  auto members = config::parse_etcd_members(a.endpoint, t.etcd.tls);
+  if (!members) {
+    return usage("--rdzv-endpoint " + members.error().message);
+  }
+  t.etcd.endpoints = std::move(*members);
+  return {};
+}
+
+Result<Target> read_target(const Args& a) {
+  Target t;
+  auto backend = config::parse_rdzv_backend(a.backend);
+  if (!backend) {
+    return usage("--rdzv-backend " + backend.error().message);
+  }
+  t.backend = *backend;
+  auto conf = config::read_rdzv_conf(a.rdzv_conf, config::to_string(t.backend));
+  if (!conf) {
+    return usage("--rdzv-conf " + conf.error().message);
+  }
+  if (auto ok = read_endpoint(a, conf->pairs, t); !ok) {
+    return ok.error();
+  }
+  auto token = load_rdzv_token(conf->pairs);
+  if (!token) {
+    return usage(token.error().message);
+  }
+  t.token = std::move(*token);
+  return t;
+}
+
+Result<std::unique_ptr<Reader>> open_reader(const Target& t, const Args& a) {
+  const std::chrono::milliseconds timeout(static_cast<std::int64_t>(a.timeout_s * k_ms_per_s));
+  if (t.backend == config::RdzvBackend::etcd_v3) {
+    return open_etcd_reader(t.etcd, a.run_id, t.token, timeout);
+  }
+  return open_store_reader(t.store, t.token, timeout);
+}
+
+int fail(const std::string& message, int status = util::k_exit_failure) {
   std::cerr << "ddprun status: " << message << "\n";
-  return util::k_exit_failure;
+  return status;
 }
 
 rdzv::WallMs wall_now_ms() {
@@ -64,127 +154,21 @@ rdzv::WallMs wall_now_ms() {
       .count();
 }
 
-/// Values of `keys` ("" where missing), in requests of rdzv::k_keys_per_request.
-Result<std::vector<std::string>> read_many(store::SyncClient& client,
-                                           std::vector<std::string> keys) {
-  std::vector<std::string> out;
-  out.reserve(keys.size());
-  for (const auto& batch : util::batches(std::move(keys), rdzv::k_keys_per_request)) {
-    auto part = client.multi_get_now(batch);
-    if (!part) {
-      return part.error();
-    }
-    std::move(part->begin(), part->end(), std::back_inserter(out));
-  }
-  return out;
-}
-
-/// The round's nodes: the members of a complete round, else whoever holds a slot.
-Result<std::vector<rdzv::NodeDesc>> read_nodes(store::SyncClient& client, const std::string& id,
-                                               const rdzv::RoundHeader& h) {
-  if (h.phase == rdzv::Phase::complete) {
-    auto text = read_many(client, {rdzv::members_key(id, h.round)});
-    if (!text) {
-      return text.error();
-    }
-    return text->at(0).empty() ? std::vector<rdzv::NodeDesc>{} : rdzv::decode_members(text->at(0));
-  }
-  auto slots = client.add(rdzv::slots_key(id, h.round), 0);
-  if (!slots) {
-    return slots.error();
-  }
-  auto texts = read_many(client, rdzv::slot_keys(id, h.round, static_cast<int>(*slots)));
-  if (!texts) {
-    return texts.error();
-  }
-  std::vector<rdzv::NodeDesc> nodes;
-  for (const auto& t : *texts) {
-    if (auto n = rdzv::decode_slot(t); n && !rdzv::is_withdrawn(t)) {
-      nodes.push_back(std::move(*n));
-    }
-  }
-  std::sort(nodes.begin(), nodes.end(), rdzv::rank_before);
-  return nodes;
-}
-
-/// Each node's heartbeat and last progress, in one pass over 2 keys per node.
-Result<void> read_times(store::SyncClient& client, const std::string& id, Snapshot& snap) {
-  std::vector<std::string> keys;
-  keys.reserve(2 * snap.nodes.size());
-  for (const auto& n : snap.nodes) {
-    keys.push_back(rdzv::heartbeat_key(id, n.id()));
-    keys.push_back(rdzv::progress_key(id, n.id()));
-  }
-  auto texts = read_many(client, std::move(keys));
-  if (!texts) {
-    return texts.error();
-  }
-  for (std::size_t i = 0; i < snap.nodes.size(); ++i) {
-    const std::string node = snap.nodes[i].id();
-    if (auto ms = rdzv::parse_heartbeat((*texts)[2 * i])) {
-      snap.heartbeats[node] = *ms;
-    }
-    if (auto ms = rdzv::parse_progress_value((*texts)[2 * i + 1])) {
-      snap.progress[node] = *ms;
-    }
-  }
-  return {};
-}
-
-/// Header, nodes, their heartbeats and progress; an empty optional when the run id has no
-/// state.
-Result<std::optional<Snapshot>> read_snapshot(store::SyncClient& client, const std::string& id) {
-  auto text = read_many(client, {rdzv::state_key(id)});
-  if (!text) {
-    return text.error();
-  }
-  if (text->at(0).empty()) {
-    return std::optional<Snapshot>();
-  }
-  auto header = rdzv::decode_header(text->at(0));
-  if (!header) {
-    return header.error();
-  }
-  Snapshot snap{*header, {}, {}, {}};
-  auto nodes = read_nodes(client, id, snap.header);
-  if (!nodes) {
-    return nodes.error();
-  }
-  snap.nodes = std::move(*nodes);
-  if (auto times = read_times(client, id, snap); !times) {
-    return times.error();
-  }
-  return std::optional<Snapshot>(std::move(snap));
-}
-
-int show(const Args& a, const config::Endpoint& ep, const std::optional<std::string>& token) {
-  store::ClientOptions opts;
-  store::use_rdzv_auth(opts, token);
-  opts.dialect = store::Dialect::d2;  // MULTI_GET: a ddprun store speaks every dialect
-  opts.host = ep.host;
-  opts.port = static_cast<std::uint16_t>(ep.port);
-  opts.connect_timeout =
-      std::chrono::milliseconds(static_cast<std::int64_t>(a.timeout_s * k_ms_per_s));
-  opts.op_timeout = opts.connect_timeout;
-  const std::string where = fmt::format("{}:{}", ep.host, ep.port);
-  store::SyncClient client(opts);
-  if (auto up = client.connect(); !up) {
-    return fail(
-        fmt::format("cannot reach the rendezvous store at {}: {}", where, up.error().message));
-  }
-  auto snap = read_snapshot(client, a.run_id);
+int show(const Args& a, Reader& reader) {
+  auto snap = read_snapshot(reader, a.run_id);
   if (!snap) {
-    return fail(
-        fmt::format("reading rendezvous '{}' at {}: {}", a.run_id, where, snap.error().message));
+    return fail(fmt::format("reading rendezvous '{}' at {}: {}", a.run_id, reader.where(),
+                            snap.error().message));
   }
   if (!*snap) {
-    return fail(fmt::format("no rendezvous '{}' at {} (is --rdzv_id right?)", a.run_id, where));
+    return fail(
+        fmt::format("no rendezvous '{}' at {} (is --rdzv_id right?)", a.run_id, reader.where()));
   }
   const auto now = wall_now_ms();
   if (a.json) {
     std::cout << render_status_json(**snap, now) << "\n";
   } else {
-    std::cout << fmt::format("rendezvous '{}' at {}\n", a.run_id, where)
+    std::cout << fmt::format("rendezvous '{}' at {}\n", a.run_id, reader.where())
               << render_status_table(**snap, now);
   }
   return util::k_exit_success;
@@ -193,33 +177,23 @@ int show(const Args& a, const config::Endpoint& ep, const std::optional<std::str
 }  // namespace
 
 int status_command(const std::vector<std::string>& args) {
-  CLI::App app("ddprun status: print a c10d rendezvous' state", "ddprun status");
+  CLI::App app("ddprun status: print the state of a c10d, static or etcd-v3 rendezvous",
+               "ddprun status");
   Args a;
   build(app, a);
   if (auto done = util::parse_subcommand(app, "status", args)) {
     return *done;
   }
-  auto ep = config::parse_endpoint(a.endpoint, k_default_rdzv_port);
-  if (!ep) {
-    std::cerr << "ddprun status: --rdzv-endpoint: " << ep.error().message << "\n";
-    return util::k_exit_usage;
+  auto target = read_target(a);
+  if (!target) {
+    return fail(target.error().message, util::k_exit_usage);
   }
-  auto conf = config::parse_rdzv_conf(a.rdzv_conf);
-  if (!conf) {
-    std::cerr << "ddprun status: --rdzv-conf: " << conf.error().message << "\n";
-    return util::k_exit_usage;
+  auto reader = open_reader(*target, a);
+  if (!reader) {
+    const bool settings = reader.error().code == ErrorCode::config;
+    return fail(reader.error().message, settings ? util::k_exit_usage : util::k_exit_failure);
   }
-  const auto env = util::Env::from_environ(environ);
-  std::optional<store::JobTokenDir> job_dir;
-  if (auto job = sched::detect_job(env)) {
-    job_dir = store::JobTokenDir{job->id, job->submit_dir, job->submit_dir_var};
-  }
-  auto token = store::load_token(store::decide_token_source(*conf, env, job_dir));
-  if (!token) {
-    std::cerr << "ddprun status: " << token.error().message << "\n";
-    return util::k_exit_usage;
-  }
-  return show(a, *ep, *token);
+  return show(a, **reader);
 }
 
 }  // namespace ddprun::status

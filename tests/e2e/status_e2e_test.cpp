@@ -32,7 +32,11 @@ RunResult run_ddprun(const std::vector<std::string>& args) {
   std::vector<std::string> argv{ddprun_bin()};
   argv.insert(argv.end(), args.begin(), args.end());
   // The flags' environment defaults must not leak in from the caller.
-  return run(argv, RunOptions{{}, {"PET_RDZV_ENDPOINT", "PET_RDZV_ID"}, "", k_run_timeout});
+  return run(argv,
+             RunOptions{{},
+                        {"PET_RDZV_ENDPOINT", "PET_RDZV_ID", "PET_RDZV_BACKEND", "PET_RDZV_CONF"},
+                        "",
+                        k_run_timeout});
 }
 
 /// A background agent killed (with its process group) unless it was waited for.
@@ -137,6 +141,33 @@ TEST(StatusE2E, UsageErrorsExitTwo) {
   EXPECT_EQ(run_ddprun({"status"}).status, 2);
   EXPECT_EQ(run_ddprun({"status", "--rdzv_endpoint", "127.0.0.1:x"}).status, 2);
   EXPECT_EQ(run_ddprun({"status", "--rdzv_endpoint", "h:1", "--bogus"}).status, 2);
+  auto etcd_v2 = run_ddprun({"status", "--rdzv_backend", "etcd-v2", "--rdzv_endpoint", "h:1"});
+  EXPECT_EQ(etcd_v2.status, 2);
+  EXPECT_EQ(etcd_v2.err,
+            "ddprun status: --rdzv-backend 'etcd-v2': expected static, c10d or etcd-v3 (torchrun's "
+            "etcd and etcd-v2 speak etcd's v2 API, which etcd 3.6 removed: use --rdzv-backend "
+            "etcd-v3)\n");
+  auto etcd = run_ddprun({"status", "--rdzv-backend", "etcd", "--rdzv_endpoint", "h:1"});
+  EXPECT_EQ(etcd.status, 2);
+  EXPECT_TRUE(has(etcd.err, "use --rdzv-backend etcd-v3")) << etcd.err;
+  auto other = run_ddprun({"status", "--rdzv_backend", "zk", "--rdzv_endpoint", "h:1"});
+  EXPECT_EQ(other.status, 2);
+  EXPECT_EQ(other.err, "ddprun status: --rdzv-backend 'zk': expected static, c10d or etcd-v3\n");
+  auto members = run_ddprun({"status", "--rdzv_backend", "etcd-v3", "--rdzv_endpoint", "ftp://e"});
+  EXPECT_EQ(members.status, 2);
+  EXPECT_TRUE(has(members.err, "--rdzv-endpoint 'ftp://e': expected etcd members")) << members.err;
+  auto conf = run_ddprun(
+      {"status", "--rdzv_backend", "etcd-v3", "--rdzv_endpoint", "e", "--rdzv_conf", "cert=c.pem"});
+  EXPECT_EQ(conf.status, 2);
+  EXPECT_TRUE(has(conf.err, "expected cert and key together")) << conf.err;
+}
+
+TEST(StatusE2E, StaticReadsTheStoreAtTheMasterPortByDefault) {
+  auto r = run_ddprun(
+      {"status", "--rdzv_backend", "static", "--rdzv_endpoint", "127.0.0.1", "--timeout", "0.5"});
+  EXPECT_EQ(r.status, 1);
+  // "cannot reach ..." unless something listens there; either way the line names the port.
+  EXPECT_TRUE(has(r.err, " at 127.0.0.1:29500")) << r.err;
 }
 
 }  // namespace

@@ -39,6 +39,10 @@ enum class RdzvBackend { static_, c10d, etcd_v3 };
 /// "static", "c10d" or "etcd-v3", as the flag spells it.
 std::string_view to_string(RdzvBackend backend);
 
+/// `--rdzv-backend` text: "static", "c10d" or "etcd-v3". torchrun's "etcd" and "etcd-v2" are
+/// refused with the reason (etcd's v2 API is gone) and a pointer to etcd-v3.
+Result<RdzvBackend> parse_rdzv_backend(std::string_view text);
+
 /// The default etcd key prefix: a run's keys live under "<key_prefix>/<rdzv_id>/".
 inline constexpr std::string_view k_default_etcd_key_prefix = "/ddprun/rdzv";
 
@@ -59,6 +63,10 @@ struct EtcdSettings {
 /// `tls` as the default scheme). An error says what was expected ("protocol=http or
 /// protocol=https", "cert and key together ...") for the caller to prefix with the option.
 Result<EtcdSettings> read_etcd_conf(const std::map<std::string, std::string>& conf);
+/// etcd-v3's `--rdzv-endpoint` text: the members, "[http://|https://]HOST[:PORT],...", entries
+/// without a scheme on TLS when `tls` (EtcdSettings::tls). An error quotes the text and says
+/// what was expected, for the caller to prefix with the option.
+Result<std::vector<etcd::Endpoint>> parse_etcd_members(std::string_view text, bool tls);
 
 /// --omp-threads: torchrun's default (1 when several workers), CPUs in the mask / nproc, or N.
 enum class OmpMode { torchrun, cpus, fixed };

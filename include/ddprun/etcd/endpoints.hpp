@@ -26,6 +26,8 @@ Result<std::vector<Endpoint>> parse_endpoints(std::string_view text, bool defaul
 
 /// "https://h:2379", the form error messages and logs use.
 std::string to_string(const Endpoint& e);
+/// Every member in that form, comma-separated: "http://a:2379,http://b:2379".
+std::string to_string(const std::vector<Endpoint>& members);
 /// The Host header value: "h:2379", "[::1]:2379".
 std::string host_header(const Endpoint& e);
 

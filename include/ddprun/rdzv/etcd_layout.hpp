@@ -28,6 +28,9 @@ std::string etcd_generation_key(std::string_view run_prefix);
 std::string etcd_generation_prefix(std::string_view run_prefix, std::int64_t generation);
 /// "<generation prefix>alive/".
 std::string etcd_alive_prefix(std::string_view generation_prefix);
+/// The generation a generation key's value names (a positive integer); nullopt for anything
+/// else.
+std::optional<std::int64_t> parse_generation(std::string_view value);
 
 /// True for the keys one agent writes about itself (its keep-alive, its progress, its slot of a
 /// round): on etcd they carry the agent's lease, so they vanish with a dead agent.

@@ -47,5 +47,8 @@ std::string sign_entry(std::string_view token, std::string_view key, std::string
 /// The value of a stored entry, or ErrorCode::config when it does not verify.
 Result<std::string> open_entry(std::string_view token, std::string_view key,
                                std::string_view stored);
+/// Whether `stored` has sign_entry's form (a MAC, a nonce, a value), whoever signed it: a
+/// reader without the token can tell a signed run from a broken one.
+bool is_signed_entry(std::string_view stored);
 
 }  // namespace ddprun::rdzv

@@ -1,17 +1,21 @@
 #pragma once
-// `ddprun status`: reads a c10d rendezvous state from its store and prints it.
+// `ddprun status`: reads a rendezvous' state (c10d or static: from the agents' store; etcd-v3:
+// from the run's current generation in etcd) and prints it.
 //
-//   ddprun status --rdzv-endpoint HOST[:PORT] [--rdzv-id ID] [--timeout SECONDS] [--json]
+//   ddprun status [--rdzv-backend c10d|static|etcd-v3] --rdzv-endpoint ENDPOINT [--rdzv-id ID]
+//                 [--rdzv-conf K=V,...] [--timeout SECONDS] [--json]
 //
-// Exit codes: 0 printed; 1 store unreachable, no state for that run id, or an unreadable state
-// (one line on stderr); 2 usage error.
+// Exit codes: 0 printed; 1 store or etcd unreachable, no state for that run id, or an
+// unreadable state (one line on stderr naming where); 2 usage error, or settings unusable
+// before anything is contacted (the token, password or a TLS file).
 
 #include <string>
 #include <vector>
 
 namespace ddprun::status {
 
-inline constexpr int k_default_rdzv_port = 29400;  ///< torchrun's c10d default
+inline constexpr int k_default_rdzv_port = 29400;    ///< torchrun's c10d default
+inline constexpr int k_default_master_port = 29500;  ///< torchrun's --master-port (static)
 inline constexpr const char* k_default_run_id = "none";
 inline constexpr double k_default_timeout_s = 5.0;
 

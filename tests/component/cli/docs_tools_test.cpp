@@ -185,9 +185,10 @@ TEST(ZshCompletionTool, OffersWhatEachPositionTakes) {
   EXPECT_NE(std::find(store_options.begin(), store_options.end(), "--token-file"),
             store_options.end());
   EXPECT_EQ(store_options.back(), "--help");
-  EXPECT_EQ(offers("rest", {"status", "--"}, 2),
-            (Words{"--rdzv-endpoint", "--rdzv_endpoint", "--rdzv-id", "--rdzv_id", "--rdzv-conf",
-                   "--rdzv_conf", "--timeout", "--json", "--help"}));
+  EXPECT_EQ(
+      offers("rest", {"status", "--"}, 2),
+      (Words{"--rdzv-backend", "--rdzv_backend", "--rdzv-endpoint", "--rdzv_endpoint", "--rdzv-id",
+             "--rdzv_id", "--rdzv-conf", "--rdzv_conf", "--timeout", "--json", "--help"}));
   EXPECT_EQ(offers("rest", {"train.py", "--lr"}, 2), Words{"FILES"});
 }
 

@@ -52,6 +52,12 @@ TEST(SignedKv, EntriesWithoutTheTokenAreRefusedNamingTheKey) {
     EXPECT_EQ(got.error().code, ErrorCode::config);
     EXPECT_NE(got.error().message.find(key), std::string::npos) << got.error().message;
   }
+  EXPECT_TRUE(is_signed_entry(*store.peek("foreign")));
+  EXPECT_TRUE(is_signed_entry(sign_entry("t", "k", "00ff", "")));
+  EXPECT_FALSE(is_signed_entry("v"));
+  EXPECT_FALSE(is_signed_entry(R"({"round":0})"));
+  EXPECT_FALSE(is_signed_entry(std::string(64, 'x') + "::v")) << "not a hex MAC";
+  EXPECT_FALSE(is_signed_entry(std::string(64, 'a') + ":v")) << "no nonce";
   // A signed value moved to another key does not verify either.
   store.poke("moved", *store.peek("foreign"));
   EXPECT_FALSE(run(ctx, theirs.get("moved", 1s)));

@@ -99,6 +99,30 @@ TEST(EtcdConfig, TorchrunsV2BackendsPointToEtcdV3) {
   EXPECT_NE(other.find("expected static, c10d or etcd-v3"), std::string::npos) << other;
 }
 
+TEST(EtcdConfig, BackendParserIsTheOneResolveUses) {
+  EXPECT_EQ(*parse_rdzv_backend("static"), RdzvBackend::static_);
+  EXPECT_EQ(*parse_rdzv_backend("c10d"), RdzvBackend::c10d);
+  EXPECT_EQ(*parse_rdzv_backend("etcd-v3"), RdzvBackend::etcd_v3);
+  auto v2 = parse_rdzv_backend("etcd-v2");
+  ASSERT_FALSE(v2);
+  EXPECT_EQ(v2.error().code, ErrorCode::usage);
+  EXPECT_EQ(v2.error().message.rfind("'etcd-v2': expected static, c10d or etcd-v3 (", 0), 0U)
+      << v2.error().message;
+  EXPECT_EQ(parse_rdzv_backend("C10D").error().message, "'C10D': expected static, c10d or etcd-v3");
+}
+
+TEST(EtcdConfig, MemberParserQuotesTheTextAndSaysWhatWasExpected) {
+  auto members = parse_etcd_members("a,http://b:1", true);
+  ASSERT_TRUE(members) << members.error().message;
+  EXPECT_EQ(*members, (std::vector<etcd::Endpoint>{{"a", 2379, true}, {"b", 1, false}}));
+  EXPECT_EQ(
+      parse_etcd_members(" ", false).error().message.rfind("' ': expected the etcd members", 0),
+      0U);
+  EXPECT_EQ(
+      parse_etcd_members("a,,b", false).error().message.rfind("'a,,b': expected etcd members", 0),
+      0U);
+}
+
 TEST(EtcdConfig, KeysOfOtherBackendsAreWarnedAbout) {
   auto cfg = resolve_args(etcd_args({"--rdzv_endpoint=a",
                                      "--rdzv_conf=is_host=1,timeout=5,store_type=tcp,"

@@ -24,6 +24,9 @@ TEST(EtcdEndpoints, DefaultTlsAppliesOnlyWithoutScheme) {
 TEST(EtcdEndpoints, RendersUrlsAndHostHeaders) {
   EXPECT_EQ(to_string(Endpoint{"h", 2379, true}), "https://h:2379");
   EXPECT_EQ(host_header(Endpoint{"::1", 12, false}), "[::1]:12");
+  EXPECT_EQ(to_string(std::vector<Endpoint>{{"a", 1, false}, {"::1", 2, true}}),
+            "http://a:1,https://[::1]:2");
+  EXPECT_EQ(to_string(std::vector<Endpoint>{}), "");
 }
 
 TEST(EtcdEndpoints, RejectsBadEntriesNamingThem) {

@@ -15,6 +15,15 @@ TEST(EtcdLayout, KeysOfARunAndItsGenerations) {
   EXPECT_EQ(etcd_alive_prefix(etcd_generation_prefix(run, 3)), "/ddprun/rdzv/job42/g3/alive/");
 }
 
+TEST(EtcdLayout, AGenerationKeyNamesAPositiveInteger) {
+  EXPECT_EQ(parse_generation("1"), 1);
+  EXPECT_EQ(parse_generation("42"), 42);
+  EXPECT_EQ(parse_generation(""), std::nullopt);
+  EXPECT_EQ(parse_generation("0"), std::nullopt);
+  EXPECT_EQ(parse_generation("-3"), std::nullopt);
+  EXPECT_EQ(parse_generation("g2"), std::nullopt);
+}
+
 TEST(EtcdLayout, OnlyANodesOwnKeysCarryItsLease) {
   EXPECT_TRUE(is_node_own_key("j", heartbeat_key("j", "a_1_0")));
   EXPECT_TRUE(is_node_own_key("j", progress_key("j", "a_1_0")));

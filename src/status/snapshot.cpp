@@ -1,0 +1,111 @@
+// read_snapshot: the header, then the round's nodes, then two keys per node, each step one
+// Reader::multi_get.
+
+#include "ddprun/status/snapshot.hpp"
+
+#include "ddprun/util/strings.hpp"
+
+#include <algorithm>
+
+namespace ddprun::status {
+namespace {
+
+Result<std::string> read_one(Reader& reader, std::string key) {
+  auto values = reader.multi_get({std::move(key)});
+  if (!values) {
+    return values.error();
+  }
+  return values->empty() ? std::string() : std::move(values->front());
+}
+
+/// The nodes holding a slot of a round that is not complete yet (withdrawn ones left out), in
+/// rank_before order. The slot counter is read like any key: the store's ADD and the etcd
+/// Kv's add both keep it as decimal text.
+Result<std::vector<rdzv::NodeDesc>> read_slots(Reader& reader, const std::string& id, int round) {
+  auto count = read_one(reader, rdzv::slots_key(id, round));
+  if (!count) {
+    return count.error();
+  }
+  const auto slots = util::parse_int(*count);
+  if (!slots || *slots < 1) {
+    return std::vector<rdzv::NodeDesc>{};
+  }
+  auto texts = reader.multi_get(rdzv::slot_keys(id, round, static_cast<int>(*slots)));
+  if (!texts) {
+    return texts.error();
+  }
+  std::vector<rdzv::NodeDesc> nodes;
+  for (const auto& t : *texts) {
+    if (auto n = rdzv::decode_slot(t); n && !rdzv::is_withdrawn(t)) {
+      nodes.push_back(std::move(*n));
+    }
+  }
+  std::sort(nodes.begin(), nodes.end(), rdzv::rank_before);
+  return nodes;
+}
+
+/// The round's nodes: the members of a complete round, else whoever holds a slot.
+Result<std::vector<rdzv::NodeDesc>> read_nodes(Reader& reader, const std::string& id,
+                                               const rdzv::RoundHeader& h) {
+  if (h.phase != rdzv::Phase::complete) {
+    return read_slots(reader, id, h.round);
+  }
+  auto text = read_one(reader, rdzv::members_key(id, h.round));
+  if (!text) {
+    return text.error();
+  }
+  return text->empty() ? std::vector<rdzv::NodeDesc>{} : rdzv::decode_members(*text);
+}
+
+/// Each node's heartbeat and last progress, in one pass over 2 keys per node.
+Result<void> read_times(Reader& reader, const std::string& id, Snapshot& snap) {
+  std::vector<std::string> keys;
+  keys.reserve(2 * snap.nodes.size());
+  for (const auto& n : snap.nodes) {
+    keys.push_back(rdzv::heartbeat_key(id, n.id()));
+    keys.push_back(rdzv::progress_key(id, n.id()));
+  }
+  auto texts = reader.multi_get(std::move(keys));
+  if (!texts) {
+    return texts.error();
+  }
+  for (std::size_t i = 0; i < snap.nodes.size() && 2 * i + 1 < texts->size(); ++i) {
+    const std::string node = snap.nodes[i].id();
+    if (auto ms = rdzv::parse_heartbeat((*texts)[2 * i])) {
+      snap.heartbeats[node] = *ms;
+    }
+    if (auto ms = rdzv::parse_progress_value((*texts)[2 * i + 1])) {
+      snap.progress[node] = *ms;
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::optional<Snapshot>> read_snapshot(Reader& reader, const std::string& run_id) {
+  auto text = read_one(reader, rdzv::state_key(run_id));
+  if (!text) {
+    return text.error();
+  }
+  if (text->empty()) {
+    return std::optional<Snapshot>();
+  }
+  auto header = rdzv::decode_header(*text);
+  if (!header) {
+    return header.error();
+  }
+  Snapshot snap;
+  snap.header = std::move(*header);
+  auto nodes = read_nodes(reader, run_id, snap.header);
+  if (!nodes) {
+    return nodes.error();
+  }
+  snap.nodes = std::move(*nodes);
+  if (auto times = read_times(reader, run_id, snap); !times) {
+    return times.error();
+  }
+  return std::optional<Snapshot>(std::move(snap));
+}
+
+}  // namespace ddprun::status
