@@ -76,7 +76,10 @@ inline void expect_failing_node_left_out(const ExclusionJob& job, std::size_t ba
   EXPECT_TRUE(contains(events, "\"event\":\"excluded\",\"node\":\"" + bad_addr + "_")) << events;
   EXPECT_TRUE(contains(events, "\"this_node\":false")) << events;
   const std::string bad_events = read_file(dirs[bad] + "/events.jsonl");
-  EXPECT_TRUE(contains(bad_events, "\"this_node\":true,\"round\":1,\"failures\":2")) << bad_events;
+  // Its two failed rounds are 0 and 1, or 0 and 2 when it rejoined too late for round 1 (a
+  // loaded machine) and came back through the wait list.
+  EXPECT_TRUE(contains(bad_events, "\"this_node\":true,\"round\":")) << bad_events;
+  EXPECT_TRUE(contains(bad_events, ",\"failures\":2,")) << bad_events;
   EXPECT_TRUE(contains(bad_events, "\"state\":\"EXCLUDED\"")) << bad_events;
 }
 
