@@ -2,6 +2,13 @@
 // a missing key, "" for a missing key in multi_get_now); each call is one txn or a short loop
 // of them. A blocking get reads once, then watches from the revision after that read, so a
 // put between the two is not missed.
+//
+// wait_for_change: each key a wait names gets a feed, a watch stream read by its own detached
+// coroutine (pump) for as long as waits keep naming the key. A change ends the waits naming the
+// key by cancelling their timers, or, when none is waiting, is kept in `unseen_` for the next
+// one. The pump shares only the Feed with this object: once the feed is closed (by the waits,
+// interrupt_waits(), close_feeds() or the destructor) it touches nothing else, so it may outlive
+// this object until its stream's cancelled read returns.
 
 #include "ddprun/rdzv/etcd_kv.hpp"
 
@@ -9,6 +16,9 @@
 #include "ddprun/util/strings.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 namespace ddprun::rdzv {
 namespace {
@@ -43,6 +53,105 @@ Error interrupted(const std::string& key) {
   return make_error(ErrorCode::closed, fmt::format("etcd kv: get \"{}\": interrupted", key));
 }
 
+/// How long a feed whose stream could not be opened (or broke on every member) rests.
+constexpr std::chrono::milliseconds k_feed_retry{1000};
+
+bool names(const std::vector<std::string>& keys, const std::string& key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+}  // namespace
+
+struct EtcdKv::Feed {
+  Feed(etcd::Client& c, std::string k, std::string f, std::function<void()> n)
+      : client(c),
+        key(std::move(k)),
+        full_key(std::move(f)),
+        notify(std::move(n)),
+        pause(c.executor()) {}
+  etcd::Client& client;
+  std::string key;               // as the waits name it
+  std::string full_key;          // with the prefix
+  std::function<void()> notify;  // EtcdKv::on_change(key); only while !closed
+  asio::steady_timer pause;
+  std::unique_ptr<etcd::Watch> watch;
+  etcd::Revision from = 0;  // where the next stream starts (0: now)
+  bool closed = false;
+
+  void close() {
+    closed = true;
+    pause.cancel();
+    if (watch) {
+      watch->cancel();
+    }
+  }
+};
+
+struct EtcdKv::Waiter {
+  const std::vector<std::string>* keys;
+  asio::steady_timer* timer;
+  bool woken = false;
+};
+
+namespace {
+
+asio::awaitable<void> rest(EtcdKv::Feed& feed) {
+  feed.pause.expires_after(k_feed_retry);
+  boost::system::error_code ec;
+  co_await feed.pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+/// Reads an open stream until it ends or the feed is closed; true when it broke (no member
+/// carried it), false when closed or ended by etcd.
+asio::awaitable<bool> follow(EtcdKv::Feed& feed) {
+  for (;;) {
+    auto m = co_await feed.watch->next();
+    if (feed.closed) {
+      co_return false;
+    }
+    if (!m || m->canceled) {
+      // No member would carry the stream, or etcd ended it (its start was compacted): the
+      // waits look for themselves, and a new stream starts after the last change seen (or now).
+      spdlog::debug("etcd kv: watch of \"{}\" ended: {}", feed.key,
+                    m ? m->cancel_reason : m.error().message);
+      if (m) {
+        feed.from = 0;
+      }
+      feed.notify();
+      co_return !m;
+    }
+    if (!m->events.empty()) {
+      for (const auto& e : m->events) {
+        feed.from = std::max(feed.from, e.kv.mod_revision + 1);
+      }
+      feed.notify();
+    }
+  }
+}
+
+/// A feed's life: open a stream, follow it, open another when it ends, until closed.
+asio::awaitable<void> pump(std::shared_ptr<EtcdKv::Feed> feed) {
+  while (!feed->closed) {
+    etcd::WatchRequest request{feed->full_key, {}, feed->from, false};
+    auto opened = co_await feed->client.watch(std::move(request));
+    if (feed->closed) {
+      break;  // `opened`, if any, is cancelled as it goes
+    }
+    if (!opened) {
+      spdlog::debug("etcd kv: watching \"{}\": {}", feed->key, opened.error().message);
+      feed->notify();
+      co_await rest(*feed);
+      continue;
+    }
+    feed->watch = std::move(*opened);
+    const bool broke = co_await follow(*feed);
+    feed->watch.reset();  // no next() is pending any more
+    if (broke && !feed->closed) {
+      co_await rest(*feed);  // no member would carry it: do not spin
+    }
+  }
+}
+
 }  // namespace
 
 struct EtcdKv::Wait {
@@ -55,11 +164,26 @@ struct EtcdKv::Wait {
 EtcdKv::EtcdKv(etcd::Client& client, std::string prefix, etcd::LeaseId lease, LeasedKeys leased)
     : client_(client), prefix_(std::move(prefix)), lease_(lease), leased_(std::move(leased)) {}
 
-EtcdKv::~EtcdKv() { interrupt_waits(); }
+// Waits in progress are not touched: their timers may be gone already (the caller must not
+// wait on a Kv it destroys).
+EtcdKv::~EtcdKv() {
+  for (const auto& wait : waits_) {
+    wait->watch->cancel();
+  }
+  close_feeds();
+}
 
 etcd::PutRequest EtcdKv::put_of(const std::string& key, std::string value) const {
   const bool with_lease = !leased_ || leased_(key);
   return {full(key), std::move(value), with_lease ? lease_ : 0};
+}
+
+etcd::PutRequest EtcdKv::kept_put_of(const std::string& key, std::string value) {
+  etcd::PutRequest p = put_of(key, std::move(value));
+  if (p.lease != 0) {
+    leased_values_[key] = p.value;
+  }
+  return p;
 }
 
 asio::awaitable<Result<std::string>> EtcdKv::compare_set(std::string key, std::string expected,
@@ -96,7 +220,7 @@ asio::awaitable<Result<std::string>> EtcdKv::compare_set(std::string key, std::s
 }
 
 asio::awaitable<Result<void>> EtcdKv::set(std::string key, std::string value) {
-  etcd::PutRequest p = put_of(key, std::move(value));
+  etcd::PutRequest p = kept_put_of(key, std::move(value));
   auto r = co_await client_.put(std::move(p));
   if (!r) {
     co_return r.error();
@@ -124,6 +248,7 @@ asio::awaitable<Result<std::int64_t>> EtcdKv::add(std::string key, std::int64_t 
     if (!r) {
       co_return r.error();
     }
+    note_read(r->revision);
     if (r->succeeded) {
       co_return next;
     }
@@ -139,6 +264,7 @@ asio::awaitable<Result<std::string>> EtcdKv::get(std::string key,
   if (!now) {
     co_return now.error();
   }
+  note_read(now->revision);
   if (!now->kvs.empty()) {
     co_return std::move(now->kvs.front().value);
   }
@@ -214,6 +340,7 @@ asio::awaitable<Result<std::vector<std::string>>> EtcdKv::multi_get_now(
     if (!r) {
       co_return r.error();
     }
+    note_read(r->revision);
     for (const etcd::TxnOpResult& op : r->responses) {
       values.push_back(op.range.kvs.empty() ? std::string() : op.range.kvs.front().value);
     }
@@ -227,7 +354,7 @@ asio::awaitable<Result<void>> EtcdKv::multi_set(
     etcd::TxnRequest t;
     const std::size_t end = std::min(pairs.size(), start + k_etcd_max_txn_ops);
     for (std::size_t i = start; i < end; ++i) {
-      t.success.push_back(TxnOp::set(put_of(pairs[i].first, std::move(pairs[i].second))));
+      t.success.push_back(TxnOp::set(kept_put_of(pairs[i].first, std::move(pairs[i].second))));
     }
     auto r = co_await client_.txn(std::move(t));
     if (!r) {
@@ -242,6 +369,90 @@ void EtcdKv::interrupt_waits() {
   for (const auto& wait : waits_) {
     wait->watch->cancel();
   }
+  for (Waiter* w : waiters_) {
+    w->woken = true;
+    w->timer->cancel();
+  }
+  close_feeds();
+}
+
+asio::awaitable<Result<std::size_t>> EtcdKv::rewrite_leased() {
+  std::vector<std::pair<std::string, std::string>> pairs(leased_values_.begin(),
+                                                         leased_values_.end());
+  const std::size_t n = pairs.size();
+  auto written = co_await multi_set(std::move(pairs));
+  if (!written) {
+    co_return written.error();
+  }
+  co_return n;
+}
+
+asio::awaitable<bool> EtcdKv::wait_for_change(std::vector<std::string> keys,
+                                              asio::steady_timer& timer) {
+  keep_feeds(keys);
+  if (take_unseen(keys)) {
+    co_return true;
+  }
+  Waiter w{&keys, &timer};
+  waiters_.insert(&w);
+  boost::system::error_code ec;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  waiters_.erase(&w);
+  co_return w.woken;
+}
+
+void EtcdKv::keep_feeds(const std::vector<std::string>& keys) {
+  for (auto it = feeds_.begin(); it != feeds_.end();) {
+    const bool wanted = names(keys, it->first) ||
+                        std::any_of(waiters_.begin(), waiters_.end(),
+                                    [&](const Waiter* w) { return names(*w->keys, it->first); });
+    if (wanted) {
+      ++it;
+      continue;
+    }
+    it->second->close();
+    unseen_.erase(it->first);
+    it = feeds_.erase(it);
+  }
+  for (const auto& key : keys) {
+    if (feeds_.count(key) != 0) {
+      continue;
+    }
+    auto feed = std::make_shared<Feed>(client_, key, full(key), [this, key] { on_change(key); });
+    feed->from = read_revision_ > 0 ? read_revision_ + 1 : 0;
+    feeds_.emplace(key, feed);
+    asio::co_spawn(client_.executor(), pump(std::move(feed)), asio::detached);
+  }
+}
+
+void EtcdKv::on_change(const std::string& key) {
+  bool named = false;
+  for (Waiter* w : waiters_) {
+    if (names(*w->keys, key)) {
+      named = true;
+      w->woken = true;
+      w->timer->cancel();
+    }
+  }
+  if (!named) {
+    unseen_.insert(key);
+  }
+}
+
+bool EtcdKv::take_unseen(const std::vector<std::string>& keys) {
+  bool any = false;
+  for (const auto& key : keys) {
+    any = unseen_.erase(key) > 0 || any;
+  }
+  return any;
+}
+
+void EtcdKv::close_feeds() {
+  for (auto& [key, feed] : feeds_) {
+    feed->close();
+  }
+  feeds_.clear();
+  unseen_.clear();
 }
 
 }  // namespace ddprun::rdzv

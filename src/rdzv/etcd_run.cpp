@@ -79,21 +79,82 @@ auto retrying(etcd::Client& client, Clock::time_point until, Call call) -> declt
 
 }  // namespace
 
+struct EtcdRun::Life {
+  bool alive = true;
+};
+
 EtcdRun::EtcdRun(etcd::Client& client, EtcdRunOptions options, etcd::Lease lease)
     : client_(client),
       options_(std::move(options)),
       lease_(lease),
-      run_prefix_(etcd_run_prefix(options_.key_prefix, options_.run_id)) {
+      run_prefix_(etcd_run_prefix(options_.key_prefix, options_.run_id)),
+      life_(std::make_shared<Life>()) {
+  keep_lease();
+}
+
+EtcdRun::~EtcdRun() { life_->alive = false; }
+
+// The keeper reports a loss once and ends; the callback never runs after the keeper is gone.
+void EtcdRun::keep_lease() {
   keeper_ = std::make_unique<etcd::LeaseKeeper>(client_, lease_, [this](const Error& e) {
     spdlog::error(
         "etcd-v3 rendezvous '{}': this agent's lease is lost ({}): its keep-alive keys are "
-        "gone, so the other nodes count it as dead and re-form without it",
+        "gone, so the other nodes count it as dead; taking a new lease",
         options_.run_id, e.message);
+    asio::co_spawn(client_.executor(), replace_lease(life_), asio::detached);
   });
   keeper_->start();
 }
 
-EtcdRun::~EtcdRun() = default;
+// `life` says whether this object still exists after each suspension.
+asio::awaitable<void> EtcdRun::replace_lease(std::shared_ptr<Life> life) {
+  bool granted = false;
+  while (life->alive && !finished_) {
+    if (!granted) {
+      auto lease = co_await client_.lease_grant(options_.lease_ttl);
+      if (!life->alive || finished_) {
+        co_return;  // a lease granted now expires unrenewed
+      }
+      if (lease) {
+        granted = true;
+        lease_ = *lease;
+        etcd_kv_->set_lease(lease_.id);
+        keep_lease();
+      } else {
+        spdlog::debug("etcd-v3 rendezvous '{}': taking a new lease: {}", options_.run_id,
+                      lease.error().message);
+      }
+    }
+    if (granted) {
+      auto rewritten = co_await rewrite_own_keys(*life);
+      if (!life->alive || finished_ || rewritten) {
+        co_return;
+      }
+      spdlog::debug("etcd-v3 rendezvous '{}': writing this agent's keys again: {}", options_.run_id,
+                    rewritten.error().message);
+    }
+    co_await pause(client_.executor());
+  }
+}
+
+asio::awaitable<Result<void>> EtcdRun::rewrite_own_keys(const Life& life) {
+  const auto alive_key =
+      etcd_alive_prefix(etcd_generation_prefix(run_prefix_, generation_)) + options_.node_id;
+  etcd::PutRequest alive{alive_key, options_.node_id, lease_.id};  // named: see heartbeat_after
+  auto put = co_await client_.put(std::move(alive));
+  if (!life.alive || !put) {
+    co_return put ? make_error(ErrorCode::closed, "etcd-v3 rendezvous: ended") : put.error();
+  }
+  auto n = co_await etcd_kv_->rewrite_leased();
+  if (!n) {
+    co_return n.error();
+  }
+  spdlog::warn(
+      "etcd-v3 rendezvous '{}': this agent holds a new lease ({}) and wrote its alive key and "
+      "its {} other keys again",
+      options_.run_id, lease_.id, *n);
+  co_return Result<void>{};
+}
 
 asio::awaitable<Result<std::unique_ptr<EtcdRun>>> EtcdRun::open(etcd::Client& client,
                                                                 EtcdRunOptions options) {
@@ -265,6 +326,7 @@ asio::awaitable<void> EtcdRun::finish() {
   if (std::exchange(finished_, true)) {
     co_return;
   }
+  etcd_kv_->close_feeds();
   co_await keeper_->stop();
   if (auto r = co_await client_.lease_revoke(lease_.id); !r) {
     spdlog::warn(
@@ -293,6 +355,25 @@ asio::awaitable<void> EtcdRun::finish() {
   }
   spdlog::info("etcd-v3 rendezvous '{}': removed generation {} (no agent left in it)",
                options_.run_id, generation_);
+  co_await remove_abandoned(generation_ - 1);
+}
+
+// A closed generation whose last agent died while leaving (its alive key outlived it until its
+// lease ran out) has nobody left to remove it; the next generation's last agent out does.
+asio::awaitable<void> EtcdRun::remove_abandoned(std::int64_t generation) {
+  if (generation < 1) {
+    co_return;
+  }
+  const auto gen_prefix = etcd_generation_prefix(run_prefix_, generation);
+  auto anyone = co_await client_.range(prefix_range(etcd_alive_prefix(gen_prefix), 1));
+  if (!anyone || !anyone->kvs.empty()) {
+    co_return;
+  }
+  auto removed = co_await client_.erase(prefix_delete(gen_prefix));
+  if (removed && removed->deleted > 0) {
+    spdlog::info("etcd-v3 rendezvous '{}': removed generation {} (left behind by agents that died)",
+                 options_.run_id, generation);
+  }
 }
 
 }  // namespace ddprun::rdzv

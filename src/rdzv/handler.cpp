@@ -4,10 +4,12 @@
 // the header go through update(): compare-and-set against the exact bytes read, and after a
 // lost race a short random backoff and a fresh read, until the change sticks or no longer
 // applies. A waiting node blocks on its own rank key, so the closer's write wakes it at once
-// without anyone polling.
+// without anyone polling. A node waiting for a running or closing round waits on the header
+// through Kv::wait_for_change: a poll on c10d, a watch on etcd (waits.hpp).
 
 #include "ddprun/rdzv/handler.hpp"
 
+#include "ddprun/rdzv/waits.hpp"
 #include "ddprun/util/batches.hpp"
 
 #include <spdlog/spdlog.h>
@@ -125,6 +127,12 @@ asio::awaitable<void> DynamicRendezvous::sleep(std::chrono::milliseconds d) {
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
 
+asio::awaitable<bool> DynamicRendezvous::wait_for_others(std::vector<std::string> keys,
+                                                         std::chrono::milliseconds d) {
+  asio::steady_timer timer(ctx_, d);
+  co_return co_await kv_.wait_for_change(std::move(keys), timer);
+}
+
 double DynamicRendezvous::unit_random() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
 }
@@ -236,9 +244,15 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::join_step
       co_return not_yet(co_await close_round(h));
     case JoinStep::await_assignment:
       co_return co_await await_assignment(h, d.until);
-    case JoinStep::wait:
-      co_await sleep(std::chrono::milliseconds(std::max<WallMs>(1, d.until - wall_now())));
+    case JoinStep::wait: {
+      // Only the header can change the decision before `until`: a store that watches wakes
+      // this node at its change, so the look after the wait is a fallback there.
+      const WallMs until = join_wait_until(d.until, join_view(), settings_, kv_.watches_changes());
+      std::vector<std::string> keys{key_};
+      co_await wait_for_others(std::move(keys),
+                               std::chrono::milliseconds(std::max<WallMs>(1, until - wall_now())));
       co_return R(std::nullopt);
+    }
     case JoinStep::set_deadline:
       changed = co_await update(
           [&](const RoundHeader& c) { return with_deadline(c, round, wall_now(), settings_); });

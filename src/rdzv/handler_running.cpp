@@ -4,6 +4,7 @@
 // exit barrier and the close op.
 
 #include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/waits.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <spdlog/spdlog.h>
@@ -77,14 +78,15 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
   }
   std::optional<WallMs> failing_since;  ///< when the current run of failed syncs began
   WallMs next_ring_check = wall_now() + settings_.keep_alive_interval.count();
-  while (true) {
-    watch_timer_.expires_after(settings_.watch_interval);
-    boost::system::error_code ec;
-    co_await watch_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  for (bool first = true;; first = false) {
+    watch_timer_.expires_after(
+        watch_wait(settings_, kv_.watches_changes(), first, failing_since.has_value()));
+    auto keys = watched_keys();
+    const bool changed = co_await kv_.wait_for_change(std::move(keys), watch_timer_);
     if (generation != watch_generation_) {
       co_return RunSignal::none;
     }
-    const RunSignal signal = co_await watch_once(failing_since, next_ring_check);
+    const RunSignal signal = co_await watch_once(failing_since, next_ring_check, changed);
     if (generation != watch_generation_) {
       co_return RunSignal::none;
     }
@@ -94,14 +96,26 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
   }
 }
 
-// One look: the header and the round's stacks request, and every keep_alive_interval the
+std::vector<std::string> DynamicRendezvous::watched_keys() const {
+  const int round = last_round_->round;
+  std::vector<std::string> keys{key_, stacks_request_key(settings_.run_id, round)};
+  if (const std::string& watched = last_round_->assignment.watch_id; !watched.empty()) {
+    keys.push_back(heartbeat_key(settings_.run_id, watched));
+  }
+  return keys;
+}
+
+// One look: the header and the round's stacks request, and every keep_alive_interval (or when
+// a change woke this node: on etcd, a dead member's heartbeat key vanishes with its lease) the
 // watched member's heartbeat with them. A silent member ends the round for everyone (it is
 // "lost"); another member's stacks request is raised once, when nothing ends the round.
 asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& failing_since,
-                                                         WallMs& next_ring_check) {
+                                                         WallMs& next_ring_check,
+                                                         bool woke_on_change) {
   const int round = last_round_->round;
   const std::string watched = last_round_->assignment.watch_id;
-  const bool ring = !watched.empty() && wall_now() >= next_ring_check;
+  const bool ring =
+      is_ring_check_due(!watched.empty(), woke_on_change, wall_now(), next_ring_check);
   std::vector<std::string> keys{key_, stacks_request_key(settings_.run_id, round)};
   if (ring) {
     keys.push_back(heartbeat_key(settings_.run_id, watched));
@@ -271,7 +285,10 @@ asio::awaitable<Result<void>> DynamicRendezvous::exit_barrier(std::chrono::milli
                                std::to_string(last_round_->group_world_size()) +
                                " nodes done after " + std::to_string(timeout.count()) + " ms");
     }
-    co_await sleep(settings_.poll_interval);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    std::vector<std::string> keys{key};
+    co_await wait_for_others(std::move(keys), barrier_wait(settings_, kv_.watches_changes(), left));
     count = co_await kv_.add(key, 0);
   }
 }

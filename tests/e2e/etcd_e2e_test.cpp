@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "exclusion_scenario.hpp"
 #include "multinode_agents.hpp"
@@ -361,4 +363,140 @@ TEST_F(EtcdE2E, ANodeWhoseWorkersAlwaysFailIsLeftOut) {
           false,
           {"--rdzv_backend", "etcd-v3", "--rdzv_endpoint", endpoints, "--rdzv_id", "excl"}},
       0);
+}
+
+namespace {
+
+/// How many keys etcd holds whose name contains `part`.
+std::size_t keys_with(const EtcdCluster& cluster, const std::string& part) {
+  std::size_t n = 0;
+  std::istringstream in(etcd_keys(cluster));
+  for (std::string key; std::getline(in, key);) {
+    n += contains(key, part) ? 1U : 0U;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_F(EtcdE2E3, ABriefQuorumLossIsRiddenOutAndALastingOneEndsTheJobWithOneClearError) {
+  std::vector<std::string> dirs{make_temp_dir("ddprun-etcd-quorum-"),
+                                make_temp_dir("ddprun-etcd-quorum-")};
+  Agents agents;
+  for (int k = 0; k < 2; ++k) {
+    agents.start(concat(concat(clean_ddprun(), etcd_flags("2", cluster_.endpoints(), "quorum", k,
+                                                          k_leader_loss_conf)),
+                        rounds(dirs[static_cast<std::size_t>(k)], dirs[0] + "/never")));
+  }
+  ASSERT_TRUE(eventually(
+      [&] {
+        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
+      },
+      k_event_timeout))
+      << agents.all_logs();
+  // Two of three members freeze for less than the keep-alive bound (6 s): calls wait, the job
+  // carries on.
+  cluster_.pause_member(1, true);
+  cluster_.pause_member(2, true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the outage, not a sync
+  cluster_.pause_member(1, false);
+  cluster_.pause_member(2, false);
+  EXPECT_FALSE(eventually([&] { return starts(dirs[0]).size() > 1 || starts(dirs[1]).size() > 1; },
+                          std::chrono::seconds(6)))
+      << "the workers were restarted:\n"
+      << agents.all_logs();
+  // For good: no quorum, so nothing can be read; each agent gives up after the bound.
+  cluster_.kill_member(1);
+  cluster_.kill_member(2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(agents.wait(k), 1) << agents.all_logs();
+    EXPECT_TRUE(contains(agents.err(k), "lost the rendezvous store")) << agents.err(k);
+    EXPECT_TRUE(contains(agents.err(k), "127.0.0.1:" + std::to_string(cluster_.client_port(0))))
+        << "the error names the member that was asked:\n"
+        << agents.err(k);
+    EXPECT_EQ(starts(dirs[k]).size(), 1u) << "no restart without a store";
+  }
+}
+
+TEST_F(EtcdE2E, AnAgentKilledWhileJoiningIsLeftOutOfTheRound) {
+  const std::string conf =
+      "join_timeout=30,last_call_timeout=4,keep_alive_interval=1,keep_alive_max_attempt=2";
+  std::vector<std::string> dirs{make_temp_dir("ddprun-etcd-join-"),
+                                make_temp_dir("ddprun-etcd-join-"),
+                                make_temp_dir("ddprun-etcd-join-")};
+  const std::string release = dirs[0] + "/release";
+  touch(release);
+  auto flags = [&](int k) {
+    return concat(concat(clean_ddprun(), etcd_flags("2:3", cluster_.endpoints(), "join", k, conf)),
+                  rounds(dirs[static_cast<std::size_t>(k)], release));
+  };
+  Agents agents;
+  agents.start(flags(0));
+  ASSERT_TRUE(eventually([&] { return keys_with(cluster_, "/0/slot/1") == 1; }, k_event_timeout));
+  agents.start(flags(1));
+  ASSERT_TRUE(eventually([&] { return keys_with(cluster_, "/0/slot/2") == 1; }, k_event_timeout));
+  agents.signal(1, SIGKILL);  // in round 0's last call: it cannot have closed with 2 of 3
+  EXPECT_EQ(agents.wait(1), 128 + SIGKILL);
+  // Its lease expires (TTL 3 s) and takes its keys: the closer finds its slot empty.
+  ASSERT_TRUE(eventually([&] { return keys_with(cluster_, "/alive/") == 1; }, k_event_timeout));
+  agents.start(flags(2));
+  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
+  EXPECT_EQ(agents.wait(2), 0) << agents.all_logs();
+  EXPECT_TRUE(starts(dirs[1]).empty()) << agents.all_logs();
+  for (std::size_t k : {0u, 2u}) {
+    ASSERT_EQ(starts(dirs[k]).size(), 1u) << agents.all_logs();
+    EXPECT_EQ(starts(dirs[k]).back()["group_world"], "2");
+  }
+}
+
+TEST_F(EtcdE2E, AJobWhoseAgentWasKilledWhileFinishingLeavesTheIdUsable) {
+  std::vector<std::string> dirs{make_temp_dir("ddprun-etcd-end-"),
+                                make_temp_dir("ddprun-etcd-end-")};
+  Agents first;
+  for (int k = 0; k < 2; ++k) {
+    const auto dir = dirs[static_cast<std::size_t>(k)];
+    first.start(concat(
+        concat(clean_ddprun(), etcd_flags("2", cluster_.endpoints(), "end", k, k_leader_loss_conf)),
+        rounds(dir, dir + "/release")));
+  }
+  ASSERT_TRUE(eventually(
+      [&] {
+        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
+      },
+      k_event_timeout))
+      << first.all_logs();
+  // Agent 0's workers finish: it counts itself done and waits in the exit barrier for agent 1,
+  // where it is killed; agent 1 then finishes and closes the run.
+  touch(dirs[0] + "/release");
+  ASSERT_TRUE(eventually([&] { return keys_with(cluster_, "/0/done") == 1; }, k_event_timeout))
+      << first.all_logs();
+  first.signal(0, SIGKILL);
+  touch(dirs[1] + "/release");
+  EXPECT_EQ(first.wait(0), 128 + SIGKILL);
+  EXPECT_EQ(first.wait(1), 0) << first.all_logs();
+  // At once, while the killed agent's lease still lives: a new job with the same id.
+  std::vector<std::string> again{make_temp_dir("ddprun-etcd-end-"),
+                                 make_temp_dir("ddprun-etcd-end-")};
+  const std::string release = again[0] + "/release";
+  Agents second;
+  for (int k = 0; k < 2; ++k) {
+    second.start(concat(concat(clean_ddprun(), etcd_flags("2", cluster_.endpoints(), "end", k)),
+                        rounds(again[static_cast<std::size_t>(k)], release)));
+  }
+  ASSERT_TRUE(eventually(
+      [&] {
+        return last_start_has(again[0], "world", "2") && last_start_has(again[1], "world", "2");
+      },
+      k_event_timeout))
+      << second.all_logs();
+  EXPECT_TRUE(contains(second.all_logs(), "started generation 2")) << second.all_logs();
+  // The killed agent's lease runs out; the new job's last agent out removes both generations.
+  ASSERT_TRUE(eventually([&] { return keys_with(cluster_, "/g1/alive/") == 0; }, k_event_timeout));
+  touch(release);
+  EXPECT_EQ(second.wait(0), 0) << second.all_logs();
+  EXPECT_EQ(second.wait(1), 0) << second.all_logs();
+  for (const auto& dir : again) {
+    EXPECT_EQ(starts(dir).size(), 1u) << second.all_logs();
+  }
+  EXPECT_EQ(keys_without_blank_lines(etcd_keys(cluster_)), "") << "no generation was left behind";
 }

@@ -199,6 +199,13 @@ void EtcdCluster::kill_member(std::size_t member) {
   }
 }
 
+void EtcdCluster::pause_member(std::size_t member, bool paused) {
+  const Member& m = members_.at(member);
+  if (m.pid > 0) {
+    kill(m.pid, paused ? SIGSTOP : SIGCONT);
+  }
+}
+
 std::string EtcdCluster::enable_auth(const std::string& user, const std::string& password) {
   const std::vector<std::vector<std::string>> steps = {
       {"user", "add", "root:" + root_password_},

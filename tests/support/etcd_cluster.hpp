@@ -41,6 +41,9 @@ class EtcdCluster {
   int client_port(std::size_t member) const { return members_.at(member).client_port; }
   /// SIGKILL one member and reap it.
   void kill_member(std::size_t member);
+  /// SIGSTOP (`paused`) or SIGCONT one member: a stopped member keeps its sockets, so calls to
+  /// it wait instead of being refused, and it takes part in the cluster again when continued.
+  void pause_member(std::size_t member, bool paused);
   /// Runs etcdctl against the cluster (TLS flags added); "" on success, else its stderr.
   std::string etcdctl(const std::vector<std::string>& args) const;
   /// Adds `user` (read-write on every key under "/") and root, then turns authentication on.

@@ -4,12 +4,15 @@
 // TCPStore emulation is used directly: compare_set and add are txns on the value / on
 // mod_revision (no lock, no server-side state), a blocking get is a watch (no polling), and
 // multi_get_now / multi_set are txns of ranges / puts (one round trip per 128 keys, etcd's
-// default --max-txn-ops).
+// default --max-txn-ops), and wait_for_change is a watch: one long-lived stream per key a wait
+// names (a "feed"), not a poll. Per key, not one stream on the run's prefix: that prefix holds
+// every agent's heartbeat, so each agent would receive all of them (N^2 events per interval).
 
 #include "ddprun/etcd/client.hpp"
 #include "ddprun/rdzv/kv.hpp"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -40,21 +43,51 @@ class EtcdKv final : public Kv {
       std::vector<std::string> keys) override;
   asio::awaitable<Result<void>> multi_set(
       std::vector<std::pair<std::string, std::string>> pairs) override;
-  /// Cancels the watches of every blocking get() in progress: each returns ErrorCode::closed.
+  /// Cancels the watches of every blocking get() in progress (each returns ErrorCode::closed),
+  /// ends every wait_for_change() and closes every feed.
   void interrupt_waits() override;
+
+  /// Ends at `timer` or at the first put or delete of one of `keys` after this Kv's last read
+  /// (a change that came while no wait named its key ends the next wait that does, at once).
+  /// Each key's feed opens in the background at the first wait naming it, from the revision
+  /// after the last read, so opening never delays a wait and nothing in between is missed; a
+  /// feed that neither this wait nor one in progress names is closed. A feed whose stream
+  /// fails ends the waits naming it (their read then says what is wrong) and opens again.
+  asio::awaitable<bool> wait_for_change(std::vector<std::string> keys,
+                                        asio::steady_timer& timer) override;
+  bool watches_changes() const override { return true; }
+  /// Closes every feed: each stream's connection closes now. Waits in progress are not ended.
+  void close_feeds();
+  /// Keys with an open feed (tests).
+  std::size_t feed_count() const { return feeds_.size(); }
 
   /// Later writes carry `lease` (a replacement for one that was lost).
   void set_lease(etcd::LeaseId lease) { lease_ = lease; }
+  /// Writes every key that set() or multi_set() last wrote with the lease again, with the
+  /// current one (after set_lease() replaced a lost lease, whose keys etcd deleted). Returns how
+  /// many keys were written.
+  asio::awaitable<Result<std::size_t>> rewrite_leased();
   const std::string& prefix() const { return prefix_; }
 
-  struct Wait;  // one blocking get's watch and flags, shared with its deadline timer
+  struct Wait;    // one blocking get's watch and flags, shared with its deadline timer
+  struct Feed;    // one key's long-lived watch, shared with the coroutine that reads it
+  struct Waiter;  // one wait_for_change() in progress
 
  private:
   std::string full(const std::string& key) const { return prefix_ + key; }
   etcd::PutRequest put_of(const std::string& key, std::string value) const;
+  /// put_of, remembering the value of a leased key for rewrite_leased().
+  etcd::PutRequest kept_put_of(const std::string& key, std::string value);
   asio::awaitable<Result<std::string>> wait_for_put(const std::string& key, etcd::Revision after,
                                                     std::chrono::milliseconds timeout,
                                                     int interrupts);
+  void note_read(etcd::Revision revision) { read_revision_ = std::max(read_revision_, revision); }
+  /// Opens a feed for each of `keys` without one; closes those nobody waits for.
+  void keep_feeds(const std::vector<std::string>& keys);
+  /// A feed saw `key` change: ends the waits naming it, or keeps it for the next one.
+  void on_change(const std::string& key);
+  /// Whether one of `keys` changed unseen; forgets those that did.
+  bool take_unseen(const std::vector<std::string>& keys);
 
   etcd::Client& client_;
   std::string prefix_;
@@ -62,6 +95,11 @@ class EtcdKv final : public Kv {
   LeasedKeys leased_;
   std::set<std::shared_ptr<Wait>> waits_;
   int interrupts_ = 0;  // interrupt_waits() calls, so a get() still opening its watch ends too
+  std::map<std::string, std::shared_ptr<Feed>> feeds_;  // by key, without the prefix
+  std::set<Waiter*> waiters_;
+  std::set<std::string> unseen_;                      // keys changed while no wait named them
+  etcd::Revision read_revision_ = 0;                  // the newest revision a read of this Kv saw
+  std::map<std::string, std::string> leased_values_;  // what rewrite_leased() writes
 };
 
 }  // namespace ddprun::rdzv

@@ -42,13 +42,27 @@ class EtcdRun {
   /// The rendezvous' store: this generation's keys, this agent's own ones on its lease.
   Kv& kv();
   std::int64_t generation() const { return generation_; }
-  /// This agent leaves the run: stops renewing and revokes its lease (its own keys vanish at
-  /// once), then deletes the generation when no agent is left alive in it. Errors are logged;
-  /// a second call does nothing.
+  /// The lease this agent's keys are on now (a lost one is replaced, see below).
+  etcd::LeaseId lease_id() const { return lease_.id; }
+  /// This agent leaves the run: closes the Kv's watch streams, stops renewing and revokes its
+  /// lease (its own keys vanish at once), then deletes the generation when no agent is left
+  /// alive in it, and the previous one too when no agent is alive there either (a job whose
+  /// last agent died while leaving). Errors are logged; a second call does nothing.
   asio::awaitable<void> finish();
+
+  /// When the LeaseKeeper finds the lease lost (etcd says it expired, or no member renewed it
+  /// for a whole TTL), the agent takes a new one, retrying until etcd grants it or finish(),
+  /// and writes its alive key and every key of its own again on it: its liveness keys come
+  /// back instead of the agent running on without them. Peers that saw the keys vanish have
+  /// counted it as lost by then; it joins their next round as any dropped node does.
+  struct Life;  // shared with the coroutine that takes a new lease: says whether this lives
 
  private:
   EtcdRun(etcd::Client& client, EtcdRunOptions options, etcd::Lease lease);
+  void keep_lease();
+  asio::awaitable<void> replace_lease(std::shared_ptr<Life> life);
+  asio::awaitable<Result<void>> rewrite_own_keys(const Life& life);
+  asio::awaitable<void> remove_abandoned(std::int64_t generation);
   asio::awaitable<Result<bool>> try_join();
   /// Whether a keep-alive of generation_ is written after `revision`, within liveness_wait.
   asio::awaitable<Result<bool>> heartbeat_after(etcd::Revision revision);
@@ -62,6 +76,7 @@ class EtcdRun {
   std::unique_ptr<EtcdKv> etcd_kv_;
   std::unique_ptr<SignedKv> signed_kv_;
   std::unique_ptr<etcd::LeaseKeeper> keeper_;
+  std::shared_ptr<Life> life_;
   bool finished_ = false;
 };
 

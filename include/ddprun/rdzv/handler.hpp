@@ -86,8 +86,11 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   /// expected and arrived nodes), or the store's error.
   asio::awaitable<Result<RoundResult>> next_round();
 
-  /// While workers run: polls the state every watch_interval and returns the first signal
-  /// other than none; returns none when stop_watch(), next_round() or shutdown() ends it.
+  /// While workers run: looks at the state every watch_interval, or, on a store that watches
+  /// (etcd), as soon as the header, the round's stacks request or the watched member's
+  /// heartbeat changes (at the latest every keep_alive_interval; waits.hpp), and returns the
+  /// first signal other than none; returns none when stop_watch(), next_round() or shutdown()
+  /// ends it.
   /// A store error is logged and retried (the next poll may succeed) until the store has
   /// failed for the keep-alive bound: then store_lost, with the error logged.
   asio::awaitable<RunSignal> watch();
@@ -182,12 +185,17 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   asio::awaitable<void> fill_missing(const std::vector<std::string>& keys,
                                      std::vector<std::string>& texts);
   asio::awaitable<void> sleep(std::chrono::milliseconds d);
+  /// Waits `d`, less when one of `keys` changes first (Kv::wait_for_change); true if it did.
+  asio::awaitable<bool> wait_for_others(std::vector<std::string> keys, std::chrono::milliseconds d);
   asio::awaitable<void> jitter();
   double unit_random();  ///< uniform in [0, 1)
   asio::awaitable<void> heartbeat_loop(std::shared_ptr<DynamicRendezvous> keep, int generation);
   asio::awaitable<void> beat_once();
   asio::awaitable<RunSignal> watch_once(std::optional<WallMs>& failing_since,
-                                        WallMs& next_ring_check);
+                                        WallMs& next_ring_check, bool woke_on_change);
+  /// The keys whose change ends watch()'s wait: the header, the round's stacks request and
+  /// the watched member's heartbeat.
+  std::vector<std::string> watched_keys() const;
   asio::awaitable<bool> slot_won(int round);
   /// watch_once's look at the round's stacks request: stacks_requested once per request.
   RunSignal stacks_signal(int round, const std::string& text);

@@ -36,9 +36,27 @@ class Kv {
   /// Stores every pair in one request.
   virtual asio::awaitable<Result<void>> multi_set(
       std::vector<std::pair<std::string, std::string>> pairs) = 0;
-  /// Ends every blocking get() in progress now, with an error (a leaving node's join).
+  /// Ends every blocking get() in progress now, with an error (a leaving node's join), and
+  /// every wait_for_change() (which then returns true).
   virtual void interrupt_waits() = 0;
+
+  /// Waits for other nodes' writes. Ends when `timer` fires (the caller arms it and may cancel
+  /// it to end the wait early) or, on a store that watches (watches_changes()), at the first put
+  /// or delete of one of `keys` after this Kv's last read. Returns true when a change (or
+  /// interrupt_waits()) ended it: look again at once. The default only waits on the timer: the
+  /// TCPStore cannot watch, so c10d polls as it always did.
+  virtual asio::awaitable<bool> wait_for_change(std::vector<std::string> keys,
+                                                asio::steady_timer& timer);
+  /// Whether wait_for_change() ends at a change; callers may then wait longer between looks.
+  virtual bool watches_changes() const { return false; }
 };
+
+inline asio::awaitable<bool> Kv::wait_for_change([[maybe_unused]] std::vector<std::string> keys,
+                                                 asio::steady_timer& timer) {
+  boost::system::error_code ec;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  co_return false;
+}
 
 /// In-process Kv on one io_context (single thread, like the agent). Blocking gets park on a
 /// timer that set/compare_set/add wake. `fail_all` makes every later call fail, to test

@@ -134,5 +134,100 @@ TEST_F(EtcdKvTest, MultiSetAndMultiGetSpanSeveralTxns) {
   EXPECT_EQ((*values)[300], "");
 }
 
+asio::awaitable<void> wait_into(EtcdKv& kv, std::vector<std::string> keys,
+                                asio::steady_timer& timer, std::optional<bool>& out) {
+  out = co_await kv.wait_for_change(std::move(keys), timer);
+}
+
+/// Starts kv.wait_for_change(keys) with a `bound` timer; the result lands in `out`.
+void start_wait(asio::io_context& io, EtcdKv& kv, std::vector<std::string> keys,
+                asio::steady_timer& timer, std::chrono::milliseconds bound,
+                std::optional<bool>& out) {
+  out.reset();
+  timer.expires_after(bound);
+  asio::co_spawn(io, wait_into(kv, std::move(keys), timer, out), asio::detached);
+}
+
+/// Runs `io` until `out` is set, at most `limit`; how long that took.
+std::chrono::milliseconds run_until(asio::io_context& io, const std::optional<bool>& out,
+                                    std::chrono::milliseconds limit = 5s) {
+  const auto t0 = std::chrono::steady_clock::now();
+  io.restart();
+  while (!out && std::chrono::steady_clock::now() - t0 < limit) {
+    io.run_for(10ms);
+  }
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                               t0);
+}
+
+TEST_F(EtcdKvTest, WaitForChangeEndsAtAPutOrADeleteAndOtherwiseAtItsTimer) {
+  asio::steady_timer timer(io_);
+  std::optional<bool> woke;
+  ASSERT_TRUE(run(kv_->multi_get_now({"w"})));  // the wait counts changes after this read
+  start_wait(io_, *kv_, {"w", "other"}, timer, 20s, woke);
+  ASSERT_TRUE(run(peer_->set("w", "1")));
+  run_until(io_, woke);
+  ASSERT_TRUE(woke.has_value()) << "a put of a named key did not end the wait";
+  EXPECT_TRUE(*woke);
+
+  start_wait(io_, *kv_, {"w"}, timer, 20s, woke);
+  ASSERT_TRUE(run(other_->erase({"/job/w", {}})));
+  run_until(io_, woke);
+  ASSERT_TRUE(woke.has_value()) << "a delete (a lease expiring) did not end the wait";
+  EXPECT_TRUE(*woke);
+
+  start_wait(io_, *kv_, {"w"}, timer, 400ms, woke);
+  ASSERT_TRUE(run(peer_->set("not-named", "x")));
+  const auto took = run_until(io_, woke);
+  ASSERT_TRUE(woke.has_value());
+  EXPECT_FALSE(*woke) << "another key's change ended the wait";
+  EXPECT_GE(took, 300ms);
+  EXPECT_EQ(kv_->feed_count(), 1u) << "the feed of \"other\" is closed once no wait names it";
+}
+
+TEST_F(EtcdKvTest, AChangeWhileNobodyWaitsEndsTheNextWaitAtOnce) {
+  asio::steady_timer timer(io_);
+  std::optional<bool> woke;
+  ASSERT_TRUE(run(kv_->multi_get_now({"k"})));
+  ASSERT_TRUE(run(peer_->set("k", "before the first wait")));
+  start_wait(io_, *kv_, {"k"}, timer, 20s, woke);
+  run_until(io_, woke);
+  ASSERT_TRUE(woke.has_value()) << "a change after the last read, before the watch, was missed";
+  EXPECT_TRUE(*woke);
+  // Between two waits (the caller reading): kept for the next wait.
+  ASSERT_TRUE(run(peer_->set("k", "between waits")));
+  bool seen = false;
+  for (int i = 0; i < 200 && !seen; ++i) {
+    start_wait(io_, *kv_, {"k"}, timer, 10ms, woke);
+    run_until(io_, woke);
+    seen = woke.value_or(false);
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(EtcdKvTest, WaitForChangeEndsWhenItsTimerIsCancelledOrTheKvInterrupted) {
+  asio::steady_timer timer(io_);
+  std::optional<bool> woke;
+  start_wait(io_, *kv_, {"c"}, timer, 20s, woke);
+  io_.restart();
+  io_.run_for(50ms);
+  timer.cancel();
+  EXPECT_LT(run_until(io_, woke), 1s);
+  ASSERT_TRUE(woke.has_value());
+  EXPECT_FALSE(*woke);
+
+  start_wait(io_, *kv_, {"c"}, timer, 20s, woke);
+  io_.restart();
+  io_.run_for(50ms);
+  kv_->interrupt_waits();
+  EXPECT_LT(run_until(io_, woke), 1s);
+  ASSERT_TRUE(woke.has_value());
+  EXPECT_TRUE(*woke) << "an interrupted wait says: look again";
+  EXPECT_EQ(kv_->feed_count(), 0u) << "interrupt_waits() closes the watch streams";
+  kv_.reset();  // a closed feed's coroutine outlives its Kv safely
+  io_.restart();
+  io_.run_for(100ms);
+}
+
 }  // namespace
 }  // namespace ddprun::etcd::test

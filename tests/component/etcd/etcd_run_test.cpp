@@ -171,5 +171,32 @@ TEST_F(EtcdRunTest, SignedWithTheTokenWhenThereIsOne) {
   run((*a)->finish());
 }
 
+TEST_F(EtcdRunTest, ALostLeaseIsReplacedAndTheAgentsKeysAreWrittenAgain) {
+  auto a = open("a", 3s);  // renewed every second
+  ASSERT_TRUE(a);
+  const std::string hb = "/t/job/g1/" + rdzv::heartbeat_key("job", "a");
+  EXPECT_TRUE(run(a->kv().set(rdzv::heartbeat_key("job", "a"), "1")));
+  const auto lost = a->lease_id();
+  ASSERT_TRUE(run(client_->lease_revoke(lost)));  // as etcd does when the lease expires
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  std::optional<KeyValue> back;
+  while (std::chrono::steady_clock::now() < deadline) {
+    io_.restart();
+    io_.run_for(100ms);
+    auto got = run(client_->get(hb));
+    if (got && *got && (*got)->lease != lost) {
+      back = **got;
+      break;
+    }
+  }
+  ASSERT_TRUE(back) << "the heartbeat key did not come back";
+  EXPECT_EQ(back->value, "1");
+  EXPECT_EQ(back->lease, a->lease_id());
+  EXPECT_NE(a->lease_id(), lost);
+  EXPECT_EQ(keys_under("/t/job/g1/alive/"), 1u);
+  run(a->finish());
+  EXPECT_EQ(keys_under("/t/job/"), 0u) << "the new lease was revoked with the rest";
+}
+
 }  // namespace
 }  // namespace ddprun::etcd::test

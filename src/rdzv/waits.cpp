@@ -1,0 +1,36 @@
+#include "ddprun/rdzv/waits.hpp"
+
+#include <algorithm>
+
+namespace ddprun::rdzv {
+
+std::chrono::milliseconds watch_wait(const RdzvSettings& s, bool store_watches, bool first_look,
+                                     bool failing) {
+  if (!store_watches || first_look || failing) {
+    return s.watch_interval;
+  }
+  return std::max(s.watch_interval, s.keep_alive_interval);
+}
+
+WallMs join_wait_until(WallMs until, const JoinView& v, const RdzvSettings& s, bool store_watches) {
+  if (!store_watches) {
+    return until;
+  }
+  const WallMs fallback = std::min(v.now + s.keep_alive_interval.count(), v.join_deadline + 1);
+  return std::max(until, fallback);
+}
+
+std::chrono::milliseconds barrier_wait(const RdzvSettings& s, bool store_watches,
+                                       std::chrono::milliseconds left) {
+  if (!store_watches) {
+    return s.poll_interval;
+  }
+  const auto fallback = std::max(s.poll_interval, s.keep_alive_interval);
+  return std::clamp(left, std::chrono::milliseconds(1), fallback);
+}
+
+bool is_ring_check_due(bool has_watched, bool woke_on_change, WallMs now, WallMs next_ring_check) {
+  return has_watched && (woke_on_change || now >= next_ring_check);
+}
+
+}  // namespace ddprun::rdzv

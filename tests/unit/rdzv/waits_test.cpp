@@ -1,0 +1,61 @@
+#include "ddprun/rdzv/waits.hpp"
+
+#include <gtest/gtest.h>
+
+#include "fixtures.hpp"
+
+namespace ddprun::rdzv {
+namespace {
+
+using namespace std::chrono_literals;
+using test::settings;
+
+TEST(Waits, WatchPollsAsBeforeOnAStoreThatCannotWatch) {
+  const auto s = settings(2, 3);  // watch 250 ms, keep-alive 5 s
+  for (bool first : {false, true}) {
+    for (bool failing : {false, true}) {
+      EXPECT_EQ(watch_wait(s, false, first, failing), 250ms);
+    }
+  }
+}
+
+TEST(Waits, WatchFallsBackToTheRingCadenceOnAStoreThatWatches) {
+  const auto s = settings(2, 3);
+  EXPECT_EQ(watch_wait(s, true, false, false), 5000ms);
+  EXPECT_EQ(watch_wait(s, true, true, false), 250ms) << "the first look, as before";
+  EXPECT_EQ(watch_wait(s, true, false, true), 250ms) << "a failing store is polled";
+  auto fast = s;
+  fast.keep_alive_interval = 100ms;
+  EXPECT_EQ(watch_wait(fast, true, false, false), 250ms) << "never faster than the poll";
+}
+
+TEST(Waits, JoinWaitsStretchOnlyOnAStoreThatWatchesAndNotPastTheDeadline) {
+  const auto s = settings(2, 3);
+  JoinView v;
+  v.now = 10'000;
+  v.join_deadline = 100'000;
+  EXPECT_EQ(join_wait_until(10'150, v, s, false), 10'150);
+  EXPECT_EQ(join_wait_until(10'150, v, s, true), 15'000);
+  v.join_deadline = 12'000;
+  EXPECT_EQ(join_wait_until(10'150, v, s, true), 12'001);
+  v.join_deadline = 10'050;
+  EXPECT_EQ(join_wait_until(10'150, v, s, true), 10'150) << "never shorter than decided";
+}
+
+TEST(Waits, BarrierWaitsThePollOrTheRingCadenceBoundedByItsEnd) {
+  const auto s = settings(2, 3);
+  EXPECT_EQ(barrier_wait(s, false, 10ms), 150ms) << "c10d: as before, whatever is left";
+  EXPECT_EQ(barrier_wait(s, true, 60'000ms), 5000ms);
+  EXPECT_EQ(barrier_wait(s, true, 700ms), 700ms);
+  EXPECT_EQ(barrier_wait(s, true, -5ms), 1ms);
+}
+
+TEST(Waits, TheRingIsCheckedOnItsCadenceOrAtOnceAfterAChange) {
+  EXPECT_FALSE(is_ring_check_due(true, false, 999, 1000));
+  EXPECT_TRUE(is_ring_check_due(true, false, 1000, 1000));
+  EXPECT_TRUE(is_ring_check_due(true, true, 10, 1000)) << "a vanished heartbeat key is news";
+  EXPECT_FALSE(is_ring_check_due(false, true, 5000, 1000)) << "a lone member watches nobody";
+}
+
+}  // namespace
+}  // namespace ddprun::rdzv
