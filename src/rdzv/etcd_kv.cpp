@@ -167,10 +167,14 @@ EtcdKv::EtcdKv(etcd::Client& client, std::string prefix, etcd::LeaseId lease, Le
 // Waits in progress are not touched: their timers may be gone already (the caller must not
 // wait on a Kv it destroys).
 EtcdKv::~EtcdKv() {
-  for (const auto& wait : waits_) {
-    wait->watch->cancel();
+  try {
+    for (const auto& wait : waits_) {
+      wait->watch->cancel();
+    }
+    close_feeds();
+  } catch (...) {
+    // A timer's cancel() throws only on an OS error; a feed then ends at its next wake-up.
   }
-  close_feeds();
 }
 
 etcd::PutRequest EtcdKv::put_of(const std::string& key, std::string value) const {
