@@ -28,13 +28,6 @@ namespace {
 const std::string k_leader_loss_conf =
     "join_timeout=30,last_call_timeout=1,keep_alive_interval=2,keep_alive_max_attempt=3";
 
-#define SKIP_WITHOUT_ETCD()                                           \
-  do {                                                                \
-    if (auto why = EtcdCluster::unavailable_reason(); !why.empty()) { \
-      GTEST_SKIP() << why;                                            \
-    }                                                                 \
-  } while (false)
-
 std::vector<std::string> etcd_flags(const std::string& nnodes, const std::string& endpoints,
                                     const std::string& id, int agent,
                                     const std::string& conf = k_fast_conf) {
@@ -67,7 +60,7 @@ std::string keys_without_blank_lines(const std::string& text) {
 class EtcdE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    SKIP_WITHOUT_ETCD();
+    DDPRUN_SKIP_WITHOUT_ETCD();
     ASSERT_EQ(cluster_.start(), "");
   }
   EtcdCluster cluster_;
@@ -76,7 +69,7 @@ class EtcdE2E : public ::testing::Test {
 class EtcdE2E3 : public ::testing::Test {
  protected:
   void SetUp() override {
-    SKIP_WITHOUT_ETCD();
+    DDPRUN_SKIP_WITHOUT_ETCD();
     ASSERT_EQ(cluster_.start(), "");
   }
   EtcdCluster cluster_{EtcdClusterOptions{3, false}};
@@ -192,7 +185,7 @@ TEST(EtcdE2EUnreachable, OneClearErrorNamingTheMembersAfterTheJoinTimeout) {
   const auto took = std::chrono::steady_clock::now() - t0;
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_GE(took, std::chrono::seconds(3));
-  EXPECT_LT(took, std::chrono::seconds(20));
+  EXPECT_LT(took, std::chrono::seconds(60)) << "a hang: no timing is asserted beyond that";
   const auto error_at = r.err.find("error:");
   ASSERT_NE(error_at, std::string::npos) << r.err;
   const auto line = r.err.substr(error_at, r.err.find('\n', error_at) - error_at);
@@ -290,7 +283,7 @@ TEST_F(EtcdE2E3, TheJobCarriesOnWhenTheEtcdLeaderIsKilled) {
 }
 
 TEST(EtcdE2ETls, ClientCertificatesWorkAndAWrongCaIsAClearError) {
-  SKIP_WITHOUT_ETCD();
+  DDPRUN_SKIP_WITHOUT_ETCD();
   EtcdCluster cluster(EtcdClusterOptions{1, true});
   ASSERT_EQ(cluster.start(), "");
   const std::string tls = "cacert=" + cluster.ca_file() + ",cert=" + cluster.client_cert() +

@@ -24,13 +24,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-#define SKIP_WITHOUT_ETCD()                                           \
-  do {                                                                \
-    if (auto why = EtcdCluster::unavailable_reason(); !why.empty()) { \
-      GTEST_SKIP() << why;                                            \
-    }                                                                 \
-  } while (false)
-
 constexpr auto k_status_timeout = 30s;
 
 /// `ddprun status` with the flags' environment defaults kept out.
@@ -74,7 +67,7 @@ std::size_t lines(const std::string& text) {
 class StatusEtcdE2E : public ::testing::Test {
  protected:
   void SetUp() override {
-    SKIP_WITHOUT_ETCD();
+    DDPRUN_SKIP_WITHOUT_ETCD();
     ASSERT_EQ(cluster_.start(), "");
   }
 
@@ -197,11 +190,11 @@ TEST(StatusEtcdE2EUnreachable, ASilentMemberIsAnErrorWithinTheTimeout) {
   EXPECT_TRUE(contains(r.err, "cannot reach etcd at http://" + endpoints + ": ")) << r.err;
   EXPECT_EQ(lines(r.err), 1U) << r.err;
   EXPECT_GE(took, 900ms);
-  EXPECT_LT(took, 5s);
+  EXPECT_LT(took, 30s) << "a hang: no timing is asserted beyond that";
 }
 
 TEST(StatusEtcdE2ETls, ACaThatDidNotSignTheMemberIsOneLineAndAMissingFileIsUsage) {
-  SKIP_WITHOUT_ETCD();
+  DDPRUN_SKIP_WITHOUT_ETCD();
   EtcdCluster cluster(EtcdClusterOptions{1, true});
   ASSERT_EQ(cluster.start(), "");
   const std::string client = ",cert=" + cluster.client_cert() + ",key=" + cluster.client_key();

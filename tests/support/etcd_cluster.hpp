@@ -73,3 +73,11 @@ class EtcdCluster {
 };
 
 }  // namespace ddprun::test
+
+/// Skips the current test, saying why, when Debian's etcd-server/etcd-client are missing.
+#define DDPRUN_SKIP_WITHOUT_ETCD()                                                    \
+  do {                                                                                \
+    if (auto why = ::ddprun::test::EtcdCluster::unavailable_reason(); !why.empty()) { \
+      GTEST_SKIP() << why;                                                            \
+    }                                                                                 \
+  } while (false)

@@ -60,11 +60,4 @@ inline std::unique_ptr<Client> make_client(asio::io_context& io, const std::stri
   return client ? std::move(*client) : nullptr;
 }
 
-#define DDPRUN_SKIP_WITHOUT_ETCD()                                                    \
-  do {                                                                                \
-    if (auto why = ::ddprun::test::EtcdCluster::unavailable_reason(); !why.empty()) { \
-      GTEST_SKIP() << why;                                                            \
-    }                                                                                 \
-  } while (false)
-
 }  // namespace ddprun::etcd::test

@@ -3,18 +3,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "fixtures.hpp"
+
 namespace ddprun::status {
 namespace {
 
 constexpr rdzv::WallMs k_now = 1'700'000'010'000;
 
-rdzv::NodeDesc node(const std::string& addr, std::int64_t pid, int nproc) {
-  rdzv::NodeDesc n;
-  n.addr = addr;
-  n.pid = pid;
-  n.nproc = nproc;
-  return n;
-}
+using test::node;
 
 /// Round 1 running on two nodes (host b is rank 0: it hosts the store), one node waiting.
 Snapshot running_snapshot() {

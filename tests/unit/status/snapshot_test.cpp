@@ -6,6 +6,8 @@
 
 #include <map>
 
+#include "fixtures.hpp"
+
 namespace ddprun::status {
 namespace {
 
@@ -32,13 +34,7 @@ class MapReader final : public Reader {
   int calls = 0;
 };
 
-rdzv::NodeDesc node(const std::string& addr, std::int64_t pid, int nproc) {
-  rdzv::NodeDesc n;
-  n.addr = addr;
-  n.pid = pid;
-  n.nproc = nproc;
-  return n;
-}
+using test::node;
 
 TEST(StatusSnapshot, NoStateIsNoSnapshot) {
   MapReader reader;
