@@ -359,18 +359,9 @@ std::vector<WorkerFailure> Supervisor::collect_failures() const {
 asio::awaitable<int> Supervisor::leave_job(const std::string& why) {
   spdlog::error("[{}] {}; this agent exits with status {}", cfg_.role, why, util::k_exit_excluded);
   asio::co_spawn(ctx_, withdraw(), asio::detached);
-  while (true) {
-    Event ev = co_await events_.pop();
-    if (ev.kind == Event::Kind::left) {
-      break;
-    }
-    if (ev.kind == Event::Kind::child_exited) {
-      handle_child(ev.pid, ev.status);
-    } else if (ev.kind == Event::Kind::agent_signal) {
-      spdlog::warn("Received {} while letting go of the rendezvous; exiting",
-                   process::signal_name(ev.signal));
-      break;
-    }
+  if (const int sig = co_await until_left(util::SteadyTime::max()); sig > 0) {
+    spdlog::warn("Received {} while letting go of the rendezvous; exiting",
+                 process::signal_name(sig));
   }
   co_return util::k_exit_excluded;
 }
@@ -385,28 +376,37 @@ asio::awaitable<void> Supervisor::leave_round() {
   events_.push(Event{Event::Kind::left});
 }
 
+/// Reaps exited children until the rendezvous op spawned before says it is done (the `left`
+/// event): 0 then; the signal when a handled one comes first; -1 at `deadline`.
+asio::awaitable<int> Supervisor::until_left(util::SteadyTime deadline) {
+  while (auto ev = co_await events_.pop_until(deadline)) {
+    if (ev->kind == Event::Kind::left) {
+      co_return 0;
+    }
+    if (ev->kind == Event::Kind::child_exited) {
+      handle_child(ev->pid, ev->status);
+    } else if (ev->kind == Event::Kind::agent_signal) {
+      co_return ev->signal;
+    }
+  }
+  co_return -1;
+}
+
 /// After a handled signal: leave the rendezvous so the other nodes re-form now rather than
 /// after the keep-alive bound. Bounded: a store that does not answer, or a second signal,
 /// must not hold up the exit.
 asio::awaitable<void> Supervisor::leave_rendezvous() {
   asio::co_spawn(ctx_, leave_round(), asio::detached);
-  const auto deadline = clock_.now() + k_leave_bound;
-  while (auto ev = co_await events_.pop_until(deadline)) {
-    if (ev->kind == Event::Kind::left) {
-      co_return;
-    }
-    if (ev->kind == Event::Kind::child_exited) {
-      handle_child(ev->pid, ev->status);
-    } else if (ev->kind == Event::Kind::agent_signal) {
-      spdlog::warn("Received {} again: exiting without leaving the rendezvous",
-                   process::signal_name(ev->signal));
-      co_return;
-    }
+  const int sig = co_await until_left(clock_.now() + k_leave_bound);
+  if (sig > 0) {
+    spdlog::warn("Received {} again: exiting without leaving the rendezvous",
+                 process::signal_name(sig));
+  } else if (sig < 0) {
+    spdlog::warn(
+        "could not leave the rendezvous within {} ms; exiting anyway (the other nodes "
+        "drop this one after the keep-alive bound)",
+        k_leave_bound.count());
   }
-  spdlog::warn(
-      "could not leave the rendezvous within {} ms; exiting anyway (the other nodes "
-      "drop this one after the keep-alive bound)",
-      k_leave_bound.count());
 }
 
 asio::awaitable<int> Supervisor::finish(Step step) {

@@ -352,7 +352,9 @@ TEST_F(EtcdE2E, ANodeWhoseWorkersAlwaysFailIsLeftOut) {
   const std::string endpoints = cluster_.endpoints();
   expect_failing_node_left_out(
       ExclusionJob{
-          [&](std::size_t i) { return etcd_flags("2:3", endpoints, "excl", static_cast<int>(i)); },
+          [&](std::size_t i) {
+            return etcd_flags("2:3", endpoints, "excl", static_cast<int>(i), k_exclusion_conf);
+          },
           false,
           {"--rdzv_backend", "etcd-v3", "--rdzv_endpoint", endpoints, "--rdzv_id", "excl"}},
       0);

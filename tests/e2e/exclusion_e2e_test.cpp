@@ -15,7 +15,7 @@ ExclusionJob c10d_job() {
   const int port = free_port();
   return ExclusionJob{
       [port](std::size_t i) {
-        return c10d_flags("2:3", port, 1, loopback(static_cast<int>(i)), k_fast_conf);
+        return c10d_flags("2:3", port, 1, loopback(static_cast<int>(i)), k_exclusion_conf);
       },
       true,
       {"--rdzv_endpoint", "127.0.0.1:" + std::to_string(port), "--rdzv_id", "mnjob"}};

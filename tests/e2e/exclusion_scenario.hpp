@@ -15,6 +15,12 @@
 
 namespace ddprun::test::multinode {
 
+/// k_fast_conf with a longer last call: every round before the exclusion completes at once when
+/// the third agent is in, and a loaded machine that starts one agent late must not make round 0
+/// a round of two (the failure of a round that a late joiner then ends is no failed round).
+inline const std::string k_exclusion_conf =
+    "join_timeout=30,last_call_timeout=5,keep_alive_interval=1,keep_alive_max_attempt=2";
+
 struct ExclusionJob {
   /// Agent i's rendezvous flags (--nnodes 2:3 and the backend's).
   std::function<std::vector<std::string>(std::size_t)> flags;

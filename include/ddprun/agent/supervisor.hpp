@@ -118,6 +118,7 @@ class Supervisor {
   asio::awaitable<int> finish(Step step);
   asio::awaitable<int> leave_job(const std::string& why);
   asio::awaitable<void> withdraw();
+  asio::awaitable<int> until_left(util::SteadyTime deadline);
   asio::awaitable<void> leave_round();
   asio::awaitable<void> leave_rendezvous();
 
