@@ -73,7 +73,10 @@ inline void expect_failing_node_left_out(const ExclusionJob& job, std::size_t ba
     }
   }
   EXPECT_EQ(agents.wait(bad), 3) << agents.all_logs();
-  EXPECT_EQ(starts(dirs[bad]).size(), 2U) << "two failed rounds";
+  // At least two, not exactly: under ASan in CI the failing node once started 3 times with an
+  // exclusion after 2 failures, so one of its failures was in a round that had already ended
+  // (a slow agent's late arrival ends a running round) and was not a failed round.
+  EXPECT_GE(starts(dirs[bad]).size(), 2U) << agents.all_logs();
   const std::string bad_err = agents.err(bad);
   EXPECT_TRUE(contains(bad_err, "is left out of rendezvous")) << bad_err;
   EXPECT_TRUE(contains(bad_err, "rank ")) << "names the failure: " << bad_err;
