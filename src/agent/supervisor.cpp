@@ -426,9 +426,7 @@ asio::awaitable<int> Supervisor::finish(Step step) {
   co_await stop_workers(SIGTERM);
   co_await io_.drain(std::chrono::seconds(5));
   if (step == Step::finish_success) {
-    co_await rdzv_.exit_barrier(true);
-    co_await rdzv_.shutdown();
-    co_return util::k_exit_success;
+    co_return co_await finish_success();
   }
   if (hooks_.failed) {
     hooks_.failed(collect_failures());
@@ -437,6 +435,26 @@ asio::awaitable<int> Supervisor::finish(Step step) {
   co_await rdzv_.exit_barrier(false);
   co_await rdzv_.shutdown();
   co_return util::k_exit_failure;
+}
+
+/// This node's workers succeeded: the exit barrier waits for the other nodes (up to
+/// --exit-barrier-timeout) and the run is closed. A handled signal ends that wait: the job has
+/// not finished, so the agent exits as any agent stopped by a signal does, never with 0.
+asio::awaitable<int> Supervisor::finish_success() {
+  asio::co_spawn(ctx_, close_after_success(), asio::detached);
+  if (const int sig = co_await until_left(util::SteadyTime::max()); sig > 0) {
+    received_signal_ = sig;
+    spdlog::warn("Received {} death signal while waiting for the other nodes to finish; exiting",
+                 process::signal_name(sig));
+    co_return util::k_exit_stopped_by_signal;
+  }
+  co_return util::k_exit_success;
+}
+
+asio::awaitable<void> Supervisor::close_after_success() {
+  co_await rdzv_.exit_barrier(true);
+  co_await rdzv_.shutdown();
+  events_.push(Event{Event::Kind::left});
 }
 
 asio::awaitable<int> Supervisor::run() {

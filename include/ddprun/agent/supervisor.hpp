@@ -116,6 +116,8 @@ class Supervisor {
   void signal_all(int sig);
   std::vector<WorkerFailure> collect_failures() const;
   asio::awaitable<int> finish(Step step);
+  asio::awaitable<int> finish_success();
+  asio::awaitable<void> close_after_success();
   asio::awaitable<int> leave_job(const std::string& why);
   asio::awaitable<void> withdraw();
   asio::awaitable<int> until_left(util::SteadyTime deadline);

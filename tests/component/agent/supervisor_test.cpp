@@ -67,7 +67,10 @@ class ScriptedRendezvous final : public Rendezvous {
   }
   asio::awaitable<void> exit_barrier(bool success) override {
     barriers.push_back(success);
-    co_return;
+    if (hang_barrier) {
+      ::kill(::getpid(), SIGTERM);  // the user gives up on a node that never arrives
+      co_await wait_forever();
+    }
   }
   asio::awaitable<void> shutdown() override {
     ++shutdowns;
@@ -92,6 +95,7 @@ class ScriptedRendezvous final : public Rendezvous {
   }
 
   bool hang_join = false;
+  bool hang_barrier = false;  ///< the exit barrier waits for a node that never comes (SIGTERM)
   std::map<int, RdzvSignal> raise_in_round;  ///< round number -> what watch() says at once
   std::vector<int> joins;                    ///< restart_count of each next_round call
   std::vector<bool> barriers;
@@ -388,6 +392,19 @@ TEST_F(SupervisorTest, SignalWhileRunningIsForwardedThenTheAgentLeaves) {
   EXPECT_EQ(rdzv_.joins.size(), 1U);  // no restart after a handled signal
   EXPECT_EQ(rdzv_.leaves, 1);
   EXPECT_TRUE(rdzv_.barriers.empty());
+}
+
+TEST_F(SupervisorTest, SignalInTheExitBarrierExitsOneNotZero) {
+  configure(2, 3);
+  rdzv_.hang_barrier = true;
+  int rc = run([&](int, const std::vector<pid_t>& pids) {
+    for (pid_t pid : pids) {
+      launcher_.exit_with(pid, 0);
+    }
+  });
+  EXPECT_EQ(rc, 1) << "a job stopped before every node finished did not succeed";
+  EXPECT_EQ(rdzv_.barriers, (std::vector<bool>{true}));
+  EXPECT_EQ(rdzv_.shutdowns, 0);
 }
 
 TEST_F(SupervisorTest, SuccessStillStopsGroupsWithStragglers) {
