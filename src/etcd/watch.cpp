@@ -30,6 +30,10 @@ void Watch::cancel() {
   }
 }
 
+std::string Watch::member() const {
+  return stream_ && stream_->conn ? to_string(stream_->conn->endpoint()) : std::string();
+}
+
 asio::awaitable<Result<std::unique_ptr<Watch>>> Client::watch(WatchRequest w) {
   std::unique_ptr<Watch> watch(new Watch(*this, std::move(w)));
   auto opened = co_await watch->open();
@@ -84,6 +88,10 @@ asio::awaitable<Result<void>> Watch::open_on_current() {
   }
   if (!created->created) {
     co_return make_error(ErrorCode::protocol, "etcd watch: the first message is not \"created\"");
+  }
+  if (created->canceled) {
+    lines_.insert(lines_.begin(),
+                  std::move(*first));  // created and cancelled at once: next() says so
   }
   if (last_revision_ == 0) {
     last_revision_ = req.start_revision > 0 ? req.start_revision - 1 : created->revision;

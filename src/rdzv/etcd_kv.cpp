@@ -1,7 +1,7 @@
 // rdzv::Kv over etcd. TCPStore semantics are kept exactly (compare_set's return value, add on
 // a missing key, "" for a missing key in multi_get_now); each call is one txn or a short loop
 // of them. A blocking get reads once, then watches from the revision after that read, so a
-// put between the two is not missed.
+// put between the two is not missed; when etcd compacted that revision first, it reads again.
 //
 // wait_for_change: each key a wait names gets a feed, a watch stream read by its own detached
 // coroutine (pump) for as long as waits keep naming the key. A change ends the waits naming the
@@ -51,6 +51,22 @@ Result<std::int64_t> parse_counter(const std::string& key,
 
 Error interrupted(const std::string& key) {
   return make_error(ErrorCode::closed, fmt::format("etcd kv: get \"{}\": interrupted", key));
+}
+
+Error no_value(const std::string& key, std::chrono::milliseconds timeout) {
+  return make_error(ErrorCode::timeout, fmt::format("etcd kv: get \"{}\": no value within {} ms",
+                                                    key, timeout.count()));
+}
+
+/// What etcd said when it ended a watch: its reason, or the compaction.
+std::string cancel_text(const etcd::WatchMessage& m) {
+  if (!m.cancel_reason.empty()) {
+    return m.cancel_reason;
+  }
+  if (m.compact_revision > 0) {
+    return fmt::format("compacted up to revision {}", m.compact_revision);
+  }
+  return "no reason given";
 }
 
 /// How long a feed whose stream could not be opened (or broke on every member) rests.
@@ -111,11 +127,12 @@ asio::awaitable<bool> follow(EtcdKv::Feed& feed) {
     }
     if (!m || m->canceled) {
       // No member would carry the stream, or etcd ended it (its start was compacted): the
-      // waits look for themselves, and a new stream starts after the last change seen (or now).
+      // waits look for themselves, and a new stream starts after the last change seen, or at
+      // the oldest revision etcd kept (changes since then are seen again: a wait reads again).
       spdlog::debug("etcd kv: watch of \"{}\" ended: {}", feed.key,
-                    m ? m->cancel_reason : m.error().message);
+                    m ? cancel_text(*m) : m.error().message);
       if (m) {
-        feed.from = 0;
+        feed.from = m->compact_revision;  // the oldest revision etcd still has (0: now)
       }
       feed.notify();
       co_return !m;
@@ -155,9 +172,11 @@ asio::awaitable<void> pump(std::shared_ptr<EtcdKv::Feed> feed) {
 }  // namespace
 
 struct EtcdKv::Wait {
-  explicit Wait(const asio::any_io_executor& ex) : deadline(ex) {}
-  std::unique_ptr<etcd::Watch> watch;
+  Wait(const asio::any_io_executor& ex, int interrupts_seen)
+      : deadline(ex), interrupts(interrupts_seen) {}
+  std::unique_ptr<etcd::Watch> watch;  // null between two watches
   asio::steady_timer deadline;
+  int interrupts;  // interrupt_waits() calls before this get began
   bool timed_out = false;
 };
 
@@ -169,7 +188,9 @@ EtcdKv::EtcdKv(etcd::Client& client, std::string prefix, etcd::LeaseId lease, Le
 EtcdKv::~EtcdKv() {
   try {
     for (const auto& wait : waits_) {
-      wait->watch->cancel();
+      if (wait->watch) {
+        wait->watch->cancel();
+      }
     }
     close_feeds();
   } catch (...) {
@@ -262,72 +283,97 @@ asio::awaitable<Result<std::int64_t>> EtcdKv::add(std::string key, std::int64_t 
 
 asio::awaitable<Result<std::string>> EtcdKv::get(std::string key,
                                                  std::chrono::milliseconds timeout) {
-  const int interrupts = interrupts_;
-  etcd::RangeRequest read = one_key(full(key));
-  auto now = co_await client_.range(std::move(read));
-  if (!now) {
-    co_return now.error();
-  }
-  note_read(now->revision);
-  if (!now->kvs.empty()) {
-    co_return std::move(now->kvs.front().value);
-  }
-  co_return co_await wait_for_put(key, now->revision, timeout, interrupts);
-}
-
-asio::awaitable<Result<std::string>> EtcdKv::wait_for_put(const std::string& key,
-                                                          etcd::Revision after,
-                                                          std::chrono::milliseconds timeout,
-                                                          int interrupts) {
-  auto wait = std::make_shared<Wait>(client_.executor());
-  etcd::WatchRequest request{full(key), {}, after + 1, false};
-  auto watch = co_await client_.watch(std::move(request));
-  if (!watch) {
-    co_return watch.error();
-  }
-  wait->watch = std::move(*watch);
-  if (interrupts != interrupts_) {
-    co_return interrupted(key);  // interrupt_waits() ran while the watch was being opened
-  }
+  auto wait = std::make_shared<Wait>(client_.executor(), interrupts_);
   waits_.insert(wait);
   wait->deadline.expires_after(timeout);
   wait->deadline.async_wait([wait](const boost::system::error_code& ec) {
     if (!ec) {
       wait->timed_out = true;
-      wait->watch->cancel();
+      if (wait->watch) {
+        wait->watch->cancel();
+      }
     }
   });
-  Result<std::string> out = make_error(ErrorCode::internal, "etcd kv: get ended without a value");
+  auto out = co_await read_or_wait(key, timeout, *wait);
+  wait->deadline.cancel();
+  if (wait->watch) {
+    wait->watch->cancel();
+  }
+  waits_.erase(wait);
+  co_return out;
+}
+
+// Read, then watch from the revision after the read. When etcd compacted that revision before
+// the watch began (a busy cluster, an operator's compaction), the watch is created and cancelled
+// at once: the key is read again, and watched from after that read, until the deadline.
+asio::awaitable<Result<std::string>> EtcdKv::read_or_wait(const std::string& key,
+                                                          std::chrono::milliseconds timeout,
+                                                          Wait& wait) {
   for (;;) {
-    auto m = co_await wait->watch->next();
+    etcd::RangeRequest read = one_key(full(key));
+    auto now = co_await client_.range(std::move(read));
+    if (!now) {
+      co_return now.error();
+    }
+    note_read(now->revision);
+    if (!now->kvs.empty()) {
+      co_return std::move(now->kvs.front().value);
+    }
+    if (wait.timed_out) {
+      co_return no_value(key, timeout);
+    }
+    if (before_watch_) {
+      before_watch_();
+    }
+    auto put = co_await wait_for_put(key, now->revision, timeout, wait);
+    if (put) {
+      co_return std::move(*put);
+    }
+    spdlog::debug(
+        "etcd kv: get \"{}\": revision {} was compacted before the watch began; "
+        "reading again",
+        key, now->revision + 1);
+  }
+}
+
+asio::awaitable<std::optional<Result<std::string>>> EtcdKv::wait_for_put(
+    const std::string& key, etcd::Revision after, std::chrono::milliseconds timeout, Wait& wait) {
+  etcd::WatchRequest request{full(key), {}, after + 1, false};
+  auto watch = co_await client_.watch(std::move(request));
+  if (!watch) {
+    co_return watch.error();
+  }
+  wait.watch = std::move(*watch);
+  if (wait.interrupts != interrupts_) {
+    co_return interrupted(key);  // interrupt_waits() ran while the watch was being opened
+  }
+  if (wait.timed_out) {
+    co_return no_value(key, timeout);  // the deadline passed while the watch was being opened
+  }
+  for (;;) {
+    auto m = co_await wait.watch->next();
     if (!m) {
-      if (wait->timed_out) {
-        out = make_error(
-            ErrorCode::timeout,
-            fmt::format("etcd kv: get \"{}\": no value within {} ms", key, timeout.count()));
-      } else {
-        out = wait->watch->is_cancelled() ? interrupted(key) : m.error();
+      if (wait.timed_out) {
+        co_return no_value(key, timeout);
       }
-      break;
+      co_return wait.watch->is_cancelled() ? interrupted(key) : m.error();
     }
     auto put = std::find_if(m->events.begin(), m->events.end(), [](const etcd::WatchEvent& e) {
       return e.type == etcd::WatchEvent::Type::put;
     });
     if (put != m->events.end()) {
-      out = std::move(put->kv.value);
-      break;
+      co_return std::move(put->kv.value);
     }
     if (m->canceled) {
-      out = make_error(ErrorCode::closed, fmt::format("etcd kv: get \"{}\": watch cancelled by "
-                                                      "etcd ({})",
-                                                      key, m->cancel_reason));
-      break;
+      if (m->compact_revision > 0) {
+        co_return std::nullopt;
+      }
+      co_return make_error(ErrorCode::closed,
+                           fmt::format("etcd kv: get \"{}\": etcd at {} "
+                                       "cancelled the watch ({})",
+                                       key, wait.watch->member(), cancel_text(*m)));
     }
   }
-  wait->deadline.cancel();
-  wait->watch->cancel();
-  waits_.erase(wait);
-  co_return out;
 }
 
 asio::awaitable<Result<std::vector<std::string>>> EtcdKv::multi_get_now(
@@ -371,7 +417,9 @@ asio::awaitable<Result<void>> EtcdKv::multi_set(
 void EtcdKv::interrupt_waits() {
   ++interrupts_;
   for (const auto& wait : waits_) {
-    wait->watch->cancel();
+    if (wait->watch) {
+      wait->watch->cancel();
+    }
   }
   for (Waiter* w : waiters_) {
     w->woken = true;

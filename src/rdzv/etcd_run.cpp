@@ -281,45 +281,76 @@ asio::awaitable<Result<bool>> EtcdRun::try_join() {
   co_return true;
 }
 
+// Shared with the deadline's handler, as EtcdKv's waits are.
+struct EtcdRun::BeatWait {
+  explicit BeatWait(const asio::any_io_executor& ex) : deadline(ex) {}
+  std::unique_ptr<etcd::Watch> watch;  // null between two watches
+  asio::steady_timer deadline;
+  bool timed_out = false;
+};
+
 asio::awaitable<Result<bool>> EtcdRun::heartbeat_after(etcd::Revision revision) {
+  auto wait = std::make_shared<BeatWait>(client_.executor());
+  wait->deadline.expires_after(options_.liveness_wait);
+  wait->deadline.async_wait([wait](const boost::system::error_code& ec) {
+    if (!ec) {
+      wait->timed_out = true;
+      if (wait->watch) {
+        wait->watch->cancel();
+      }
+    }
+  });
+  Result<bool> seen = false;
+  etcd::Revision from = revision + 1;
+  while (!wait->timed_out) {
+    auto next = co_await watch_beats(*wait, from);
+    if (!next) {
+      seen = next.error();
+      break;
+    }
+    if (*next == 0) {
+      seen = true;
+      break;
+    }
+    from = *next;  // etcd compacted `from`: every change since its oldest revision is after ours
+  }
+  wait->deadline.cancel();
+  if (wait->watch) {
+    wait->watch->cancel();
+  }
+  co_return seen;
+}
+
+// 0: a keep-alive was put; -1: the deadline, or etcd ended the watch for another reason (no
+// keep-alive seen); otherwise the revision to watch from again (the start was compacted).
+asio::awaitable<Result<etcd::Revision>> EtcdRun::watch_beats(BeatWait& wait, etcd::Revision from) {
   const std::string beats =
       etcd_generation_prefix(run_prefix_, generation_) + heartbeat_key(options_.run_id, "");
   // A named request: g++ 12 mishandles a braced temporary inside co_await (double destroy).
-  etcd::WatchRequest request{beats, etcd::prefix_end(beats), revision + 1, false};
+  etcd::WatchRequest request{beats, etcd::prefix_end(beats), from, false};
   auto watch = co_await client_.watch(std::move(request));
   if (!watch) {
     co_return watch.error();
   }
-  // Shared with the deadline's handler, as EtcdKv's waits are.
-  struct Wait {
-    explicit Wait(const asio::any_io_executor& ex) : deadline(ex) {}
-    std::unique_ptr<etcd::Watch> watch;
-    asio::steady_timer deadline;
-  };
-  auto wait = std::make_shared<Wait>(client_.executor());
-  wait->watch = std::move(*watch);
-  wait->deadline.expires_after(options_.liveness_wait);
-  wait->deadline.async_wait([wait](const boost::system::error_code& ec) {
-    if (!ec) {
-      wait->watch->cancel();
-    }
-  });
-  bool seen = false;
-  for (;;) {
-    auto m = co_await wait->watch->next();
-    if (!m || m->canceled) {
-      break;  // the deadline, or etcd ended the watch: no keep-alive seen
+  wait.watch = std::move(*watch);
+  while (!wait.timed_out) {
+    auto m = co_await wait.watch->next();
+    if (!m) {
+      break;
     }
     if (std::any_of(m->events.begin(), m->events.end(), [](const etcd::WatchEvent& e) {
           return e.type == etcd::WatchEvent::Type::put;
         })) {
-      seen = true;
+      co_return etcd::Revision{0};
+    }
+    if (m->canceled) {
+      if (m->compact_revision > 0) {
+        co_return m->compact_revision;
+      }
       break;
     }
   }
-  wait->deadline.cancel();
-  wait->watch->cancel();
-  co_return seen;
+  co_return etcd::Revision{-1};
 }
 
 asio::awaitable<void> EtcdRun::finish() {
@@ -328,22 +359,12 @@ asio::awaitable<void> EtcdRun::finish() {
   }
   etcd_kv_->close_feeds();
   co_await keeper_->stop();
-  if (auto r = co_await client_.lease_revoke(lease_.id); !r) {
-    spdlog::warn(
-        "etcd-v3 rendezvous '{}': revoking this agent's lease: {} (its keys expire "
-        "within {} s)",
-        options_.run_id, r.error().message, lease_.ttl.count());
-    co_return;
-  }
-  if (generation_ == 0) {
-    co_return;
-  }
-  const auto gen_prefix = etcd_generation_prefix(run_prefix_, generation_);
-  auto anyone = co_await client_.range(prefix_range(etcd_alive_prefix(gen_prefix), 1));
-  if (!anyone || !anyone->kvs.empty()) {
+  co_await let_go();
+  if (generation_ == 0 || !co_await last_out()) {
     co_return;
   }
   // The last one out: remove the generation, and the generation key while it still names it.
+  const auto gen_prefix = etcd_generation_prefix(run_prefix_, generation_);
   const std::string gen_key = etcd_generation_key(run_prefix_);
   etcd::TxnRequest t{{etcd::value_is(gen_key, std::to_string(generation_))},
                      {TxnOp::erase({gen_key, {}}), TxnOp::erase(prefix_delete(gen_prefix))},
@@ -356,6 +377,51 @@ asio::awaitable<void> EtcdRun::finish() {
   spdlog::info("etcd-v3 rendezvous '{}': removed generation {} (no agent left in it)",
                options_.run_id, generation_);
   co_await remove_abandoned(generation_ - 1);
+}
+
+// Revoking the lease deletes this agent's keys. When it fails (a timeout on a loaded cluster,
+// a lease that already ran out), the alive key is deleted by name: left until its lease runs
+// out, it would tell every other agent leaving now that this one is still there, and nobody
+// would remove the generation.
+asio::awaitable<void> EtcdRun::let_go() {
+  auto revoked = co_await client_.lease_revoke(lease_.id);
+  if (revoked) {
+    co_return;
+  }
+  spdlog::warn(
+      "etcd-v3 rendezvous '{}': revoking this agent's lease: {} (its keys expire within "
+      "{} s)",
+      options_.run_id, revoked.error().message, lease_.ttl.count());
+  if (generation_ == 0) {
+    co_return;
+  }
+  const auto alive_key =
+      etcd_alive_prefix(etcd_generation_prefix(run_prefix_, generation_)) + options_.node_id;
+  etcd::DeleteRequest own{alive_key, {}};
+  if (auto erased = co_await client_.erase(std::move(own)); !erased) {
+    spdlog::warn("etcd-v3 rendezvous '{}': deleting this agent's alive key: {}", options_.run_id,
+                 erased.error().message);
+  }
+}
+
+// Of agents leaving at once, each deletes its alive key before it reads the others' (a
+// linearizable read), so the last of them to read sees none.
+asio::awaitable<bool> EtcdRun::last_out() {
+  const auto gen_prefix = etcd_generation_prefix(run_prefix_, generation_);
+  auto anyone = co_await client_.range(prefix_range(etcd_alive_prefix(gen_prefix), 1));
+  if (!anyone) {
+    spdlog::warn(
+        "etcd-v3 rendezvous '{}': reading who is still in generation {}: {} (its keys "
+        "stay until the next run's last agent removes them)",
+        options_.run_id, generation_, anyone.error().message);
+    co_return false;
+  }
+  if (!anyone->kvs.empty()) {
+    spdlog::info("etcd-v3 rendezvous '{}': leaving generation {} to {} and the others still in it",
+                 options_.run_id, generation_, anyone->kvs.front().value);
+    co_return false;
+  }
+  co_return true;
 }
 
 // A closed generation whose last agent died while leaving (its alive key outlived it until its

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -494,4 +495,50 @@ TEST_F(EtcdE2E, AJobWhoseAgentWasKilledWhileFinishingLeavesTheIdUsable) {
     EXPECT_EQ(starts(dir).size(), 1u) << second.all_logs();
   }
   EXPECT_EQ(keys_without_blank_lines(etcd_keys(cluster_)), "") << "no generation was left behind";
+}
+
+/// Issue #23: a busy shared etcd. Another client writes and compacts the history to the newest
+/// revision every 0.1 s (plus the time etcdctl takes) while three agents restart after one rank's
+/// failure: no agent may die of a watch whose start revision was compacted, and the job ends as it
+/// would on a quiet cluster.
+TEST_F(EtcdE2E3, AJobRestartsAndFinishesWhileEtcdCompactsItsHistory) {
+  std::atomic<bool> stop{false};
+  std::string compaction_error;
+  std::thread compactor([&] {
+    for (int i = 0; i < 1200 && !stop; ++i) {  // at most 120 s
+      auto why = cluster_.write_and_compact("/elsewhere/writer");
+      if (!why.empty() && compaction_error.empty()) {
+        compaction_error = why;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  const std::string release = make_temp_dir("ddprun-etcd-compact-") + "/release";
+  Agents agents;
+  std::vector<std::string> dirs;
+  for (int k = 0; k < 3; ++k) {
+    dirs.push_back(make_temp_dir("ddprun-etcd-compact-"));
+    auto flags =
+        concat(etcd_flags("3", cluster_.endpoints(), "compacted", k), {"--max_restarts", "2"});
+    agents.start(concat(concat(clean_ddprun(), flags),
+                        rounds(dirs.back(), release, k == 0 ? "fail_first" : "")));
+  }
+  const bool restarted = eventually(
+      [&] {
+        return last_start_has(dirs[0], "restart", "1") && last_start_has(dirs[1], "restart", "1") &&
+               last_start_has(dirs[2], "restart", "1");
+      },
+      k_event_timeout);
+  touch(release);
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(agents.wait(k), 0) << agents.all_logs();
+  }
+  stop = true;
+  compactor.join();
+  ASSERT_TRUE(restarted) << agents.all_logs();
+  EXPECT_EQ(compaction_error, "") << "the test's compaction did not run";
+  for (const auto& dir : dirs) {
+    EXPECT_EQ(starts(dir).size(), 2U) << "two attempts on every node\n" << agents.all_logs();
+  }
+  EXPECT_FALSE(contains(agents.all_logs(), "cancelled")) << agents.all_logs();
 }

@@ -152,7 +152,7 @@ std::string EtcdCluster::make_certificates() {
   return r.status == 0 ? "" : "openssl failed: " + tail(r.err, 400);
 }
 
-std::string EtcdCluster::etcdctl(const std::vector<std::string>& args) const {
+RunResult EtcdCluster::run_etcdctl(const std::vector<std::string>& args) const {
   std::vector<std::string> argv = {k_etcdctl, "--endpoints",       endpoints(), "--dial-timeout",
                                    "1s",      "--command-timeout", "3s"};
   if (options_.tls) {
@@ -163,8 +163,23 @@ std::string EtcdCluster::etcdctl(const std::vector<std::string>& args) const {
   RunOptions o;
   o.env_add["ETCDCTL_API"] = "3";
   o.timeout = std::chrono::seconds(10);
-  auto r = run(argv, o);
+  return run(argv, o);
+}
+
+std::string EtcdCluster::etcdctl(const std::vector<std::string>& args) const {
+  auto r = run_etcdctl(args);
   return r.status == 0 ? "" : "etcdctl " + args.front() + ": " + tail(r.err + r.out, 400);
+}
+
+std::string EtcdCluster::write_and_compact(const std::string& key) const {
+  auto r = run_etcdctl({"put", key, "x", "-w", "json"});
+  // {"header":{"cluster_id":...,"member_id":...,"revision":N,"raft_term":...}}
+  const std::string field = "\"revision\":";
+  const auto at = r.out.find(field);
+  if (r.status != 0 || at == std::string::npos) {
+    return "etcdctl put: " + tail(r.err + r.out, 400);
+  }
+  return etcdctl({"compact", std::to_string(std::stoll(r.out.substr(at + field.size())))});
 }
 
 bool EtcdCluster::healthy() const { return etcdctl({"endpoint", "health"}).empty(); }

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "support/subprocess.hpp"
+
 namespace ddprun::test {
 
 struct EtcdClusterOptions {
@@ -46,6 +48,10 @@ class EtcdCluster {
   void pause_member(std::size_t member, bool paused);
   /// Runs etcdctl against the cluster (TLS flags added); "" on success, else its stderr.
   std::string etcdctl(const std::vector<std::string>& args) const;
+  /// Writes `key` (a new revision, as another user of a shared etcd does) and compacts the
+  /// history up to the revision that write made: every watch starting before it is cancelled.
+  /// "" on success, else what failed.
+  std::string write_and_compact(const std::string& key) const;
   /// Adds `user` (read-write on every key under "/") and root, then turns authentication on.
   std::string enable_auth(const std::string& user, const std::string& password);
 
@@ -65,6 +71,7 @@ class EtcdCluster {
   std::string make_certificates();
   std::vector<std::string> member_argv(std::size_t member) const;
   bool healthy() const;
+  RunResult run_etcdctl(const std::vector<std::string>& args) const;
 
   EtcdClusterOptions options_;
   std::string dir_;

@@ -117,6 +117,8 @@ class Watch {
   asio::awaitable<Result<WatchMessage>> next();
   void cancel();
   bool is_cancelled() const { return cancelled_; }
+  /// The member carrying the stream (host:port), for messages; "" before it opened.
+  std::string member() const;
 
  private:
   friend class Client;

@@ -68,6 +68,9 @@ class EtcdKv final : public Kv {
   /// many keys were written.
   asio::awaitable<Result<std::size_t>> rewrite_leased();
   const std::string& prefix() const { return prefix_; }
+  /// Tests: runs between a blocking get's read and the watch that follows it (the window in
+  /// which etcd may compact the revision the watch starts from).
+  void set_before_watch(std::function<void()> hook) { before_watch_ = std::move(hook); }
 
   struct Wait;    // one blocking get's watch and flags, shared with its deadline timer
   struct Feed;    // one key's long-lived watch, shared with the coroutine that reads it
@@ -78,9 +81,12 @@ class EtcdKv final : public Kv {
   etcd::PutRequest put_of(const std::string& key, std::string value) const;
   /// put_of, remembering the value of a leased key for rewrite_leased().
   etcd::PutRequest kept_put_of(const std::string& key, std::string value);
-  asio::awaitable<Result<std::string>> wait_for_put(const std::string& key, etcd::Revision after,
-                                                    std::chrono::milliseconds timeout,
-                                                    int interrupts);
+  asio::awaitable<Result<std::string>> read_or_wait(const std::string& key,
+                                                    std::chrono::milliseconds timeout, Wait& wait);
+  /// The first put of `key` after revision `after`; nullopt when etcd compacted `after + 1`
+  /// before the watch began (read again).
+  asio::awaitable<std::optional<Result<std::string>>> wait_for_put(
+      const std::string& key, etcd::Revision after, std::chrono::milliseconds timeout, Wait& wait);
   void note_read(etcd::Revision revision) { read_revision_ = std::max(read_revision_, revision); }
   /// Opens a feed for each of `keys` without one; closes those nobody waits for.
   void keep_feeds(const std::vector<std::string>& keys);
@@ -100,6 +106,7 @@ class EtcdKv final : public Kv {
   std::set<std::string> unseen_;                      // keys changed while no wait named them
   etcd::Revision read_revision_ = 0;                  // the newest revision a read of this Kv saw
   std::map<std::string, std::string> leased_values_;  // what rewrite_leased() writes
+  std::function<void()> before_watch_;                // tests only
 };
 
 }  // namespace ddprun::rdzv

@@ -64,8 +64,14 @@ class EtcdRun {
   asio::awaitable<Result<void>> rewrite_own_keys(const Life& life);
   asio::awaitable<void> remove_abandoned(std::int64_t generation);
   asio::awaitable<Result<bool>> try_join();
-  /// Whether a keep-alive of generation_ is written after `revision`, within liveness_wait.
+  /// Whether a keep-alive of generation_ is written after `revision`, within liveness_wait
+  /// (a compacted start revision is watched again from the oldest one etcd kept).
   asio::awaitable<Result<bool>> heartbeat_after(etcd::Revision revision);
+  struct BeatWait;  // heartbeat_after's watch, shared with its deadline
+  asio::awaitable<Result<etcd::Revision>> watch_beats(BeatWait& wait, etcd::Revision from);
+  asio::awaitable<void> let_go();
+  /// Whether no agent is alive in generation_ any more (read after this one let go).
+  asio::awaitable<bool> last_out();
   void use_generation(std::int64_t generation);
 
   etcd::Client& client_;

@@ -117,6 +117,49 @@ TEST_F(EtcdKvTest, GetWaitsForASetThenTimesOutOrIsInterrupted) {
   EXPECT_EQ(interrupted->error().message, "etcd kv: get \"never\": interrupted");
 }
 
+// Issue #23: etcd compacted the revision after a blocking get's read before its watch began
+// (an operator's compaction, a busy shared etcd). etcd then creates the watch and cancels it
+// at once; the get must read again and go on waiting, not fail.
+TEST_F(EtcdKvTest, GetWhoseWatchStartWasCompactedReadsAgainAndWaits) {
+  int reads = 0;
+  kv_->set_before_watch([&] {
+    if (++reads == 1) {
+      ASSERT_EQ(cluster_.write_and_compact("/elsewhere/a"), "");
+      ASSERT_EQ(cluster_.write_and_compact("/elsewhere/b"), "");
+    }
+  });
+  std::optional<Result<std::string>> got;
+  asio::co_spawn(io_, into(kv_->get("late", 20s), got), asio::detached);
+  io_.restart();
+  const auto bound = std::chrono::steady_clock::now() + 10s;
+  while (reads < 2 && std::chrono::steady_clock::now() < bound) {
+    io_.run_for(50ms);
+  }
+  ASSERT_EQ(reads, 2) << "the get did not read again after its watch was cancelled";
+  EXPECT_FALSE(got.has_value()) << (got && !*got ? got->error().message : "returned early");
+  ASSERT_TRUE(run(peer_->set("late", "here")));
+  while (!got && std::chrono::steady_clock::now() < bound) {
+    io_.run_for(50ms);
+  }
+  ASSERT_TRUE(got.has_value()) << "no value after the put";
+  ASSERT_TRUE(*got) << got->error().message;
+  EXPECT_EQ(**got, "here");
+}
+
+TEST_F(EtcdKvTest, KeyWrittenWhileTheWatchStartWasCompactedIsReturnedByTheSecondRead) {
+  int reads = 0;
+  kv_->set_before_watch([&] {
+    if (++reads == 1) {
+      ASSERT_EQ(cluster_.etcdctl({"put", "/job/soon", "v"}), "");
+      ASSERT_EQ(cluster_.write_and_compact("/elsewhere/a"), "");
+    }
+  });
+  auto got = run(kv_->get("soon", 20s));
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_EQ(*got, "v");
+  EXPECT_EQ(reads, 1) << "the value came from the read after the cancelled watch";
+}
+
 TEST_F(EtcdKvTest, MultiSetAndMultiGetSpanSeveralTxns) {
   std::vector<std::pair<std::string, std::string>> pairs;
   std::vector<std::string> keys;
