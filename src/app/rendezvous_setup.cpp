@@ -295,9 +295,11 @@ bool is_single_node(const config::LaunchConfig& cfg) {
   if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
     return false;  // the rendezvous is in etcd even for one node
   }
+  // One node with c10d on port 0 (torchtitan's `--rdzv_endpoint localhost:0`) is what
+  // --standalone is: the agent hosts the store on a free port.
   return cfg.standalone ||
-         (cfg.nnodes.max == 1 &&
-          (cfg.rdzv_backend == config::RdzvBackend::static_ || cfg.rdzv_endpoint.host.empty()));
+         (cfg.nnodes.max == 1 && (cfg.rdzv_backend == config::RdzvBackend::static_ ||
+                                  cfg.rdzv_endpoint.host.empty() || cfg.rdzv_endpoint.port == 0));
 }
 
 RendezvousSetup make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,

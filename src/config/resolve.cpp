@@ -226,6 +226,15 @@ Result<void> Resolver::store_endpoint(const std::string& endpoint_text, const st
   if (endpoint_text.empty()) {
     cfg_.rdzv_endpoint.host.clear();
   }
+  // Port 0: the agent hosts the store on a free port (one node, as torchrun does); the other
+  // nodes of a larger job could never learn which.
+  if (ep->port == 0 && !cfg_.standalone && cfg_.rdzv_backend == RdzvBackend::c10d &&
+      cfg_.nnodes.max > 1) {
+    return bad(flag::k_rdzv_endpoint,
+               "a port the other nodes can reach: port 0 (a free port) works for one node only, "
+               "not for --nnodes " +
+                   text(flag::k_nnodes));
+  }
   note(flag::k_rdzv_endpoint, endpoint_text,
        cfg_.standalone ? forced : origin_of(flag::k_rdzv_endpoint));
   return {};

@@ -33,6 +33,12 @@ const std::vector<OptionRow>& option_rows() {
       {"rdzv_backend", "x", "expected static, c10d or etcd-v3"},
       {"rdzv_endpoint", "host:x", "expected host[:port] with a port 0-65535"},
       {"rdzv_endpoint", "bad host", "expected host[:port] with a port 0-65535"},
+      {"rdzv_endpoint",
+       "localhost:0",
+       "port 0 (a free port) works for one node only, not for "
+       "--nnodes 2",
+       "",
+       {"--nnodes=2", "--rdzv-backend=c10d"}},
       {"rdzv_conf", "join_timeout", "expected key=value items (k1=v1,k2=v2)"},
       {"rdzv_conf", "join_timeout=x", "expected a whole number of seconds"},
       {"rdzv_endpoint", "ftp://etcd1", "is not http or https", "", {"--rdzv-backend=etcd-v3"}},
