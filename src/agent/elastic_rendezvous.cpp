@@ -183,7 +183,7 @@ asio::awaitable<void> ElasticRendezvous::withdraw() {
     co_await serve_until_job_ends();
   }
   if (options_.finish) {
-    co_await options_.finish();
+    co_await options_.finish(false);
   }
 }
 
@@ -236,7 +236,7 @@ asio::awaitable<void> ElasticRendezvous::shutdown() {
     co_await linger_while_peers_connected();
   }
   if (options_.finish) {
-    co_await options_.finish();
+    co_await options_.finish(true);
   }
 }
 
@@ -244,7 +244,7 @@ asio::awaitable<void> ElasticRendezvous::leave(std::chrono::milliseconds bound) 
   worker_store_.reset();
   auto ok = co_await dyn_->leave(bound);
   if (options_.finish) {
-    co_await options_.finish();
+    co_await options_.finish(false);
   }
   if (!ok) {
     spdlog::warn("could not leave rendezvous '{}': {}", cfg_.rdzv_id, ok.error().message);

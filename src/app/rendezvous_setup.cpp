@@ -283,7 +283,10 @@ RendezvousSetup etcd_node(asio::io_context& ctx, config::LaunchConfig& cfg, cons
   agent::ElasticOptions elastic;
   elastic.advertise_addr = self.addr;
   auto* etcd_run = setup.etcd_run.get();
-  elastic.finish = [etcd_run]() -> asio::awaitable<void> { co_await etcd_run->finish(); };
+  elastic.finish = [etcd_run](bool job_ended) -> asio::awaitable<void> {
+    co_await etcd_run->finish(job_ended ? rdzv::EtcdRun::Leaving::job_ended
+                                        : rdzv::EtcdRun::Leaving::node_only);
+  };
   setup.rdzv =
       std::make_unique<agent::ElasticRendezvous>(ctx, cfg, setup.dyn, nullptr, nullptr, elastic);
   return setup;

@@ -30,6 +30,8 @@ using etcd::TxnOp;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds k_retry_pause{500};
+/// How often an agent leaving an ended job looks whether the others have gone.
+constexpr std::chrono::milliseconds k_alone_poll{200};
 
 etcd::RangeRequest prefix_range(const std::string& prefix, std::int64_t limit) {
   return {prefix, etcd::prefix_end(prefix), limit, 0, false};
@@ -353,14 +355,25 @@ asio::awaitable<Result<etcd::Revision>> EtcdRun::watch_beats(BeatWait& wait, etc
   co_return etcd::Revision{-1};
 }
 
-asio::awaitable<void> EtcdRun::finish() {
+asio::awaitable<void> EtcdRun::finish(Leaving how) {
   if (std::exchange(finished_, true)) {
     co_return;
   }
   etcd_kv_->close_feeds();
   co_await keeper_->stop();
   co_await let_go();
-  if (generation_ == 0 || !co_await last_out()) {
+  if (generation_ == 0) {
+    co_return;
+  }
+  auto alive = co_await someone_alive();
+  if (alive && !alive->empty() && how == Leaving::job_ended) {
+    alive = co_await wait_until_alone(*alive);
+  }
+  if (!alive || !alive->empty()) {
+    if (alive) {
+      spdlog::info("etcd-v3 rendezvous '{}': leaving generation {} to {} and the others in it",
+                   options_.run_id, generation_, *alive);
+    }
     co_return;
   }
   // The last one out: remove the generation, and the generation key while it still names it.
@@ -406,7 +419,7 @@ asio::awaitable<void> EtcdRun::let_go() {
 
 // Of agents leaving at once, each deletes its alive key before it reads the others' (a
 // linearizable read), so the last of them to read sees none.
-asio::awaitable<bool> EtcdRun::last_out() {
+asio::awaitable<std::optional<std::string>> EtcdRun::someone_alive() {
   const auto gen_prefix = etcd_generation_prefix(run_prefix_, generation_);
   auto anyone = co_await client_.range(prefix_range(etcd_alive_prefix(gen_prefix), 1));
   if (!anyone) {
@@ -414,14 +427,27 @@ asio::awaitable<bool> EtcdRun::last_out() {
         "etcd-v3 rendezvous '{}': reading who is still in generation {}: {} (its keys "
         "stay until the next run's last agent removes them)",
         options_.run_id, generation_, anyone.error().message);
-    co_return false;
+    co_return std::nullopt;
   }
-  if (!anyone->kvs.empty()) {
-    spdlog::info("etcd-v3 rendezvous '{}': leaving generation {} to {} and the others still in it",
-                 options_.run_id, generation_, anyone->kvs.front().value);
-    co_return false;
+  co_return anyone->kvs.empty() ? std::string() : anyone->kvs.front().value;
+}
+
+asio::awaitable<std::optional<std::string>> EtcdRun::wait_until_alone(std::string alive) {
+  const auto bound = options_.lease_ttl + std::chrono::seconds(1);
+  spdlog::info(
+      "etcd-v3 rendezvous '{}': the job has ended; waiting up to {} s for {} to leave "
+      "generation {} (a dead agent's keys go when its lease runs out)",
+      options_.run_id, bound.count(), alive, generation_);
+  const auto deadline = Clock::now() + bound;
+  asio::steady_timer poll(client_.executor());
+  std::optional<std::string> now = std::move(alive);
+  while (now && !now->empty() && Clock::now() < deadline) {
+    poll.expires_after(k_alone_poll);
+    boost::system::error_code ec;
+    co_await poll.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    now = co_await someone_alive();
   }
-  co_return true;
+  co_return now;
 }
 
 // A closed generation whose last agent died while leaving (its alive key outlived it until its

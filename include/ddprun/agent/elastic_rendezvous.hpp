@@ -19,9 +19,9 @@ struct ElasticOptions {
   std::string advertise_addr;  ///< MASTER_ADDR when this node is group rank 0 (c10d)
   std::chrono::milliseconds exit_barrier_timeout{300000};
   std::chrono::milliseconds host_linger{30000};  ///< store host waits for peers to disconnect
-  /// Runs after shutdown() and leave(): etcd-v3 gives up this agent's lease and removes the
-  /// run's keys when it is the last one out. Empty: nothing to do.
-  std::function<asio::awaitable<void>()> finish;
+  /// Runs after shutdown() (`job_ended` true), leave() and withdraw(): etcd-v3 gives up this
+  /// agent's lease and removes the run's keys when it is the last one out. Empty: nothing to do.
+  std::function<asio::awaitable<void>(bool job_ended)> finish;
 };
 
 class ElasticRendezvous final : public Rendezvous {

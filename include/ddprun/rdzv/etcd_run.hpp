@@ -48,7 +48,12 @@ class EtcdRun {
   /// lease (its own keys vanish at once), then deletes the generation when no agent is left
   /// alive in it, and the previous one too when no agent is alive there either (a job whose
   /// last agent died while leaving). Errors are logged; a second call does nothing.
-  asio::awaitable<void> finish();
+  /// `job_ended`: the run is closed, so an agent still alive in the generation is one that is
+  /// leaving too, or one that died (killed, its node lost) whose lease has not run out yet: the
+  /// agent waits for them, up to one lease TTL (+1 s), so the last one out removes the run's
+  /// keys even then. `node_only` (a signal, a node left out): the others go on, no wait.
+  enum class Leaving { node_only, job_ended };
+  asio::awaitable<void> finish(Leaving how = Leaving::node_only);
 
   /// When the LeaseKeeper finds the lease lost (etcd says it expired, or no member renewed it
   /// for a whole TTL), the agent takes a new one, retrying until etcd grants it or finish(),
@@ -70,8 +75,11 @@ class EtcdRun {
   struct BeatWait;  // heartbeat_after's watch, shared with its deadline
   asio::awaitable<Result<etcd::Revision>> watch_beats(BeatWait& wait, etcd::Revision from);
   asio::awaitable<void> let_go();
-  /// Whether no agent is alive in generation_ any more (read after this one let go).
-  asio::awaitable<bool> last_out();
+  /// The node id of an agent still alive in generation_ ("" when none is); nullopt when etcd
+  /// could not say (logged).
+  asio::awaitable<std::optional<std::string>> someone_alive();
+  /// someone_alive() again every k_alone_poll until it is "", up to one lease TTL + 1 s.
+  asio::awaitable<std::optional<std::string>> wait_until_alone(std::string alive);
   void use_generation(std::int64_t generation);
 
   etcd::Client& client_;

@@ -59,6 +59,21 @@ TEST_F(EtcdRunTest, AgentsOfOneJobShareAGenerationAndTheLastOneOutRemovesIt) {
   EXPECT_EQ(keys_under("/t/job/"), 0u);
 }
 
+// Issue #23: the survivors of a killed agent finish the job before its lease runs out (they
+// found it dead by its silent heartbeat first). The last one out must still remove the run.
+TEST_F(EtcdRunTest, TheLastOneOutOfAnEndedJobWaitsForADeadAgentsLeaseThenRemovesTheRun) {
+  auto live = open("live");
+  {
+    auto dead = open("dead", 2s);
+    ASSERT_TRUE(live && dead);
+    EXPECT_EQ(dead->generation(), live->generation());
+    // Dies without finish(): its alive key stays until its lease runs out.
+  }
+  EXPECT_GT(keys_under("/t/job/g1/alive/"), 0u);
+  run(live->finish(EtcdRun::Leaving::job_ended));
+  EXPECT_EQ(keys_under("/t/job/"), 0u) << "the run's keys outlived the job";
+}
+
 TEST_F(EtcdRunTest, ACrashedJobsGenerationIsReplacedOnceItsLeasesExpire) {
   {
     EtcdRunOptions o{"/t", "job", "dead", 2s, 5000ms, std::nullopt};
