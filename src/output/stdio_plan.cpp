@@ -16,7 +16,7 @@ Route decide_stream(bool redirect, bool tee, bool shown, bool files_enabled) {
   if (redirect) {
     return Route::file_only;
   }
-  return shown ? Route::inherit : Route::devnull;
+  return shown ? Route::inherit : Route::file_only;
 }
 
 Route watched(Route r) {

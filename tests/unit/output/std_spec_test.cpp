@@ -79,9 +79,9 @@ TEST(DecideStdio, FollowsTorchrunRules) {
       // --local-ranks-filter: shown ranks unchanged; hidden ranks keep files, lose console.
       {"0", "3", {0}, 0, true, R::tee, R::tee},
       {"0", "3", {0}, 1, true, R::file_only, R::file_only},
-      {"0", "0", {0}, 1, true, R::devnull, R::devnull},
-      {"1", "0", {0}, 1, true, R::file_only, R::devnull},
-      {"0", "2", {0}, 1, true, R::devnull, R::file_only},
+      {"0", "0", {0}, 1, true, R::file_only, R::file_only},
+      {"1", "0", {0}, 1, true, R::file_only, R::file_only},
+      {"0", "2", {0}, 1, true, R::file_only, R::file_only},
       // --log-dir /dev/null: no files anywhere.
       {"3", "0", {}, 0, false, R::inherit, R::inherit},
       {"0", "3", {}, 0, false, R::console_prefixed, R::console_prefixed},
