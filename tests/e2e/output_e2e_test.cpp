@@ -229,6 +229,32 @@ TEST(OutputE2E, LocalRanksFilterHidesRankButKeepsItsFiles) {
   EXPECT_EQ(read_file(rank_file(run, 0, 1, "stderr.log")), joined(chatter_lines("err", 1, 2)));
 }
 
+// Issue #24: without -r/-t the filter used to send the hidden ranks to /dev/null, so their
+// output, crash tracebacks included, was nowhere. The exact command line of the issue.
+TEST(OutputE2E, LocalRanksFilterWithoutTeeKeepsTheHiddenRanksOutputInTheirFiles) {
+  auto logs = make_temp_dir("ddprun-logs-");
+  auto r = run({ddprun_bin(), "--log_dir", logs, "--nproc_per_node", "2", "--local-ranks-filter",
+                "0", "--no_python", "/bin/sh", "-c", "echo out $RANK; echo err $RANK >&2"},
+               RunOptions{{}, {}, "", k_run_timeout});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "out 0\n");
+  EXPECT_NE(r.err.find("err 0"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("err 1"), std::string::npos) << r.err;
+  auto run_path = run_dir(logs, "none");
+  ASSERT_FALSE(run_path.empty());
+  EXPECT_EQ(read_file(rank_file(run_path, 0, 1, "stdout.log")), "out 1\n");
+  EXPECT_EQ(read_file(rank_file(run_path, 0, 1, "stderr.log")), "err 1\n");
+}
+
+TEST(OutputE2E, AFilteredRanksFailureShowsItsStderrInTheSummary) {
+  auto logs = make_temp_dir("ddprun-logs-");
+  auto r = run({ddprun_bin(), "--log_dir", logs, "--nproc_per_node", "2", "--local-ranks-filter",
+                "0", "--no_python", "/bin/sh", "-c", "echo boom $RANK >&2; exit $RANK"},
+               RunOptions{{}, {}, "", k_run_timeout});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("boom 1"), std::string::npos) << "the failed rank's stderr tail\n" << r.err;
+}
+
 TEST(OutputE2E, PrefixTemplateFromEnvironment) {
   auto logs = make_temp_dir("ddprun-logs-");
   auto r = run_chatter({"--nproc_per_node", "2", "--log_dir", logs, "-t", "3"}, {"lines", "1"},
