@@ -1,7 +1,9 @@
 #include "ddprun/agent/reporting.hpp"
 
+#include "ddprun/agent/import_hint.hpp"
 #include "ddprun/errors/error_file.hpp"
 #include "ddprun/errors/failure.hpp"
+#include "ddprun/errors/failure_lines.hpp"
 #include "ddprun/host/facts.hpp"
 #include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/fatal.hpp"
@@ -39,7 +41,9 @@ errors::ProcessFailure to_failure(const WorkerFailure& f, const errors::OomCount
 }  // namespace
 
 Reporter::Reporter(const config::LaunchConfig& cfg, const util::Env& env)
-    : cfg_(cfg), parent_error_file_(env.get_nonempty(std::string(errors::k_error_file_env))) {
+    : cfg_(cfg),
+      env_(env),
+      parent_error_file_(env.get_nonempty(std::string(errors::k_error_file_env))) {
   if (!cfg.events_file.empty()) {
     auto log = errors::EventLog::open(cfg.events_file, clock_);
     if (!log) {
@@ -54,6 +58,7 @@ SupervisorHooks Reporter::hooks() {
   h.workers_started = [this](const Round& round, const std::vector<pid_t>& pids) {
     oom_baseline_ = errors::read_oom_counters();
     attempt_ = round.info.restart_count;
+    started_ = clock_.wall_now();
     stacks_.clear();  // stacks of an earlier attempt say nothing about this one
     if (events_) {
       int group_rank = round.ranks.empty() ? 0 : round.ranks[0].group_rank;
@@ -78,6 +83,11 @@ SupervisorHooks Reporter::hooks() {
     }
   };
   h.failed = [this](const std::vector<WorkerFailure>& f) { on_failed(f); };
+  h.attempt_failed = [this](const std::vector<WorkerFailure>& f) {
+    if (!f.empty()) {
+      log_failure(failures_of(f));
+    }
+  };
   h.stacks_taken = [this](const StackReport& r) { on_stacks(r); };
   h.watchdog_expired = [this](const WorkerRanks& r, const TimerExpiry& e) {
     if (events_) {
@@ -87,27 +97,48 @@ SupervisorHooks Reporter::hooks() {
   return h;
 }
 
+std::vector<errors::ProcessFailure> Reporter::failures_of(
+    const std::vector<WorkerFailure>& failed) const {
+  auto now_counters = errors::read_oom_counters();
+  std::vector<errors::ProcessFailure> failures;
+  failures.reserve(failed.size());
+  for (const auto& f : failed) {
+    failures.push_back(to_failure(f, oom_baseline_, now_counters));
+  }
+  return failures;
+}
+
+void Reporter::log_failure(const std::vector<errors::ProcessFailure>& failures) {
+  const auto& root = failures[errors::root_cause_index(failures)];
+  spdlog::error("failed (exitcode: {}) local_rank: {} (pid: {}) of binary: {}", root.exit_code,
+                root.local_rank, root.pid, cfg_.no_python ? cfg_.training_script : cfg_.python);
+  spdlog::error("{}", errors::render_failed_ranks(failures, host::host_fqdn()));
+}
+
 void Reporter::on_failed(const std::vector<WorkerFailure>& worker_failures) {
   if (worker_failures.empty()) {
     return;
   }
-  auto now_counters = errors::read_oom_counters();
-  std::vector<errors::ProcessFailure> failures;
-  failures.reserve(worker_failures.size());
-  for (const auto& f : worker_failures) {
-    failures.push_back(to_failure(f, oom_baseline_, now_counters));
-  }
-  const auto& root = failures[errors::root_cause_index(failures)];
-  spdlog::error("failed (exitcode: {}) local_rank: {} (pid: {}) of binary: {}", root.exit_code,
-                root.local_rank, root.pid, cfg_.no_python ? cfg_.training_script : cfg_.python);
+  const auto failures = failures_of(worker_failures);
+  log_failure(failures);
   auto box = errors::render_summary(cfg_.training_script, host::host_fqdn(), failures);
   (void)std::fprintf(stderr, "%s\n", box.c_str());
   if (!stacks_.empty()) {
     (void)std::fprintf(stderr, "Stacks of the ranks still running at the failure:\n%s",
                        stacks_.c_str());
   }
+  print_import_hint(worker_failures, failures);
   (void)std::fflush(stderr);
-  write_parent_error_file(root);
+  write_parent_error_file(failures[errors::root_cause_index(failures)]);
+}
+
+void Reporter::print_import_hint(const std::vector<WorkerFailure>& failed,
+                                 const std::vector<errors::ProcessFailure>& failures) {
+  const auto& root = failed[errors::root_cause_index(failures)];
+  const auto lived = std::chrono::duration_cast<std::chrono::seconds>(root.when - started_);
+  for (const auto& line : import_hint(cfg_, env_, EarlyFailure{failures, lived})) {
+    (void)std::fprintf(stderr, "%s\n", line.c_str());
+  }
 }
 
 void Reporter::on_stacks(const StackReport& report) {

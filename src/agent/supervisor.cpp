@@ -491,6 +491,9 @@ asio::awaitable<int> Supervisor::run() {
     if (step != Step::restart && step != Step::restart_free) {
       co_return co_await finish(step);
     }
+    if (step == Step::restart && outcome == Outcome::failed && hooks_.attempt_failed) {
+      hooks_.attempt_failed(collect_failures());
+    }
     if (step == Step::restart) {
       spdlog::warn("[{}] Worker group {}. {}/{} attempts left; will restart worker group",
                    cfg_.role, to_string(outcome), remaining, cfg_.max_restarts);

@@ -16,6 +16,7 @@
 
 #include "ddprun/agent/stack_capture.hpp"
 #include "ddprun/agent/supervisor.hpp"
+#include "ddprun/errors/failure.hpp"
 #include "ddprun/host/facts.hpp"
 
 #include <spdlog/spdlog.h>
@@ -194,8 +195,10 @@ std::string Supervisor::failure_reason() const {
     return "failure";
   }
   const auto& w = workers_[failure_order_.front()];
+  const auto name = w.exit.signaled ? errors::signal_name(w.exit.signal) : std::string();
   return "rank " + std::to_string(w.ranks.rank) +
-         " failed (exitcode: " + std::to_string(w.exit.code()) + ")";
+         " failed (exitcode: " + std::to_string(w.exit.code()) +
+         (name.empty() ? std::string() : ", " + name) + ")";
 }
 
 }  // namespace ddprun::agent

@@ -124,15 +124,34 @@ Result<void> listen_for_rendezvous(store::Server& server, const config::LaunchCo
   return {};
 }
 
-/// A c10d endpoint port this agent could not bind is normally another agent's store; say so
-/// at once when this machine shows another program holding it.
-void warn_if_foreign_holder(const config::Endpoint& ep) {
+/// "127.0.0.1:29400 (held by pid 6148 (python3))": the holder when this machine shows one.
+std::string endpoint_with_holder(const config::Endpoint& ep) {
   const auto holder = rdzv::find_port_holder(ep.port);
-  if (holder && holder->pid != 0 && holder->command != "ddprun") {
-    spdlog::warn(
-        "--rdzv_endpoint {}:{} is {}, not a ddprun agent; this agent joins it as a client, "
-        "which fails unless that program is this job's rendezvous store",
-        ep.host, ep.port, describe(*holder));
+  const std::string where = ep.host + ":" + std::to_string(ep.port);
+  return holder && holder->pid != 0 ? where + " (" + describe(*holder) + ")" : where;
+}
+
+/// The store endpoint this agent joins as a client must speak the agents' protocol: a program
+/// that accepts and does not (a web server, a closed-at-once socket, an old TCPStore) is one
+/// error now rather than a wait for the join timeout. A real TCPStore is used as it is.
+void refuse_foreign_listener(const config::Endpoint& ep, const store::ClientOptions& options,
+                             const std::string& key) {
+  const auto check = rdzv::check_endpoint(options, key);
+  const std::string flag = "the rendezvous store endpoint " + endpoint_with_holder(ep);
+  if (check.answer == rdzv::EndpointAnswer::not_a_store) {
+    throw Fatal(make_error(ErrorCode::protocol, flag + " is not a TCPStore: " + check.why +
+                                                    "; free the port or pick another one"));
+  }
+  if (check.answer == rdzv::EndpointAnswer::old_store) {
+    throw Fatal(make_error(
+        ErrorCode::protocol,
+        flag + " is a TCPStore of PyTorch 2.1 or older (dialect " + check.why +
+            "); ddprun agents rendezvous in the protocol of PyTorch 2.2 and newer: leave the "
+            "port free so that an agent hosts the store"));
+  }
+  if (check.answer == rdzv::EndpointAnswer::store && rdzv::find_port_holder(ep.port)) {
+    spdlog::info("{} answers as a TCPStore; this agent joins it as a client",
+                 endpoint_with_holder(ep));
   }
 }
 
@@ -166,7 +185,6 @@ std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::L
   }
   spdlog::info("another agent hosts {}:{} ({}); joining as a client", ep.host, ep.port,
                ok.error().message);
-  warn_if_foreign_holder(ep);
   return nullptr;
 }
 
@@ -233,6 +251,9 @@ RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, con
     find_derived_port(cfg, ep, port_candidates, options);
   }
   options.port = static_cast<std::uint16_t>(ep.port);
+  if (!setup.server && port_candidates.empty()) {
+    refuse_foreign_listener(ep, options, rdzv::host_marker_key(cfg.rdzv_id));
+  }
   record_port(cfg, ep.port);
   settings.incomplete_hint = config::render_rendezvous_hint(cfg, host::is_loopback_name(ep.host));
   setup.kv = std::make_unique<rdzv::StoreKv>(ctx, options);

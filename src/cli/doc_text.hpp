@@ -1,6 +1,7 @@
 #pragma once
-// Text shared by the man page and the completion renderers (module-private): the notes printed
-// after an option's help, and the subcommands, which live outside the flag table.
+// Text shared by the help, man page and completion renderers (module-private): the notes printed
+// after an option's help, the subcommands, which live outside the flag table, and the exit
+// statuses.
 
 #include "ddprun/cli/flags.hpp"
 
@@ -85,6 +86,23 @@ inline ValueKind value_kind(const FlagSpec& flag) {
   }
   return flag.metavar == "ADDR" ? ValueKind::host : ValueKind::text;
 }
+
+/// One exit status of a launch, as --help and the man page list them.
+struct ExitStatus {
+  std::string_view code;
+  std::string_view meaning;
+};
+
+inline constexpr std::array<ExitStatus, 4> k_exit_statuses{{
+    {"0", "Every worker succeeded; also after --help, --version and a successful subcommand."},
+    {"1",
+     "The worker group failed after the allowed restarts, or ddprun was stopped by a signal "
+     "before the job ended."},
+    {"2", "A usage or configuration error; nothing was started."},
+    {"3",
+     "This node was left out of an elastic job: it was the root cause of max_node_failures "
+     "failed rounds in a row (--rdzv-conf) and the other nodes went on without it."},
+}};
 
 /// "default: 1:1; env PET_NNODES" for valued and boolean flags, "" for --help/--version.
 inline std::string option_note(const FlagSpec& flag) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "doc_text.hpp"
+
 namespace ddprun::cli {
 
 namespace {
@@ -34,6 +36,24 @@ constexpr std::string_view k_positionals[][2] = {
      "Everything after the script, passed to every worker untouched, even when it looks like "
      "a ddprun option."},
 };
+
+constexpr std::string_view k_subcommands[][2] = {
+    {"ddprun status --rdzv_endpoint HOST:PORT [--rdzv_id ID] [--json]",
+     "Show a running job's rendezvous: its round, each node with its ranks, heartbeat age and "
+     "last progress, the nodes waiting, why the last round ended (ddprun status --help)."},
+    {"ddprun store {serve,get,set,add,del,keys} ...",
+     "A TCPStore-compatible server and client, for PyTorch's stores as well as ddprun's "
+     "(ddprun store --help)."},
+};
+
+constexpr std::string_view k_examples =
+    "  ddprun --standalone --nproc_per_node 4 train.py --epochs 3\n"
+    "                        one node, four workers\n"
+    "  ddprun --nnodes 2 --nproc_per_node 4 --rdzv_backend c10d --rdzv_endpoint node1:29400 "
+    "train.py\n"
+    "                        the same line on every node of a two-node job\n"
+    "  srun ddprun --nproc_per_node 4 train.py\n"
+    "                        under Slurm (or PBS): nodes, ranks and the store come from the job\n";
 
 std::vector<std::string> wrap(std::string_view text, std::size_t width) {
   std::vector<std::string> lines;
@@ -127,6 +147,19 @@ std::string render_group(std::span<const FlagSpec> table, FlagGroup group) {
   return out.empty() ? out : "\n" + std::string(group_title(group)) + ":\n" + out;
 }
 
+/// After the options: the subcommands, the exit statuses and a few launch lines.
+std::string render_epilogue() {
+  std::string out = "\nsubcommands:\n";
+  for (const auto& item : k_subcommands) {
+    out += render_item(item[0], item[1]);
+  }
+  out += "\nexit status:\n";
+  for (const auto& status : detail::k_exit_statuses) {
+    out += render_item(status.code, status.meaning);
+  }
+  return out + "\nexamples:\n" + std::string(k_examples);
+}
+
 }  // namespace
 
 std::string render_help_with(std::span<const FlagSpec> table) {
@@ -143,7 +176,7 @@ std::string render_help_with(std::span<const FlagSpec> table) {
                      FlagGroup::supervision, FlagGroup::logs, FlagGroup::extras}) {
     out += render_group(table, group);
   }
-  return out;
+  return out + render_epilogue();
 }
 
 std::string render_help() { return render_help_with(flag_table()); }

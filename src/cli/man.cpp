@@ -59,15 +59,6 @@ constexpr std::string_view k_worker_variables =
     "TORCHELASTIC_RUN_ID, TORCHELASTIC_USE_AGENT_STORE and TORCHELASTIC_ERROR_FILE, plus the\n"
     "launcher's own environment.\n";
 
-constexpr std::string_view k_exit_status =
-    ".TP\n.B 0\nEvery worker succeeded; also after --help, --version and a successful subcommand.\n"
-    ".TP\n.B 1\nThe worker group failed after the allowed restarts, or ddprun was stopped by a "
-    "signal.\n"
-    ".TP\n.B 2\nA usage or configuration error; nothing was started.\n"
-    ".TP\n.B 3\nThis node was left out of an elastic job: it was the root cause of "
-    "max_node_failures failed rounds in a row (--rdzv-conf) and the other nodes went on "
-    "without it.\n";
-
 constexpr std::string_view k_see_also =
     ".BR python3 (1),\n"
     ".BR srun (1).\n"
@@ -205,7 +196,10 @@ std::string render_man_page_with(std::span<const FlagSpec> table, std::string_vi
   out += ".SH DESCRIPTION\n" + escape(k_description);
   out += render_options(table);
   out += render_environment(table);
-  out += ".SH EXIT STATUS\n" + std::string(k_exit_status);
+  out += ".SH EXIT STATUS\n";
+  for (const auto& status : detail::k_exit_statuses) {
+    out += ".TP\n.B " + std::string(status.code) + "\n" + escape(status.meaning) + "\n";
+  }
   out += render_subcommands();
   out += ".SH SEE ALSO\n" + std::string(k_see_also);
   return out;

@@ -13,7 +13,8 @@ namespace {
 using util::quoted;
 
 constexpr ConfKey k_keys[] = {
-    {"join_timeout", k_read_by_all, ""},
+    {"join_timeout", k_read_by_c10d | k_read_by_etcd_v3,
+     "it waits for the nodes up to --rdzv_conf timeout (default 900 s), as torchrun's does"},
     {"last_call_timeout", k_read_by_all, ""},
     {"close_timeout", k_read_by_all, ""},
     {"heartbeat_timeout", k_read_by_all, ""},

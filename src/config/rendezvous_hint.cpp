@@ -22,15 +22,22 @@ bool from_scheduler(const LaunchConfig& config, const std::string& name) {
          item->origin.rfind("env ", 0) != 0;
 }
 
+/// The ways to start a job by hand, one per line.
 constexpr const char* k_fixes =
-    "Without a scheduler, start every node with --master_addr <node-rank-0 host> --node_rank K "
-    "(K = 0 on the host of the store, a different K below --nnodes on each other node), or "
-    "with --rdzv_backend c10d --rdzv_endpoint <host>:<port> (the same on every node), or run "
-    "ddprun from srun or a PBS job, which fills these in";
+    "Without a scheduler, start every node with either\n"
+    "  --master_addr <node-rank-0 host> --node_rank K (K = 0 on the host of the store, a "
+    "different K below --nnodes on each other node), or\n"
+    "  --rdzv_backend c10d --rdzv_endpoint <host>:<port> (the same on every node),\n"
+    "or run ddprun from srun or a PBS job, which fills these in.";
 
 std::string scheduler_hint(const std::string& store) {
   return "The scheduler placed the store at " + store +
          ": are the other nodes' agents started (one ddprun per node) and can they reach it?";
+}
+
+std::string loopback_line(const std::string& host, const std::string& flag, bool is_default) {
+  return flag + " " + host + (is_default ? " (the default)" : "") +
+         " is a loopback address that agents on other machines cannot reach.\n";
 }
 
 std::string static_hint(const LaunchConfig& config, bool store_is_loopback) {
@@ -39,16 +46,14 @@ std::string static_hint(const LaunchConfig& config, bool store_is_loopback) {
     return scheduler_hint(store);
   }
   std::string msg = "This agent is --node_rank " + std::to_string(config.node_rank) + " of " +
-                    std::to_string(config.nnodes.max) + " with its store at " + store;
+                    std::to_string(config.nnodes.max) + " with its store at " + store + ".\n";
   if (store_is_loopback) {
-    msg += std::string("; --master_addr ") + config.master_addr +
-           (is_default(config, "master_addr") ? " (the default)" : "") +
-           " is a loopback address that agents on other machines cannot reach";
+    msg += loopback_line(config.master_addr, "--master_addr", is_default(config, "master_addr"));
   }
   if (is_default(config, "node_rank")) {
-    msg += "; --node_rank was not given, so every node defaults to 0";
+    msg += "--node_rank was not given, so every node defaults to 0.\n";
   }
-  return msg + ". " + k_fixes;
+  return msg + k_fixes;
 }
 
 std::string c10d_hint(const LaunchConfig& config, bool store_is_loopback) {
@@ -59,11 +64,11 @@ std::string c10d_hint(const LaunchConfig& config, bool store_is_loopback) {
   }
   std::string msg = "This agent waits at --rdzv_endpoint " + store + " with --rdzv_id " +
                     config.rdzv_id +
-                    ": every node must be started with the same --rdzv_endpoint and --rdzv_id";
+                    ": every node must be started with the same --rdzv_endpoint and --rdzv_id.\n";
   if (store_is_loopback) {
-    msg += "; " + ep.host + " is a loopback address that agents on other machines cannot reach";
+    msg += loopback_line(ep.host, "--rdzv_endpoint host", false);
   }
-  return msg + "; or run ddprun from srun or a PBS job, which fills these in";
+  return msg + "Or run ddprun from srun or a PBS job, which fills these in.";
 }
 
 }  // namespace

@@ -158,7 +158,9 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& 
     }
   }
   if (signal != RunSignal::none) {
-    spdlog::info("{}", render_signal(signal, *h, self_, round, settings_));
+    // A peer's failure is a failure of this job: said at the default level, as this node's own.
+    spdlog::log(signal == RunSignal::peer_failed ? spdlog::level::warn : spdlog::level::info, "{}",
+                render_signal(signal, *h, self_, round, settings_));
     co_return signal;
   }
   co_return stacks_signal(round, got->at(1));

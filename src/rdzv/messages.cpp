@@ -98,6 +98,19 @@ std::string membership_changes(const RoundHeader& h, int round) {
 
 /// "missing --node_rank 1, 3" for the static backend when every arrival is known, else how
 /// many more nodes the round needs.
+/// Each line of `text` on a line of its own, indented under the message ("" for none).
+std::string indented_lines(const std::string& text) {
+  std::string out;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    end = end == std::string::npos ? text.size() : end;
+    out += "\n  " + text.substr(start, end - start);
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string missing_part(int live, const std::vector<NodeDesc>& arrived,
                          const RdzvSettings& settings) {
   const bool all_known = static_cast<int>(arrived.size()) >= live;
@@ -205,8 +218,8 @@ std::string render_incomplete(const RoundHeader& h, int live, const std::vector<
                     expected_nodes(settings) + " nodes arrived (" + names_of(arrived, live) +
                     "); " + missing_part(live, arrived, settings) + "; waiting up to " +
                     seconds_left(now, join_deadline) + " more";
-  if (with_hint && !settings.incomplete_hint.empty()) {
-    msg += ". " + settings.incomplete_hint;
+  if (with_hint) {
+    msg += indented_lines(settings.incomplete_hint);
   }
   return msg;
 }
@@ -216,8 +229,8 @@ std::string render_store_unanswered(const RdzvSettings& settings, const std::str
   std::string msg = "rendezvous " + settings.run_id + ": no rendezvous store answers at " +
                     endpoint + " after " + std::to_string(waited / k_ms_per_second) +
                     "s; waiting up to " + seconds_left(0, left) + " more";
-  if (with_hint && !settings.incomplete_hint.empty()) {
-    msg += ". " + settings.incomplete_hint;
+  if (with_hint) {
+    msg += indented_lines(settings.incomplete_hint);
   }
   return msg;
 }
@@ -248,7 +261,11 @@ std::string render_signal(RunSignal signal, const RoundHeader& h, const NodeDesc
       return head + ": the rendezvous was closed";
     case RunSignal::peer_failed:
       return head + ": node " + (h.failed_round ? h.failed_round->reporter : "?") +
-             " reported a failed worker group; restarting together";
+             " reported a failed worker group" +
+             (h.failed_round && !h.failed_round->reason.empty()
+                  ? " (" + h.failed_round->reason + ")"
+                  : std::string()) +
+             "; restarting together";
     case RunSignal::store_lost:
       return head + ": the rendezvous store is unreachable";
     case RunSignal::stacks_requested:

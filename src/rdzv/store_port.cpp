@@ -23,6 +23,10 @@ constexpr std::chrono::milliseconds k_probe_pause{500};
 /// Passes in a row in which a store refused our token and none answered as ours before the
 /// refusal is reported (the host may still be starting while another job's store answers).
 constexpr int k_refusal_passes = 6;
+/// A listener on the endpoint answers a TCP connection at once; a lost SYN gets one retry.
+constexpr std::chrono::milliseconds k_endpoint_connect_bound{1500};
+/// Each step of the endpoint check: a store answers in milliseconds.
+constexpr std::chrono::milliseconds k_endpoint_check_bound{4000};
 
 enum class Probe { ours, other, refused_token };
 
@@ -87,7 +91,48 @@ PortHolder socket_owner(const std::vector<std::uint64_t>& inodes) {
   return {};
 }
 
+/// Whether anything accepts TCP connections at host:port within `bound`.
+bool accepts_connections(const std::string& host, std::uint16_t port,
+                         std::chrono::milliseconds bound) {
+  asio::io_context io;
+  asio::ip::tcp::socket socket(io);
+  asio::ip::tcp::resolver resolver(io);
+  boost::system::error_code result = asio::error::timed_out;
+  resolver.async_resolve(host, std::to_string(port), [&](auto ec, auto endpoints) {
+    if (ec) {
+      result = ec;
+      return;
+    }
+    asio::async_connect(socket, endpoints, [&](auto connect_ec, auto) { result = connect_ec; });
+  });
+  io.run_for(bound);
+  return !result;
+}
+
 }  // namespace
+
+EndpointCheck check_endpoint(const store::ClientOptions& base, const std::string& key) {
+  if (!accepts_connections(base.host, base.port, k_endpoint_connect_bound)) {
+    return {};
+  }
+  auto options = base;
+  options.detect_dialect = true;
+  options.connect_timeout = k_endpoint_check_bound;
+  options.op_timeout = k_endpoint_check_bound;
+  options.probe_timeout = k_endpoint_check_bound;
+  store::SyncClient client(options);
+  auto present = client.check({key});
+  if (present && client.dialect() != store::Dialect::d2) {
+    return {EndpointAnswer::old_store, std::string(store::to_string(client.dialect()))};
+  }
+  if (present || present.error().code == ErrorCode::config) {
+    return {EndpointAnswer::store, ""};
+  }
+  if (!accepts_connections(base.host, base.port, k_endpoint_connect_bound)) {
+    return {};  // the listener went away meanwhile: as if nobody had been there
+  }
+  return {EndpointAnswer::not_a_store, present.error().message};
+}
 
 std::optional<PortHolder> find_port_holder(int port) {
   std::vector<std::uint64_t> inodes;

@@ -182,13 +182,23 @@ std::vector<std::string> lone_static_agent(const std::vector<std::string>& flags
                 concat(flags, {"--no_python", "/bin/true"}));
 }
 
-/// `err` holds `needle` exactly once, on a WARNING line, and no INFO line.
+/// Where the message holding `at` begins: its first line (hints follow on indented lines).
+std::size_t message_start(const std::string& err, std::size_t at) {
+  auto nl = err.rfind('\n', at);
+  std::size_t start = nl == std::string::npos ? 0 : nl + 1;
+  while (start > 0 && err[start] == ' ') {
+    nl = start >= 2 ? err.rfind('\n', start - 2) : std::string::npos;
+    start = nl == std::string::npos ? 0 : nl + 1;
+  }
+  return start;
+}
+
+/// `err` holds `needle` exactly once, in a WARNING message, and no INFO line.
 void expect_one_warning(const std::string& err, const std::string& needle) {
   std::size_t count = 0;
   for (auto at = err.find(needle); at != std::string::npos; at = err.find(needle, at + 1)) {
     ++count;
-    const auto line_start = err.rfind('\n', at);
-    EXPECT_EQ(err[line_start == std::string::npos ? 0 : line_start + 1], 'W') << err;
+    EXPECT_EQ(err[message_start(err, at)], 'W') << err;
   }
   EXPECT_EQ(count, 1U) << needle << " in:\n" << err;
   // An INFO line every multi-node agent logs: absent at the default level.

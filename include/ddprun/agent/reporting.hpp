@@ -30,15 +30,22 @@ class Reporter {
   void finish(int exit_code);
 
  private:
+  std::vector<errors::ProcessFailure> failures_of(const std::vector<WorkerFailure>& failed) const;
+  /// torchrun's "failed (exitcode: ...)" line and ddprun's "rank R (...) on HOST: how" line.
+  void log_failure(const std::vector<errors::ProcessFailure>& failures);
   void on_failed(const std::vector<WorkerFailure>& failures);
+  void print_import_hint(const std::vector<WorkerFailure>& failed,
+                         const std::vector<errors::ProcessFailure>& failures);
   void write_parent_error_file(const errors::ProcessFailure& root);
 
   const config::LaunchConfig& cfg_;
+  util::Env env_;  ///< the agent's: PATH for the import hint
   std::optional<std::string> parent_error_file_;
   util::SystemClock clock_;
   std::optional<errors::EventLog> events_;
   errors::OomCounters oom_baseline_;
   int attempt_ = 0;
+  std::chrono::system_clock::time_point started_;  ///< when this attempt's workers started
   std::string stacks_;  ///< the last stack report's lines; empty when none was taken
 };
 

@@ -38,6 +38,8 @@ struct SupervisorHooks {
   std::function<void(const WorkerRanks&, pid_t, const process::ExitInfo&)> worker_exited;
   std::function<void(Outcome, Step, int restarts_left)> round_ended;
   std::function<void(const std::vector<WorkerFailure>&)> failed;  ///< final failure report
+  /// Workers failed and the group restarts (a restart is left): what failed, for the log.
+  std::function<void(const std::vector<WorkerFailure>&)> attempt_failed;
   /// A worker's file timer ran out; its signal is being sent.
   std::function<void(const WorkerRanks&, const TimerExpiry&)> watchdog_expired;
   /// Stacks were taken (a stall, an expired timer, a failure with --stacks-on-failure, or a

@@ -8,7 +8,8 @@
 
 namespace ddprun::config {
 
-/// The hint for `config` (a multi-node static or c10d launch); `store_is_loopback`: the store's
+/// The hint for `config` (a multi-node static or c10d launch), one sentence per line (no
+/// trailing newline); `store_is_loopback`: the store's
 /// host (--master_addr, or the --rdzv_endpoint host) is a loopback name or address.
 std::string render_rendezvous_hint(const LaunchConfig& config, bool store_is_loopback);
 

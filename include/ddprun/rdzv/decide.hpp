@@ -165,15 +165,16 @@ bool is_incomplete_warning_due(WallMs join_started, std::optional<WallMs> last_w
                                const RdzvSettings& settings);
 
 /// "rendezvous <id> round <r> is incomplete after 10s: 1/2 nodes arrived (a); missing
-/// --node_rank 1; waiting up to <t>s more", plus settings.incomplete_hint when `with_hint`.
+/// --node_rank 1; waiting up to <t>s more", then settings.incomplete_hint's lines, indented,
+/// when `with_hint`.
 /// `arrived` holds up to k_max_named_ids of the `live` nodes.
 std::string render_incomplete(const RoundHeader& h, int live, const std::vector<NodeDesc>& arrived,
                               WallMs join_started, WallMs now, WallMs join_deadline,
                               const RdzvSettings& settings, bool with_hint);
 
 /// Before the store ever answered: "rendezvous <id>: no rendezvous store answers at
-/// <endpoint> after 10s; waiting up to <t>s more", plus settings.incomplete_hint when
-/// `with_hint`.
+/// <endpoint> after 10s; waiting up to <t>s more", then settings.incomplete_hint's lines,
+/// indented, when `with_hint`.
 std::string render_store_unanswered(const RdzvSettings& settings, const std::string& endpoint,
                                     WallMs waited, WallMs left, bool with_hint);
 

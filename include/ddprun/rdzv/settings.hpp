@@ -34,7 +34,8 @@ struct RdzvSettings {
   /// join_timeout, when shorter) after it began, with incomplete_hint, then every interval.
   std::chrono::milliseconds incomplete_warning_after{10s};
   std::chrono::milliseconds incomplete_warning_interval{60s};
-  /// What the launch settings may have wrong and the flags that fix it (the app renders it).
+  /// What the launch settings may have wrong and the flags that fix it (the app renders it),
+  /// one sentence per line; messages print each line indented under their first line.
   std::string incomplete_hint;
   /// A node that was the root cause of this many failed rounds in a row is left out of the
   /// job when the others can go on without it (exclusion.hpp); 0: never.

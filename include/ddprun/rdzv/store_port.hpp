@@ -31,6 +31,22 @@ std::string describe(const PortHolder& holder);
 /// `e` with ", held by ..." appended when the port has a listener.
 Error with_port_holder(Error e, int port);
 
+/// What listens at a rendezvous store endpoint that this agent joins as a client.
+enum class EndpointAnswer {
+  nobody,       ///< refused or unreachable: its host may not have started yet
+  store,        ///< it speaks the TCPStore protocol (or refused this agent's token)
+  not_a_store,  ///< it accepted, then stayed silent, closed or answered bytes no TCPStore sends
+  old_store     ///< a TCPStore of PyTorch 2.1 or older, whose protocol the agents do not speak
+};
+struct EndpointCheck {
+  EndpointAnswer answer = EndpointAnswer::nobody;
+  std::string why;  ///< for not_a_store: what it did; for old_store: its dialect
+};
+
+/// One look at `base`'s host and port, bounded by a few seconds: a TCP connection, then the
+/// dialect probes and a CHECK of `key`, as a rendezvous client would send them.
+EndpointCheck check_endpoint(const store::ClientOptions& base, const std::string& key);
+
 /// Listens on the first candidate that binds; returns it. Error names the host and every port.
 Result<int> listen_on_first_free(store::Server& server, const std::string& bind_addr,
                                  const std::string& host, const std::vector<int>& candidates);

@@ -219,6 +219,9 @@ class SupervisorTest : public ::testing::Test {
       on_start(round++, pids);
     };
     hooks.failed = [&](const std::vector<WorkerFailure>& f) { failures_ = f; };
+    hooks.attempt_failed = [&](const std::vector<WorkerFailure>& f) {
+      attempt_failures_.push_back(f);
+    };
     hooks.watchdog_expired = [&](const WorkerRanks& r, const TimerExpiry& e) {
       watchdog_hits_.push_back({r.local_rank, e.scope_id});
     };
@@ -249,6 +252,7 @@ class SupervisorTest : public ::testing::Test {
   SilentIo io_;
   RecordingCapture capture_{launcher_};
   std::vector<WorkerFailure> failures_;
+  std::vector<std::vector<WorkerFailure>> attempt_failures_;
   Watchdog* watchdog_ = nullptr;  ///< set to &timers_ to arm the fake watchdog
   FakeWatchdog timers_;
   std::vector<std::pair<int, std::string>> watchdog_hits_;  ///< (local_rank, scope)
@@ -317,6 +321,13 @@ TEST_F(SupervisorTest, RestartsUntilMaxRestartsAreSpentThenFails) {
   EXPECT_EQ(rdzv_.failure_reports, 3);  // after each of the two restarts, and the final one
   ASSERT_EQ(failures_.size(), 1U);
   EXPECT_EQ(failures_[0].exit.signal, SIGSEGV);
+  ASSERT_EQ(attempt_failures_.size(), 2U) << "one account before each restart, then the summary";
+  for (const auto& attempt : attempt_failures_) {
+    ASSERT_EQ(attempt.size(), 1U);
+    EXPECT_EQ(attempt[0].exit.signal, SIGSEGV);
+    EXPECT_EQ(attempt[0].ranks.local_rank, 0);
+  }
+  EXPECT_EQ(rdzv_.notes.back().reason, "rank 0 failed (exitcode: -11, SIGSEGV)");
 }
 
 TEST_F(SupervisorTest, EachReportCarriesTheFirstFailureAndItsTime) {

@@ -158,3 +158,21 @@ TEST(EtcdConfig, EveryConfKeyIsReadBySomeBackendOrSaysWhyNot) {
 }
 
 }  // namespace
+
+namespace ddprun::config {
+namespace {
+
+// torchrun's static handler reads `timeout` and passes over join_timeout without a word.
+TEST(RdzvConfKeys, JoinTimeoutUnderStaticIsIgnoredWithAWarningNamingTimeout) {
+  auto conf = read_rdzv_conf("join_timeout=6,timeout=8", "static");
+  ASSERT_TRUE(conf);
+  EXPECT_EQ(conf->pairs, (std::map<std::string, std::string>{{"timeout", "8"}}));
+  ASSERT_EQ(conf->warnings.size(), 1u);
+  EXPECT_NE(conf->warnings[0].find("'join_timeout=6': ignored, not used by the static backend: it "
+                                   "waits for the nodes up to --rdzv_conf timeout"),
+            std::string::npos)
+      << conf->warnings[0];
+}
+
+}  // namespace
+}  // namespace ddprun::config

@@ -53,7 +53,7 @@ RdzvSettings static_settings(int nodes) {
   RdzvSettings s = settings(nodes, nodes);
   s.unique_node_index = true;
   s.join_timeout = std::chrono::seconds(900);
-  s.incomplete_hint = "Pass --node_rank K.";
+  s.incomplete_hint = "Pass --node_rank K.\nOr not.";
   return s;
 }
 
@@ -79,13 +79,13 @@ TEST(RdzvIncomplete, ShortJoinTimeoutWarnsAtItsHalf) {
   EXPECT_TRUE(is_incomplete_warning_due(k_now, std::nullopt, k_now + 4'000, s));
 }
 
-TEST(RdzvIncomplete, StaticLineNamesArrivedAndMissingRanksAndTheHintOnce) {
+TEST(RdzvIncomplete, StaticLineNamesArrivedAndMissingRanksThenTheHintOnIndentedLines) {
   const auto s = static_settings(3);
   const auto msg = render_incomplete(joining(), 1, {ranked("10.0.0.1", 0)}, k_now, k_now + 10'000,
                                      k_now + 900'000, s, true);
   EXPECT_EQ(msg,
             "rendezvous job round 0 is incomplete after 10s: 1/3 nodes arrived (10.0.0.1); "
-            "missing --node_rank 1, 2; waiting up to 890s more. Pass --node_rank K.");
+            "missing --node_rank 1, 2; waiting up to 890s more\n  Pass --node_rank K.\n  Or not.");
   EXPECT_THAT(render_incomplete(joining(), 1, {ranked("10.0.0.1", 0)}, k_now, k_now + 70'000,
                                 k_now + 900'000, s, false),
               Not(HasSubstr("Pass")));
@@ -103,7 +103,7 @@ TEST(RdzvIncomplete, UnansweredStoreNamesTheEndpointAndTheHintOnce) {
   const auto s = static_settings(2);
   EXPECT_EQ(render_store_unanswered(s, "127.0.0.1:29500", 10'400, 889'600, true),
             "rendezvous job: no rendezvous store answers at 127.0.0.1:29500 after 10s; waiting "
-            "up to 890s more. Pass --node_rank K.");
+            "up to 890s more\n  Pass --node_rank K.\n  Or not.");
   EXPECT_THAT(render_store_unanswered(s, "127.0.0.1:29500", 70'000, 830'000, false),
               Not(HasSubstr("Pass")));
 }
@@ -222,6 +222,10 @@ TEST(RdzvMessages, OtherSignals) {
   EXPECT_EQ(render_signal(RunSignal::peer_failed, h, a, 3, s),
             "rendezvous job round 3: node b_100_0 reported a failed worker group; restarting "
             "together");
+  h.failed_round->reason = "rank 5 failed (exitcode: -11, SIGSEGV)";
+  EXPECT_EQ(render_signal(RunSignal::peer_failed, h, a, 3, s),
+            "rendezvous job round 3: node b_100_0 reported a failed worker group (rank 5 failed "
+            "(exitcode: -11, SIGSEGV)); restarting together");
   EXPECT_EQ(render_signal(RunSignal::closed, h, a, 3, s),
             "rendezvous job round 3: the rendezvous was closed");
   EXPECT_EQ(render_signal(RunSignal::store_lost, h, a, 3, s),
