@@ -120,6 +120,22 @@ int fail(const Error& e) {
   return util::k_exit_failure;
 }
 
+/// A server without LIST_KEYS (PyTorch's before ~2.10) closes the connection at the unknown
+/// command, or lacks it in its dialect (before 2.2): say so instead of the socket's error.
+Error unlisted(const Error& e, const ClientOptions& o) {
+  const bool missing =
+      e.code == ErrorCode::closed ||
+      (e.code == ErrorCode::usage && e.message.find("LIST_KEYS") != std::string::npos);
+  if (!missing) {
+    return e;
+  }
+  return make_error(ErrorCode::protocol,
+                    fmt::format("the server at {}:{} does not support listing keys (LIST_KEYS: "
+                                "ddprun's store and PyTorch's own TCPStore server from ~2.10 "
+                                "answer it); read known keys with `ddprun store get KEY`",
+                                o.host, o.port));
+}
+
 Result<ClientOptions> client_options(const Args& a) {
   auto ep = parse_endpoint(a.endpoint);
   if (!ep) {
@@ -206,7 +222,7 @@ int run_client(const std::string& verb, const Args& a) {
   if (verb == "keys") {
     auto r = c.list_keys();
     if (!r) {
-      return fail(r.error());
+      return fail(unlisted(r.error(), *opts));
     }
     std::sort(r->begin(), r->end());
     for (const auto& k : *r) {

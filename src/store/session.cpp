@@ -277,6 +277,10 @@ void Session::apply(const Request& request) {
     close("unknown opcode PING");  // emulating a VALIDATE-era server from before PING
     return;
   }
+  if (request.op == Op::list_keys && !registry_.options.answer_list_keys) {
+    close("unknown opcode LIST_KEYS");  // emulating a PyTorch server from before ~2.10
+    return;
+  }
   if (guard(request) || refuse_for_memory(request)) {
     return;
   }

@@ -40,6 +40,9 @@ struct ServerOptions {
   /// false: PING is an unknown opcode and closes the connection (VALIDATE-era servers before
   /// the mid-2024 connect rework, ~2.5).
   bool answer_ping = true;
+  /// false: LIST_KEYS is an unknown opcode and closes the connection (every PyTorch server
+  /// before ~2.10, torch 2.6's included).
+  bool answer_list_keys = true;
   /// Non-empty: keys under "ddprun/" need the rendezvous handshake (store/auth.hpp).
   std::string token;
 };
