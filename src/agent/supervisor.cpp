@@ -462,6 +462,8 @@ asio::awaitable<int> Supervisor::run() {
   asio::co_spawn(ctx_, signal_loop(), asio::detached);
   int remaining = cfg_.max_restarts;
   while (true) {
+    phase_ = "rendezvous";
+    restart_count_ = cfg_.max_restarts - remaining;
     auto joined = co_await next_round(cfg_.max_restarts - remaining);
     if (!joined) {
       co_await leave_rendezvous();
@@ -478,7 +480,9 @@ asio::awaitable<int> Supervisor::run() {
       co_return util::k_exit_failure;
     }
     asio::co_spawn(ctx_, rdzv_watch_loop(++generation_), asio::detached);
+    phase_ = "running";
     Outcome outcome = co_await monitor();
+    phase_ = "stopping";
     Step step = next_step(outcome, remaining);
     if (outcome == Outcome::stalled) {
       co_await take_stacks(stall_, true);
@@ -489,6 +493,7 @@ asio::awaitable<int> Supervisor::run() {
       hooks_.round_ended(outcome, step, remaining);
     }
     if (step != Step::restart && step != Step::restart_free) {
+      phase_ = "finished";
       co_return co_await finish(step);
     }
     if (step == Step::restart && outcome == Outcome::failed && hooks_.attempt_failed) {

@@ -72,6 +72,18 @@ util::SteadyTime Supervisor::last_progress() const {
   return std::max(io_.last_output(), requested);
 }
 
+HealthSnapshot Supervisor::health() const {
+  HealthSnapshot s{phase_, restart_count_, 0, std::nullopt};
+  for (const auto& w : workers_) {
+    s.workers_running += w.running ? 1 : 0;
+  }
+  if (phase_ == "running") {
+    const auto since = clock_.now() - std::max(round_started_, last_progress());
+    s.seconds_since_progress = std::chrono::duration<double>(since).count();
+  }
+  return s;
+}
+
 std::string Supervisor::stall_reason() const {
   return "worker group stalled: no output and no file-timer request for " +
          seconds_text(cfg_.stall_timeout) + " s (--stall-timeout)";

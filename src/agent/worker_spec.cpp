@@ -128,6 +128,9 @@ std::vector<int> apply_placement(const config::LaunchConfig& cfg, int local_rank
   if (place.cuda_visible_devices) {
     env.set("CUDA_VISIBLE_DEVICES", *place.cuda_visible_devices);
   }
+  if (place.local_rank_env) {
+    env.set("LOCAL_RANK", std::to_string(*place.local_rank_env));
+  }
   return place.cpus;
 }
 

@@ -3,6 +3,7 @@
 #include "launch.hpp"
 
 #include "ddprun/agent/file_timer_server.hpp"
+#include "ddprun/agent/health_server.hpp"
 #include "ddprun/agent/reporting.hpp"
 #include "ddprun/agent/supervisor.hpp"
 #include "ddprun/agent/worker_io.hpp"
@@ -143,10 +144,13 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
   agent::add_hang_env(cfg, agent_env);
   auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
+  const auto health_port = agent_env.get(std::string(agent::k_health_port_env));
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock, *setup.rdzv, *io,
                                reporter.hooks());
   supervisor.set_watchdog(watchdog.get());
   supervisor.set_stack_capture(*stacks);
+  auto health = agent::make_health_server(ctx, health_port, cfg.stall_timeout,
+                                          [&supervisor] { return supervisor.health(); });
   if (setup.dyn) {
     setup.dyn->set_progress_source(progress_source(supervisor, clock));
     setup.dyn->set_exclusion_listener(

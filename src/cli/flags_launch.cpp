@@ -86,6 +86,14 @@ std::vector<FlagSpec> command_flags() {
        .choices = {"spawn", "fork", "forkserver"},
        .group = g,
        .help = "Multiprocessing start method for workers created with --run-path."},
+      {.dest = flag::k_virtual_local_rank,
+       .spellings = {"--virtual-local-rank", "--virtual_local_rank"},
+       .kind = FlagKind::boolean,
+       .default_value = "0",
+       .env_var = "PET_VIRTUAL_LOCAL_RANK",
+       .group = g,
+       .help = "Give every worker LOCAL_RANK=0 and CUDA_VISIBLE_DEVICES naming only its own "
+               "device (the local_rank-th inherited entry, else the local rank), as torch 2.10+."},
   };
 }
 

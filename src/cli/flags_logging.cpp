@@ -88,6 +88,21 @@ std::vector<FlagSpec> output_flags() {
        .group = g,
        .help = "torchrun.logs_specs entry point for a custom log layout; ddprun accepts only the "
                "built-in one: default, or empty. Not read from PET_."},
+      {.dest = flag::k_duplicate_stdout_filters,
+       .spellings = {"--duplicate-stdout-filters", "--duplicate_stdout_filters"},
+       .kind = FlagKind::valued,
+       .env_var = "PET_DUPLICATE_STDOUT_FILTERS",
+       .metavar = "FILTERS",
+       .group = g,
+       .help = "torch 2.10's copy of matching stdout lines to a second file: accepted and "
+               "ignored with a warning (use --tee and grep the log files)."},
+      {.dest = flag::k_duplicate_stderr_filters,
+       .spellings = {"--duplicate-stderr-filters", "--duplicate_stderr_filters"},
+       .kind = FlagKind::valued,
+       .env_var = "PET_DUPLICATE_STDERR_FILTERS",
+       .metavar = "FILTERS",
+       .group = g,
+       .help = "As --duplicate-stdout-filters, for stderr: accepted and ignored with a warning."},
   };
 }
 

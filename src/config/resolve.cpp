@@ -179,6 +179,9 @@ Result<void> Resolver::placement() {
        origin_of(flag::k_numa_binding));
   cfg_.pin_gpus = on(flag::k_pin_gpus);
   note(flag::k_pin_gpus, cfg_.pin_gpus ? "true" : "false", origin_of(flag::k_pin_gpus));
+  cfg_.virtual_local_rank = on(flag::k_virtual_local_rank);
+  note(flag::k_virtual_local_rank, cfg_.virtual_local_rank ? "true" : "false",
+       origin_of(flag::k_virtual_local_rank));
   return {};
 }
 
@@ -425,6 +428,13 @@ Result<void> Resolver::worker_output() {
   }
   cfg_.local_ranks_filter = text(flag::k_local_ranks_filter);
   note(flag::k_local_ranks_filter, cfg_.local_ranks_filter);
+  for (auto dest : {flag::k_duplicate_stdout_filters, flag::k_duplicate_stderr_filters}) {
+    if (!text(dest).empty()) {
+      warn(dest, quoted(text(dest)) +
+                     ": ignored, ddprun does not write torch's filtered_std*.log copies "
+                     "(tee the streams with -t and grep the log files)");
+    }
+  }
   return {};
 }
 

@@ -63,6 +63,22 @@ std::optional<std::string> device_for_local_rank(
   return entries[idx];
 }
 
+std::optional<std::string> virtual_device_for_local_rank(
+    const std::optional<std::string>& cuda_visible_devices, int local_rank) {
+  if (local_rank < 0) {
+    return std::nullopt;
+  }
+  if (!cuda_visible_devices) {
+    return std::to_string(local_rank);
+  }
+  auto items = util::split(*cuda_visible_devices, ',');
+  const auto idx = static_cast<std::size_t>(local_rank);
+  if (idx >= items.size()) {
+    return std::nullopt;
+  }
+  return std::string(util::trim(items[idx]));
+}
+
 std::optional<std::string> pci_bus_id_of(std::string_view entry,
                                          const std::vector<GpuDevice>& devices) {
   std::optional<std::string> found;

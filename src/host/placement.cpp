@@ -33,6 +33,26 @@ void pin_gpus(config::LaunchConfig& cfg, const std::optional<std::string>& visib
   }
 }
 
+/// --virtual-local-rank: torch 2.10's mapping. A list too short for a local rank cannot work
+/// (torch raises ValueError when it starts the workers), so ddprun stops before spawning any.
+void virtualize_local_ranks(config::LaunchConfig& cfg, const std::optional<std::string>& visible) {
+  for (int lr = 0; lr < cfg.nproc_per_node; ++lr) {
+    auto device = host::virtual_device_for_local_rank(visible, lr);
+    if (!device) {
+      throw Fatal(make_error(
+          ErrorCode::usage,
+          fmt::format("--virtual-local-rank: CUDA_VISIBLE_DEVICES={} has no entry for local rank "
+                      "{}; expected at least {} comma-separated devices (--nproc-per-node)",
+                      util::quoted(visible.value_or("")), lr, cfg.nproc_per_node)));
+    }
+    auto& place = cfg.placements[static_cast<std::size_t>(lr)];
+    place.cuda_visible_devices = *device;
+    place.local_rank_env = 0;
+    spdlog::info("local rank {}: CUDA_VISIBLE_DEVICES={}, LOCAL_RANK=0 (--virtual-local-rank)", lr,
+                 *device);
+  }
+}
+
 /// The NUMA node of each local rank's GPU, where NVML and sysfs can tell.
 std::vector<std::optional<int>> gpu_numa_nodes(int nproc, const std::optional<std::string>& visible,
                                                const NvmlInfo& nvml) {
@@ -86,12 +106,14 @@ bool needs_nvml(const cli::ParsedArgs& args, const util::Env& env) {
 }
 
 void plan_placements(config::LaunchConfig& cfg, const util::Env& env, const NvmlInfo& nvml) {
-  if (cfg.numa_binding.empty() && !cfg.pin_gpus) {
+  if (cfg.numa_binding.empty() && !cfg.pin_gpus && !cfg.virtual_local_rank) {
     return;
   }
   cfg.placements.assign(static_cast<std::size_t>(cfg.nproc_per_node), {});
   const auto visible = env.get("CUDA_VISIBLE_DEVICES");
-  if (cfg.pin_gpus) {
+  if (cfg.virtual_local_rank) {
+    virtualize_local_ranks(cfg, visible);
+  } else if (cfg.pin_gpus) {
     pin_gpus(cfg, visible);
   }
   if (!cfg.numa_binding.empty()) {

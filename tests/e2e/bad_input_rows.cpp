@@ -27,6 +27,7 @@ const std::vector<OptionRow>& option_rows() {
       {"no_python", "x", "takes no value", std::string(k_bool_env), {}, 2, true},
       {"run_path", "x", "takes no value", std::string(k_bool_env)},
       {"start_method", "x", "choose from spawn, fork, forkserver"},
+      {"virtual_local_rank", "x", "takes no value", std::string(k_bool_env)},
       // Rendezvous.
       {"rdzv_backend", "etcd", "use --rdzv-backend etcd-v3"},
       {"rdzv_backend", "etcd-v2", "use --rdzv-backend etcd-v3"},
@@ -100,6 +101,11 @@ const std::map<std::string, std::string>& options_without_bad_values() {
        "torchrun logs and ignores names it cannot use; ddprun warns and ignores them "
        "(tests/unit/config/torchrun_corpus_test.cpp)"},
       {"PET_SIGNALS_TO_HANDLE", "as --signals-to-handle"},
+      {"duplicate_stdout_filters",
+       "any text is a list of filters, as in torchrun; ddprun warns that it ignores them"},
+      {"PET_DUPLICATE_STDOUT_FILTERS", "as --duplicate-stdout-filters"},
+      {"duplicate_stderr_filters", "as --duplicate-stdout-filters"},
+      {"PET_DUPLICATE_STDERR_FILTERS", "as --duplicate-stdout-filters"},
       {"PET_START_METHOD",
        "torchrun does not check a PET_ value against the choices and never uses it for a "
        "program; ddprun warns and uses spawn"},

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <regex>
 #include <set>
@@ -124,6 +125,37 @@ TEST(PlacementE2E, PinGpusGivesEachWorkerOneVisibleEntry) {
   EXPECT_EQ(read_place(dir, 1).at("cvd"), "GPU-abc");
   EXPECT_NE(r.err.find("Using nproc_per_node=2 (gpu: CUDA_VISIBLE_DEVICES)"), std::string::npos)
       << r.err;
+}
+
+TEST(PlacementE2E, VirtualLocalRankGivesLocalRankZeroAndOneDevice) {
+  auto dir = make_temp_dir("ddprun-place-");
+  auto r = run_placed({"--nproc_per_node=2", "--virtual-local-rank"}, dir,
+                      {"CUDA_VISIBLE_DEVICES=MIG-a1, 3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_place(dir, 0).at("cvd"), "MIG-a1");
+  EXPECT_EQ(read_place(dir, 1).at("cvd"), "3");
+  EXPECT_EQ(read_place(dir, 0).at("lr"), "0");
+  EXPECT_EQ(read_place(dir, 1).at("lr"), "0");
+  EXPECT_NE(r.err.find("local rank 1: CUDA_VISIBLE_DEVICES=3, LOCAL_RANK=0"), std::string::npos)
+      << r.err;
+  // Unset: the local rank itself, through PET_VIRTUAL_LOCAL_RANK; the log prefix keeps the
+  // real local rank.
+  auto unset = run_placed({"--nproc_per_node=2", "--tee=3"}, dir, {"PET_VIRTUAL_LOCAL_RANK=1"});
+  ASSERT_EQ(unset.status, 0) << unset.err;
+  EXPECT_EQ(read_place(dir, 1).at("cvd"), "1");
+  EXPECT_EQ(read_place(dir, 1).at("lr"), "0");
+}
+
+TEST(PlacementE2E, VirtualLocalRankWithTooFewDevicesStopsBeforeSpawning) {
+  auto dir = make_temp_dir("ddprun-place-");
+  auto r = run_placed({"--nproc_per_node=3", "--virtual-local-rank"}, dir,
+                      {"CUDA_VISIBLE_DEVICES=GPU-x,GPU-y"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--virtual-local-rank: CUDA_VISIBLE_DEVICES='GPU-x,GPU-y' has no entry for "
+                       "local rank 2"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/place_0.txt"));
 }
 
 TEST(PlacementE2E, AutoWithoutGpusFallsBackToTheCpuCount) {

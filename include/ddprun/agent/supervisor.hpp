@@ -3,6 +3,7 @@
 // turns OS events (SIGCHLD, signals to the agent) and rendezvous events into steps.
 
 #include "ddprun/agent/event_queue.hpp"
+#include "ddprun/agent/health.hpp"
 #include "ddprun/agent/policy.hpp"
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/config/launch_config.hpp"
@@ -71,6 +72,10 @@ class Supervisor {
   /// When a worker last showed progress: the last output the agent read or file-timer request
   /// it got (the epoch: none yet). The stall watchdog and `ddprun status` read it.
   util::SteadyTime last_progress() const;
+
+  /// What the health-check endpoint reports now (health.hpp): the phase, the group's restart
+  /// count, the running workers and, while they run, the seconds since their last progress.
+  HealthSnapshot health() const;
 
  private:
   struct Worker {
@@ -143,7 +148,9 @@ class Supervisor {
   int generation_ = 0;
   Watchdog* watchdog_ = nullptr;
   util::SteadyTime round_started_{};
-  std::string stall_;  ///< why the current round stalled ("" if it did not)
+  std::string phase_ = "rendezvous";  ///< HealthSnapshot::state
+  int restart_count_ = 0;             ///< of the group being joined or run
+  std::string stall_;                 ///< why the current round stalled ("" if it did not)
   std::chrono::system_clock::time_point stalled_at_{};
   std::optional<errors::NodeStacks> my_stacks_;  ///< taken in the current round (once)
 };

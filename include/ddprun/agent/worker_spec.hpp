@@ -84,7 +84,8 @@ OmpDecision decide_omp_threads(const util::Env& agent_env, config::OmpMode mode,
                                int nproc_per_node, int cpu_count);
 
 /// Applies local rank `local_rank`'s placement: sets CUDA_VISIBLE_DEVICES in `env` when
-/// --pin-gpus gave the worker one, and returns its CPUs (empty: inherit the agent's mask).
+/// --pin-gpus or --virtual-local-rank gave the worker one, LOCAL_RANK=0 under
+/// --virtual-local-rank, and returns its CPUs (empty: inherit the agent's mask).
 std::vector<int> apply_placement(const config::LaunchConfig& cfg, int local_rank, util::Env& env);
 
 }  // namespace ddprun::agent

@@ -38,6 +38,7 @@ inline constexpr FlagKey k_module{"module"};
 inline constexpr FlagKey k_no_python{"no_python"};
 inline constexpr FlagKey k_run_path{"run_path"};
 inline constexpr FlagKey k_start_method{"start_method"};
+inline constexpr FlagKey k_virtual_local_rank{"virtual_local_rank"};
 
 // Rendezvous (flags_rdzv.cpp).
 inline constexpr FlagKey k_rdzv_backend{"rdzv_backend"};
@@ -59,6 +60,8 @@ inline constexpr FlagKey k_redirects{"redirects"};
 inline constexpr FlagKey k_tee{"tee"};
 inline constexpr FlagKey k_local_ranks_filter{"local_ranks_filter"};
 inline constexpr FlagKey k_logs_specs{"logs_specs"};
+inline constexpr FlagKey k_duplicate_stdout_filters{"duplicate_stdout_filters"};
+inline constexpr FlagKey k_duplicate_stderr_filters{"duplicate_stderr_filters"};
 
 // ddprun's own options and the legacy launcher's (flags_ddprun.cpp).
 inline constexpr FlagKey k_python{"python"};

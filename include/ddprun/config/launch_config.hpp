@@ -75,6 +75,7 @@ enum class OmpMode { torchrun, cpus, fixed };
 struct WorkerPlacement {
   std::vector<int> cpus;                            ///< empty: inherit the agent's mask
   std::optional<std::string> cuda_visible_devices;  ///< set: the worker's own value (--pin-gpus)
+  std::optional<int> local_rank_env;  ///< set: LOCAL_RANK differs from the local rank (virtual)
 };
 
 /// True when `path` names a file this process may execute (a symlink counts by its target).
@@ -120,6 +121,7 @@ struct LaunchConfig {
   int omp_threads = 0;       ///< the N of --omp-threads N
   std::string numa_binding;  ///< "", node, socket, exclusive or core-complex
   bool pin_gpus = false;
+  bool virtual_local_rank = false;          ///< --virtual-local-rank: LOCAL_RANK=0, one device each
   std::vector<WorkerPlacement> placements;  ///< per local rank; empty: inherit everything
   RdzvBackend rdzv_backend = RdzvBackend::static_;
   Endpoint rdzv_endpoint;  ///< host empty when not given; etcd-v3: the first member

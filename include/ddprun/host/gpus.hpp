@@ -42,6 +42,14 @@ GpuCount decide_gpu_count(const std::optional<std::string>& cuda_visible_devices
 std::optional<std::string> device_for_local_rank(
     const std::optional<std::string>& cuda_visible_devices, int local_rank);
 
+/// The device of local rank `local_rank` under --virtual-local-rank, by torch's rule
+/// (local_elastic_agent.py `_set_local_rank_env`): the local_rank-th comma-separated item of the
+/// inherited CUDA_VISIBLE_DEVICES, whitespace trimmed and otherwise as written (integers,
+/// GPU-/MIG- uuids), or str(local_rank) when the variable is unset; nullopt when the list has
+/// fewer items (torch raises ValueError at the start of the workers).
+std::optional<std::string> virtual_device_for_local_rank(
+    const std::optional<std::string>& cuda_visible_devices, int local_rank);
+
 /// The PCI bus id of a CUDA_VISIBLE_DEVICES entry among NVML's devices: an integer is an NVML
 /// index (CUDA numbers devices the same way with CUDA_DEVICE_ORDER=PCI_BUS_ID, and on
 /// homogeneous nodes by default), GPU-<uuid> matches a device whose uuid starts with it (CUDA

@@ -14,7 +14,9 @@ namespace ddprun::host {
 bool needs_nvml(const cli::ParsedArgs& args, const util::Env& env);
 
 /// Fills cfg.placements and logs each worker's placement at INFO; compromises are WARNINGs.
-/// Throws Fatal when --numa-binding cannot be honoured (sysfs unreadable, empty mask).
+/// Throws Fatal when --numa-binding cannot be honoured (sysfs unreadable, empty mask), or when
+/// --virtual-local-rank finds fewer CUDA_VISIBLE_DEVICES items than workers (usage, exit 2).
+/// --virtual-local-rank wins over --pin-gpus (it pins the same way and also sets LOCAL_RANK=0).
 void plan_placements(config::LaunchConfig& cfg, const util::Env& env, const NvmlInfo& nvml);
 
 }  // namespace ddprun::host

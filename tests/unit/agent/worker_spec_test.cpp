@@ -167,7 +167,8 @@ TEST(OmpThreads, UserValueIsNeverOverridden) {
 
 TEST(Placement, SetsPinnedDeviceAndReturnsCpus) {
   auto cfg = python_config();
-  cfg.placements = {{{0, 1}, std::nullopt}, {{2}, std::string("GPU-x")}};
+  cfg.placements = {{{0, 1}, std::nullopt, std::nullopt},
+                    {{2}, std::string("GPU-x"), std::nullopt}};
   util::Env env{{"CUDA_VISIBLE_DEVICES", "3,GPU-x"}};
   EXPECT_EQ(apply_placement(cfg, 0, env), (std::vector<int>{0, 1}));
   EXPECT_EQ(env.get("CUDA_VISIBLE_DEVICES"), "3,GPU-x");
@@ -176,4 +177,17 @@ TEST(Placement, SetsPinnedDeviceAndReturnsCpus) {
   EXPECT_TRUE(apply_placement(cfg, 2, env).empty());
   cfg.placements.clear();
   EXPECT_TRUE(apply_placement(cfg, 0, env).empty());
+}
+
+TEST(ApplyPlacement, VirtualLocalRankSetsLocalRankZero) {
+  auto cfg = python_config();
+  cfg.placements = {{{}, std::string("0"), std::nullopt}, {{}, std::string("MIG-1"), 0}};
+  util::Env env{{"CUDA_VISIBLE_DEVICES", "0,MIG-1"}, {"LOCAL_RANK", "1"}};
+  EXPECT_TRUE(apply_placement(cfg, 1, env).empty());
+  EXPECT_EQ(env.get("CUDA_VISIBLE_DEVICES"), "MIG-1");
+  EXPECT_EQ(env.get("LOCAL_RANK"), "0");
+  util::Env plain{{"LOCAL_RANK", "0"}};
+  apply_placement(cfg, 0, plain);
+  EXPECT_EQ(plain.get("LOCAL_RANK"), "0");
+  EXPECT_EQ(plain.get("CUDA_VISIBLE_DEVICES"), "0");
 }

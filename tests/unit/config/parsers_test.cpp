@@ -259,6 +259,27 @@ TEST(Resolve, NumaBindingAndPinGpusAreAccepted) {
   EXPECT_FALSE(resolve_args({"t.py"})->pin_gpus);
 }
 
+TEST(Resolve, VirtualLocalRankFromTheFlagOrItsPetVariable) {
+  EXPECT_TRUE(resolve_args({"--virtual-local-rank", "t.py"})->virtual_local_rank);
+  EXPECT_TRUE(
+      resolve_args({"t.py"}, util::Env{{"PET_VIRTUAL_LOCAL_RANK", "1"}})->virtual_local_rank);
+  EXPECT_FALSE(resolve_args({"t.py"})->virtual_local_rank);
+}
+
+TEST(Resolve, DuplicateFiltersAreAcceptedWithOneWarningEach) {
+  auto cfg = resolve_args({"--duplicate-stdout-filters=NCCL,,WARN,error", "t.py"},
+                          util::Env{{"PET_DUPLICATE_STDERR_FILTERS", "Traceback"}});
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  ASSERT_EQ(cfg->warnings.size(), 2u);
+  EXPECT_NE(cfg->warnings[0].find("--duplicate-stdout-filters 'NCCL,,WARN,error': ignored"),
+            std::string::npos)
+      << cfg->warnings[0];
+  EXPECT_NE(cfg->warnings[1].find("PET_DUPLICATE_STDERR_FILTERS 'Traceback': ignored"),
+            std::string::npos)
+      << cfg->warnings[1];
+  EXPECT_TRUE(resolve_args({"t.py"})->warnings.empty());
+}
+
 TEST(Resolve, RequeuedSlurmJobShowsItsRestartEpochInPrintConfig) {
   const util::Env env{{"SLURM_JOB_ID", "4242"},
                       {"SLURM_STEP_ID", "0"},

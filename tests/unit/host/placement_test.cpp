@@ -29,6 +29,18 @@ TEST(DeviceForLocalRank, TakesTheNthVisibleEntryOrTheRankItself) {
   EXPECT_EQ(device_for_local_rank(std::nullopt, -1), std::nullopt);
 }
 
+TEST(VirtualDeviceForLocalRank, FollowsTorchsSplitAndStrip) {
+  EXPECT_EQ(virtual_device_for_local_rank(std::nullopt, 3), "3");
+  EXPECT_EQ(virtual_device_for_local_rank(std::string("4, GPU-ab ,MIG-cd"), 1), "GPU-ab");
+  EXPECT_EQ(virtual_device_for_local_rank(std::string("4, GPU-ab ,MIG-cd"), 2), "MIG-cd");
+  // torch splits on commas as written: no CUDA-style stop at an invalid entry.
+  EXPECT_EQ(virtual_device_for_local_rank(std::string("0,-1,2"), 2), "2");
+  EXPECT_EQ(virtual_device_for_local_rank(std::string(""), 0), "");
+  EXPECT_EQ(virtual_device_for_local_rank(std::string(""), 1), std::nullopt);
+  EXPECT_EQ(virtual_device_for_local_rank(std::string("4,6"), 2), std::nullopt);
+  EXPECT_EQ(virtual_device_for_local_rank(std::nullopt, -1), std::nullopt);
+}
+
 TEST(PciBusIdOf, IndexOrUuidPrefix) {
   const std::vector<GpuDevice> devs{
       {"GPU-aaaa-1", "0000:1b:00.0"}, {"GPU-aaab-2", "0000:3b:00.0"}, {"GPU-cccc-3", ""}};
