@@ -1,5 +1,6 @@
 #include "ddprun/agent/worker_io.hpp"
 
+#include "ddprun/agent/health.hpp"
 #include "ddprun/agent/stack_capture.hpp"
 #include "ddprun/output/log_dir.hpp"
 #include "ddprun/output/router.hpp"
@@ -145,8 +146,11 @@ Routing parse_routing(const config::LaunchConfig& cfg, const util::Env& env) {
       throw Fatal(make_error(ErrorCode::usage, e->message));
     }
   }
-  return Routing{*redirects, *tee, *filter, takes_faulthandler_dumps(cfg, env),
-                 cfg.stall_timeout.count() > 0};
+  // The stall watchdog and the health endpoint count output as progress, so they need the
+  // streams to pass through the agent (the console is unchanged).
+  const bool watch_output =
+      cfg.stall_timeout.count() > 0 || env.has(std::string(k_health_port_env));
+  return Routing{*redirects, *tee, *filter, takes_faulthandler_dumps(cfg, env), watch_output};
 }
 
 }  // namespace

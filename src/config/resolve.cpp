@@ -24,6 +24,7 @@ using util::quoted;
 namespace flag = cli::flag;
 
 constexpr int k_default_c10d_port = 29400;
+constexpr std::string_view k_no_share_env = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE";
 constexpr std::chrono::milliseconds k_static_join_timeout{900000};  // torchrun's static timeout
 constexpr int k_int_min = std::numeric_limits<int>::min();
 constexpr int k_int_max = std::numeric_limits<int>::max();
@@ -99,6 +100,7 @@ class Resolver {
   Result<void> rendezvous();
   Result<void> worker_command();
   Result<void> supervision();
+  Result<void> agent_store();
   Result<void> logging();
   Result<void> worker_output();
   Result<void> static_node();
@@ -400,6 +402,13 @@ Result<void> Resolver::supervision() {
   }
   cfg_.signals_to_handle = sigs.signals;
   note(flag::k_signals_to_handle, text(flag::k_signals_to_handle));
+  return agent_store();
+}
+
+// --agent-store, and torch >= 2.4's opt-out of TCPStore sharing (TORCH_DISABLE_SHARE_RDZV_TCP_STORE
+// =1): its dynamic (c10d) handler then gives the workers TORCHELASTIC_USE_AGENT_STORE=False;
+// the static backend always shares.
+Result<void> Resolver::agent_store() {
   const auto& store = text(flag::k_agent_store);
   if (store != "auto" && store != "on" && store != "off") {
     return bad(flag::k_agent_store, "auto, on or off");
@@ -407,6 +416,19 @@ Result<void> Resolver::supervision() {
   cfg_.agent_store = store == "on"    ? AgentStore::on
                      : store == "off" ? AgentStore::off
                                       : AgentStore::automatic;
+  const bool opt_out = env_.get(std::string(k_no_share_env)).value_or("0") == "1";
+  if (store == "auto" && opt_out && cfg_.rdzv_backend != RdzvBackend::static_) {
+    if (cfg_.nnodes.max > 1) {
+      cfg_.warnings.push_back(std::string(k_no_share_env) +
+                              " '1': ignored for a multi-node job, the agent of group rank 0 "
+                              "hosts each round's workers' store");
+      note(flag::k_agent_store, store);
+      return {};
+    }
+    cfg_.agent_store = AgentStore::off;
+    note(flag::k_agent_store, "off", "env " + std::string(k_no_share_env));
+    return {};
+  }
   note(flag::k_agent_store, store);
   return {};
 }

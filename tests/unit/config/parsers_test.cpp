@@ -266,6 +266,15 @@ TEST(Resolve, VirtualLocalRankFromTheFlagOrItsPetVariable) {
   EXPECT_FALSE(resolve_args({"t.py"})->virtual_local_rank);
 }
 
+TEST(Resolve, DisabledStoreSharingTurnsTheAgentStoreOffForC10dOnly) {
+  const util::Env opt_out{{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1"}};
+  EXPECT_EQ(resolve_args({"--standalone", "t.py"}, opt_out)->agent_store, AgentStore::off);
+  EXPECT_EQ(resolve_args({"t.py"}, opt_out)->agent_store, AgentStore::automatic);  // static
+  EXPECT_EQ(resolve_args({"--standalone", "--agent-store=on", "t.py"}, opt_out)->agent_store,
+            AgentStore::on);
+  EXPECT_EQ(resolve_args({"--standalone", "t.py"})->agent_store, AgentStore::automatic);
+}
+
 TEST(Resolve, DuplicateFiltersAreAcceptedWithOneWarningEach) {
   auto cfg = resolve_args({"--duplicate-stdout-filters=NCCL,,WARN,error", "t.py"},
                           util::Env{{"PET_DUPLICATE_STDERR_FILTERS", "Traceback"}});
