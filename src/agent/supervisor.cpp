@@ -152,7 +152,8 @@ Result<void> Supervisor::start_workers(const Round& round) {
   }
   std::vector<pid_t> pids;
   for (const auto& ranks : round.ranks) {
-    auto env = worker_env(agent_env_, round.info, ranks, io_.error_file(ranks.local_rank));
+    auto env = worker_env(agent_env_, round.info, ranks, io_.error_file(ranks.local_rank),
+                          cfg_.nccl_names);
     if (!timer_file->empty()) {
       env.set(std::string(k_timer_file_env), *timer_file);
     }

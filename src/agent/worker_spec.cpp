@@ -39,8 +39,22 @@ std::vector<std::string> worker_argv(const config::LaunchConfig& cfg, int local_
 
 std::string entrypoint_name(const config::LaunchConfig& cfg) { return cfg.training_script; }
 
+std::vector<const char*> nccl_names(config::NcclNames names) {
+  constexpr const char* k_current = "TORCH_NCCL_ASYNC_ERROR_HANDLING";
+  constexpr const char* k_legacy = "NCCL_ASYNC_ERROR_HANDLING";
+  switch (names) {
+    case config::NcclNames::current:
+      return {k_current};
+    case config::NcclNames::legacy:
+      return {k_legacy};
+    case config::NcclNames::both:
+      break;
+  }
+  return {k_current, k_legacy};
+}
+
 util::Env worker_env(const util::Env& agent_env, const RoundInfo& round, const WorkerRanks& r,
-                     const std::string& error_file) {
+                     const std::string& error_file, config::NcclNames nccl) {
   util::Env env = agent_env;
   auto set_int = [&env](const char* name, int v) { env.set(name, std::to_string(v)); };
   set_int("LOCAL_RANK", r.local_rank);
@@ -58,8 +72,8 @@ util::Env worker_env(const util::Env& agent_env, const RoundInfo& round, const W
   set_int("TORCHELASTIC_MAX_RESTARTS", round.max_restarts);
   env.set("TORCHELASTIC_RUN_ID", round.run_id);
   env.set("TORCHELASTIC_USE_AGENT_STORE", round.use_agent_store ? "True" : "False");
-  for (const char* nccl : {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING"}) {
-    env.set(nccl, agent_env.get(nccl).value_or("1"));
+  for (const char* name : nccl_names(nccl)) {
+    env.set(name, agent_env.get(name).value_or("1"));
   }
   env.set("TORCHELASTIC_ERROR_FILE", error_file);
   return env;

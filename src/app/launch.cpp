@@ -13,6 +13,7 @@
 #include "ddprun/host/facts.hpp"
 #include "ddprun/host/nvml.hpp"
 #include "ddprun/host/placement.hpp"
+#include "ddprun/host/torch_version.hpp"
 #include "ddprun/process/posix_launcher.hpp"
 #include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/fatal.hpp"
@@ -131,6 +132,24 @@ process::Guardian start_guardian() {
   return std::move(*guardian);
 }
 
+/// The NCCL variable names the workers' torch reads (host/torch_version.hpp), said at INFO.
+config::NcclNames nccl_names_for(const config::LaunchConfig& cfg, const util::Env& env) {
+  constexpr int k_current_since_minor = 2;  // torch 2.2 renamed the variable
+  const auto torch = host::find_worker_torch(cfg.python, env);
+  if (!torch) {
+    spdlog::info(
+        "the workers' torch is not known (set DDPRUN_WORKER_TORCH=2.6, say): both "
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING and NCCL_ASYNC_ERROR_HANDLING are set");
+    return config::NcclNames::both;
+  }
+  const bool current =
+      torch->major > 2 || (torch->major == 2 && torch->minor >= k_current_since_minor);
+  spdlog::info("the workers' torch is {}.{} ({}): {} is set", torch->major, torch->minor,
+               torch->where,
+               current ? "TORCH_NCCL_ASYNC_ERROR_HANDLING" : "NCCL_ASYNC_ERROR_HANDLING");
+  return current ? config::NcclNames::current : config::NcclNames::legacy;
+}
+
 int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
   auto guardian = start_guardian();
   asio::io_context ctx(1);
@@ -209,6 +228,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   }
   report_host_choices(cfg, facts, detected);
   host::plan_placements(cfg, env, nvml.value_or(host::NvmlInfo{}));
+  cfg.nccl_names = nccl_names_for(cfg, env);
   util::Env agent_env = env;
   apply_omp_threads(cfg, facts, agent_env);
   return run_agent(std::move(cfg), std::move(agent_env));

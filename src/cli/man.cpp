@@ -36,6 +36,10 @@ constexpr std::string_view k_other_variables[][2] = {
     {"PYTHON_EXEC",
      "Interpreter for the workers unless --python is given (else the python3 in ddprun's own "
      "directory, else python3 on PATH)."},
+    {"DDPRUN_WORKER_TORCH",
+     "The workers' torch version (e.g. 2.6) when ddprun cannot find it on disk beside their "
+     "interpreter: 2.2 and newer get TORCH_NCCL_ASYNC_ERROR_HANDLING, older torch "
+     "NCCL_ASYNC_ERROR_HANDLING, an unknown one both."},
     {"LOGLEVEL", "Level of ddprun's own messages (--log-level wins); default WARNING."},
     {"TORCH_ELASTIC_SHUTDOWN_TIMEOUT",
      "SIGTERM to SIGKILL grace in seconds when stopping workers (also --shutdown-timeout)."},

@@ -58,9 +58,11 @@ std::vector<std::string> worker_argv(const config::LaunchConfig& cfg, int local_
 std::string entrypoint_name(const config::LaunchConfig& cfg);
 
 /// The agent's environment overlaid with torchrun's per-worker variables (spec §2.1).
-/// `error_file` is empty when log files are disabled.
+/// `error_file` is empty when log files are disabled; `nccl` names the async-error-handling
+/// variable(s) set (to the launcher's value of that variable, else 1).
 util::Env worker_env(const util::Env& agent_env, const RoundInfo& round, const WorkerRanks& ranks,
-                     const std::string& error_file);
+                     const std::string& error_file,
+                     config::NcclNames nccl = config::NcclNames::both);
 
 /// Adds OMP_NUM_THREADS=1 to the agent environment when torchrun would (spec §1.5);
 /// returns true when it did, so the caller prints the banner.

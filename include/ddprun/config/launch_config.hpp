@@ -113,6 +113,11 @@ struct ConfigItem {
   std::string origin;
 };
 
+/// Which name of NCCL's async-error-handling variable the workers get: torch >= 2.2 reads
+/// TORCH_NCCL_ASYNC_ERROR_HANDLING and warns about the old name, older torch reads only
+/// NCCL_ASYNC_ERROR_HANDLING; both when the workers' torch is not known.
+enum class NcclNames { both, current, legacy };
+
 struct LaunchConfig {
   NodeRange nnodes;
   int nproc_per_node = 1;
@@ -122,6 +127,7 @@ struct LaunchConfig {
   std::string numa_binding;  ///< "", node, socket, exclusive or core-complex
   bool pin_gpus = false;
   bool virtual_local_rank = false;          ///< --virtual-local-rank: LOCAL_RANK=0, one device each
+  NcclNames nccl_names = NcclNames::both;   ///< set by the launch from the workers' torch
   std::vector<WorkerPlacement> placements;  ///< per local rank; empty: inherit everything
   RdzvBackend rdzv_backend = RdzvBackend::static_;
   Endpoint rdzv_endpoint;  ///< host empty when not given; etcd-v3: the first member

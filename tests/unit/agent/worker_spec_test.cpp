@@ -68,7 +68,8 @@ TEST(WorkerEnv, MatchesTheCapturedTorchrunExample) {
   util::Env agent{{"FOO", "bar"}, {"PATH", "/usr/bin:/bin"}, {"OMP_NUM_THREADS", "1"}};
   RoundInfo round{"localhost", 37547, 0, 0, "fe52e109", false, "default"};
   WorkerRanks ranks{1, 1, 0, 1, 2, 2, 1, 2};
-  auto env = worker_env(agent, round, ranks, "/tmp/x/attempt_0/1/error.json");
+  auto env = worker_env(agent, round, ranks, "/tmp/x/attempt_0/1/error.json",
+                        config::NcclNames::legacy);  // torch 1.13's name only
   util::Env expected{{"FOO", "bar"},
                      {"PATH", "/usr/bin:/bin"},
                      {"OMP_NUM_THREADS", "1"},
@@ -79,7 +80,6 @@ TEST(WorkerEnv, MatchesTheCapturedTorchrunExample) {
                      {"MASTER_ADDR", "localhost"},
                      {"MASTER_PORT", "37547"},
                      {"NCCL_ASYNC_ERROR_HANDLING", "1"},
-                     {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
                      {"RANK", "1"},
                      {"ROLE_NAME", "default"},
                      {"ROLE_RANK", "1"},
@@ -91,6 +91,21 @@ TEST(WorkerEnv, MatchesTheCapturedTorchrunExample) {
                      {"TORCHELASTIC_USE_AGENT_STORE", "False"},
                      {"WORLD_SIZE", "2"}};
   EXPECT_EQ(env.vars(), expected.vars());
+}
+
+// torch >= 2.2 warns about the old name from every rank that makes an NCCL group; torch 1.13
+// reads only the old one (async error handling stays on for it).
+TEST(WorkerEnv, EachTorchGetsTheNcclNameItReads) {
+  const RoundInfo round{"h", 1, 0, 0, "id", true, "r"};
+  auto current = worker_env({}, round, WorkerRanks{}, "", config::NcclNames::current);
+  EXPECT_EQ(current.get("TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1");
+  EXPECT_FALSE(current.has("NCCL_ASYNC_ERROR_HANDLING"));
+  auto legacy = worker_env({}, round, WorkerRanks{}, "", config::NcclNames::legacy);
+  EXPECT_EQ(legacy.get("NCCL_ASYNC_ERROR_HANDLING"), "1");
+  EXPECT_FALSE(legacy.has("TORCH_NCCL_ASYNC_ERROR_HANDLING"));
+  auto kept = worker_env({{"NCCL_ASYNC_ERROR_HANDLING", "0"}}, round, WorkerRanks{}, "",
+                         config::NcclNames::current);
+  EXPECT_EQ(kept.get("NCCL_ASYNC_ERROR_HANDLING"), "0") << "the user's own variable passes";
 }
 
 TEST(WorkerEnv, KeepsTheUsersNcclSetting) {
