@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libssl-dev openssl
   etcd-server etcd-client
   python3-torch python3-venv python3-pip
+  mmdebstrap
   iproute2 procps util-linux time
   groff-base dpkg-dev zsh
 )

@@ -5,6 +5,10 @@
 # glibc's own libraries: the only ones a relocatable binary may need.
 reloc_allowed='^(libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1)$'
 
+# The newest glibc symbol version the relocatable binary may need (DDPRUN_GLIBC_MAX in
+# cmake/DdprunRelocatable.cmake): RHEL/Rocky 8.
+reloc_glibc_max=2.28
+
 # reloc_build DIR JOBS TARGET...: a Release build with DDPRUN_RELOCATABLE=ON (static
 # libstdc++/libgcc, header-only fmt/spdlog) of TARGETs only, tests not configured.
 # WERROR off: g++ 12 at -O3 gives false -Wrestrict positives inside libstdc++ (GCC bug 105329).
@@ -12,7 +16,7 @@ reloc_build() {
   local dir=$1 jobs=$2
   shift 2
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDDPRUN_RELOCATABLE=ON \
-    -DDDPRUN_WERROR=OFF -DDDPRUN_TESTS=OFF >/dev/null
+    -DDDPRUN_WERROR=OFF -DDDPRUN_TESTS=OFF -DDDPRUN_GLIBC_MAX="$reloc_glibc_max" >/dev/null
   ninja -C "$dir" -j"$jobs" "$@"
 }
 
@@ -31,9 +35,15 @@ elf_has_rpath() {
   readelf -d "$1" | grep -Eq '\((RPATH|RUNPATH)\)'
 }
 
-# elf_newest_glibc BIN: the newest GLIBC_ symbol version BIN needs, e.g. "2.36".
+# elf_glibc_symbols BIN: "VERSION NAME" for each glibc symbol BIN imports, e.g. "2.2.5 fork" or
+# "PRIVATE _dl_argv" (objdump -T, undefined symbols).
+elf_glibc_symbols() {
+  objdump -T "$1" | sed -n 's/.*\*UND\*[[:space:]]*[0-9a-f]*[[:space:]]*(\{0,1\}GLIBC_\([0-9.]*\|PRIVATE\))\{0,1\}[[:space:]]*\([^[:space:]]*\)$/\1 \2/p'
+}
+
+# elf_newest_glibc BIN: the newest GLIBC_ symbol version BIN needs, e.g. "2.28".
 elf_newest_glibc() {
-  objdump -T "$1" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -u -V | tail -1
+  elf_glibc_symbols "$1" | awk '$1 != "PRIVATE" { print $1 }' | sort -u -V | tail -1
 }
 
 # project_version: the VERSION of project(ddprun ...) in the top-level CMakeLists.txt.

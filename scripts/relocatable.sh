@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Builds the relocatable ddprun (-DDDPRUN_RELOCATABLE=ON: static libstdc++/libgcc, header-only
 # fmt/spdlog) into build-reloc, checks with readelf that the binary NEEDs nothing beyond glibc,
-# runs it with an empty environment, and packs ddprun-<version>-linux-<arch>.tar.gz (bin, man
-# page, completions, docs, LICENSE) in the repository root.
-#   BUILD_DIR=build-reloc JOBS=1 bash scripts/relocatable.sh
+# and that it needs no glibc symbol newer than GLIBC_2.28 (objdump -T), runs it with an empty
+# environment, and packs ddprun-<version>-linux-<arch>.tar.gz (bin, man page, completions, docs,
+# LICENSE) in OUT_DIR (the repository root).
+#   BUILD_DIR=build-reloc OUT_DIR=. JOBS=1 bash scripts/relocatable.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 source scripts/relocatable-lib.sh
 build=${BUILD_DIR:-build-reloc}
 jobs=${JOBS:-1}
+out=${OUT_DIR:-.}
 
 reloc_build "$build" "$jobs" ddprun ddprun_docs
 bin="$build/src/ddprun"
@@ -24,7 +26,12 @@ if elf_has_rpath "$bin"; then
   echo "relocatable: FAIL: $bin carries an RPATH/RUNPATH" >&2
   exit 1
 fi
-echo "relocatable: newest glibc symbol version required: GLIBC_$(elf_newest_glibc "$bin")"
+newest=$(elf_newest_glibc "$bin")
+echo "relocatable: newest glibc symbol version required: GLIBC_$newest"
+if [ "$(printf '%s\n%s\n' "$newest" "$reloc_glibc_max" | sort -V | tail -1)" != "$reloc_glibc_max" ]; then
+  echo "relocatable: FAIL: $bin needs GLIBC_$newest, newer than GLIBC_$reloc_glibc_max" >&2
+  exit 1
+fi
 
 env -i "$bin" --version
 env -i "$bin" --help >/dev/null
@@ -36,6 +43,7 @@ name="ddprun-$version-linux-$(uname -m)"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 cmake --install "$build" --prefix "$stage/$name" --strip >/dev/null
-tar -C "$stage" -czf "$name.tar.gz" --owner=0 --group=0 "$name"
-echo "relocatable: $name.tar.gz ($(du -h "$name.tar.gz" | cut -f1)), contents:"
-tar -tzf "$name.tar.gz"
+mkdir -p "$out"
+tar -C "$stage" -czf "$out/$name.tar.gz" --owner=0 --group=0 "$name"
+echo "relocatable: $out/$name.tar.gz ($(du -h "$out/$name.tar.gz" | cut -f1)), contents:"
+tar -tzf "$out/$name.tar.gz"

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Debian roots for the tests that need another distribution's glibc or Python (made with
+# mmdebstrap from deb.debian.org, cached outside any build tree, created once):
+#   scripts/test-root.sh make NAME SUITE [PACKAGE...]   makes (or finds) the root, prints its path
+#   scripts/test-root.sh run NAME [--bind DIR]... CMD...  runs CMD chrooted in the root
+# Roots live in DDPRUN_ROOTS (default /var/cache/ddprun/roots)/NAME; NAME.stamp records the
+# suite and packages it was made with (a root whose stamp differs is made again). Creation holds
+# an flock on NAME.lock, so concurrent tests make it once; a half-made root is never used (it is
+# built under NAME.tmp and renamed). `run` enters a private mount namespace (unshare), mounts
+# /proc, /sys, /dev and each --bind DIR (at the same path) and copies /etc/hosts in; the mounts
+# vanish with the namespace, so concurrent runs in one root do not disturb each other.
+# Exit status of `make`: 0 made or found; 3 the root cannot be made (no root privileges, no
+# mmdebstrap, no route to the archive), with one line on stderr saying why; 2 bad usage.
+set -euo pipefail
+
+roots=${DDPRUN_ROOTS:-/var/cache/ddprun/roots}
+mirror=${DDPRUN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+name_re='^[a-z0-9][a-z0-9.-]*$'
+
+usage() {
+  echo "test-root: $1 (usage: test-root.sh make NAME SUITE [PACKAGE...] | run NAME [--bind DIR]... CMD...)" >&2
+  exit 2
+}
+cannot() {
+  echo "test-root: cannot make root '$1': $2" >&2
+  exit 3
+}
+
+# make_root NAME SUITE PACKAGE...: the root's path on stdout once it exists.
+make_root() {
+  local name=$1 suite=$2
+  shift 2
+  local dir="$roots/$name" stamp
+  stamp="suite=$suite packages=$(printf '%s\n' "$@" | sort -u | xargs)"
+  [ "$(id -u)" = 0 ] || cannot "$name" "needs root (chroot, mount)"
+  command -v mmdebstrap >/dev/null || cannot "$name" "mmdebstrap is not installed (scripts/install-deps.sh)"
+  mkdir -p "$roots"
+  exec 9>"$roots/$name.lock"
+  flock 9
+  if [ -d "$dir" ] && [ "$(cat "$roots/$name.stamp" 2>/dev/null)" = "$stamp" ]; then
+    echo "$dir"
+    return
+  fi
+  rm -rf "$dir" "$dir.tmp" "$roots/$name.stamp"
+  local include
+  include=$(IFS=,; echo "$*")
+  if ! mmdebstrap --variant=minbase ${include:+--include="$include"} "$suite" "$dir.tmp" "$mirror" \
+    >"$roots/$name.log" 2>&1; then
+    rm -rf "$dir.tmp"
+    cannot "$name" "mmdebstrap $suite from $mirror failed: $(grep -m1 -E 'E:|error' "$roots/$name.log" || tail -1 "$roots/$name.log")"
+  fi
+  mv "$dir.tmp" "$dir"
+  echo "$stamp" >"$roots/$name.stamp"
+  echo "$dir"
+}
+
+# run_in NAME [--bind DIR]... CMD...: CMD chrooted in the made root NAME.
+run_in() {
+  local name=$1
+  shift
+  local dir="$roots/$name" binds=()
+  [ -f "$roots/$name.stamp" ] || usage "root '$name' is not made (run: test-root.sh make $name ...)"
+  while [ $# -gt 0 ] && [ "$1" = --bind ]; do
+    [ $# -ge 2 ] || usage "--bind needs a directory"
+    binds+=("$(realpath "$2")")
+    shift 2
+  done
+  [ $# -gt 0 ] || usage "run needs a command"
+  cp /etc/hosts "$dir/etc/hosts"
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  exec unshare --mount --propagation private /bin/bash -c '
+    dir=$1 nbind=$2; shift 2
+    mount -t proc proc "$dir/proc"
+    mount --rbind /sys "$dir/sys"
+    mount --rbind /dev "$dir/dev"
+    for ((i = 0; i < nbind; i++)); do
+      mkdir -p "$dir$1"; mount --bind "$1" "$dir$1"; shift
+    done
+    exec chroot "$dir" /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root LANG=C.UTF-8 "$@"
+  ' run-in "$dir" "${#binds[@]}" "${binds[@]}" "$@"
+}
+
+[ $# -ge 2 ] || usage "expected a verb and a root name"
+verb=$1 name=$2
+shift 2
+[[ $name =~ $name_re ]] || usage "root name '$name': expected lowercase letters, digits, '.' or '-'"
+case $verb in
+  make) [ $# -ge 1 ] || usage "make needs a suite"; make_root "$name" "$@" ;;
+  run) run_in "$name" "$@" ;;
+  *) usage "unknown verb '$verb'" ;;
+esac
