@@ -55,9 +55,10 @@ extern "C" int fstatat64(int dirfd, const char* __restrict path, struct stat64* 
 // ---- gettid (GLIBC_2.30).
 extern "C" pid_t gettid() noexcept { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
-// ---- close_range (GLIBC_2.34). The system call is Linux 5.9; EL8's 4.18 kernel answers ENOSYS,
-// and then the descriptors are closed one by one: those /proc/self/fd lists, else every number
-// up to RLIMIT_NOFILE. Only system calls and the stack: it runs in forked children.
+// ---- close_range (GLIBC_2.34). The system call is Linux 5.9; EL8's 4.18 kernel answers ENOSYS
+// (an old seccomp profile EPERM), and then the descriptors are closed one by one: those
+// /proc/self/fd lists, else every number up to RLIMIT_NOFILE. Only system calls and the stack: it
+// runs in forked children.
 namespace {
 constexpr std::size_t k_dirent_buffer = 4096;
 constexpr int k_decimal = 10;
@@ -115,7 +116,9 @@ void close_each(unsigned first, unsigned last) {
 
 extern "C" int close_range(unsigned first, unsigned last, int flags) noexcept {
   const long r = syscall(SYS_close_range, first, last, flags);
-  if (r == 0 || errno != ENOSYS) {
+  // ENOSYS: a kernel before 5.9; EPERM: a seccomp filter that does not know the call (Docker
+  // before 20.10), which close_range itself never answers.
+  if (r == 0 || (errno != ENOSYS && errno != EPERM)) {
     return static_cast<int>(r);
   }
   if (flags != 0 || first > last) {
@@ -192,11 +195,35 @@ char __libc_single_threaded = 0;  // NOLINT(cppcoreguidelines-avoid-non-const-gl
 }
 
 // ---- pthread_cond_clockwait / pthread_mutex_clocklock (GLIBC_2.30; libstdc++'s steady_clock
-// waits): a CLOCK_MONOTONIC deadline becomes the CLOCK_REALTIME one as far ahead. A realtime clock
-// step can end such a wait early or late; std::condition_variable's callers check their own
-// clock after a timeout, as they must for spurious wake-ups.
+// waits) and _dl_find_object (GLIBC_2.35, below): where the running glibc has them (2.30+,
+// 2.35+), the shims call glibc's own, found once before main (RTLD_NEXT skips the binary).
+// On glibc 2.28/2.29 a CLOCK_MONOTONIC deadline becomes the CLOCK_REALTIME one as far ahead: a
+// realtime clock step during that wait ends it early or late. libstdc++, the only caller, passes
+// std::condition_variable's and std::timed_mutex's default (realtime) objects; its callers check
+// their own clock after a timeout, as they must for spurious wake-ups.
 namespace {
 constexpr long k_nanos = 1'000'000'000L;
+constexpr int k_first_constructor = 101;  // the earliest priority a program may use
+
+using CondClockwait = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const timespec*);
+using MutexClocklock = int (*)(pthread_mutex_t*, clockid_t, const timespec*);
+using FindObject = int (*)(void*, struct dl_find_object*);
+// NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables): set once, before main.
+CondClockwait real_cond_clockwait = nullptr;
+MutexClocklock real_mutex_clocklock = nullptr;
+FindObject real_find_object = nullptr;
+// NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
+
+template <typename Fn>
+Fn glibc_own(const char* name, const char* version) {
+  return reinterpret_cast<Fn>(dlvsym(RTLD_NEXT, name, version));  // NOLINT
+}
+
+__attribute__((constructor(k_first_constructor))) void find_glibc_own() {
+  real_cond_clockwait = glibc_own<CondClockwait>("pthread_cond_clockwait", "GLIBC_2.30");
+  real_mutex_clocklock = glibc_own<MutexClocklock>("pthread_mutex_clocklock", "GLIBC_2.30");
+  real_find_object = glibc_own<FindObject>("_dl_find_object", "GLIBC_2.35");
+}
 
 bool to_realtime(clockid_t clock, const struct timespec* abstime, struct timespec* out) {
   if (clock == CLOCK_REALTIME) {
@@ -227,6 +254,9 @@ bool to_realtime(clockid_t clock, const struct timespec* abstime, struct timespe
 extern "C" int pthread_cond_clockwait(pthread_cond_t* __restrict cond,
                                       pthread_mutex_t* __restrict mutex, clockid_t clock,
                                       const struct timespec* __restrict abstime) {
+  if (real_cond_clockwait != nullptr) {
+    return real_cond_clockwait(cond, mutex, clock, abstime);
+  }
   struct timespec real {};
   if (!to_realtime(clock, abstime, &real)) {
     return EINVAL;
@@ -235,6 +265,9 @@ extern "C" int pthread_cond_clockwait(pthread_cond_t* __restrict cond,
 }
 extern "C" int pthread_mutex_clocklock(pthread_mutex_t* __restrict mutex, clockid_t clock,
                                        const struct timespec* __restrict abstime) noexcept {
+  if (real_mutex_clocklock != nullptr) {
+    return real_mutex_clocklock(mutex, clock, abstime);
+  }
   struct timespec real {};
   if (!to_realtime(clock, abstime, &real)) {
     return EINVAL;
@@ -243,8 +276,9 @@ extern "C" int pthread_mutex_clocklock(pthread_mutex_t* __restrict mutex, clocki
 }
 
 // ---- _dl_find_object (GLIBC_2.35): libgcc's unwinder finds each frame's .eh_frame_hdr with it
-// (and does not fall back), so every thrown exception goes through here. The loaded object
-// whose PT_LOAD segments hold the address, found with dl_iterate_phdr as libgcc did before.
+// (and does not fall back), so every thrown exception goes through here. glibc's own where it
+// has one; else the loaded object whose PT_LOAD segments hold the address, found with
+// dl_iterate_phdr as libgcc did before.
 namespace {
 struct FindRequest {
   std::uintptr_t pc;
@@ -286,6 +320,9 @@ int find_in(struct dl_phdr_info* info, std::size_t /*size*/, void* data) {
 }  // namespace
 
 extern "C" int _dl_find_object(void* address, struct dl_find_object* result) noexcept {
+  if (real_find_object != nullptr) {
+    return real_find_object(address, result);
+  }
   FindRequest req{reinterpret_cast<std::uintptr_t>(address), result, false};
   dl_iterate_phdr(find_in, &req);
   if (!req.found) {

@@ -1,10 +1,12 @@
 #!/bin/bash
 # Runs inside the test root (tests/package/bullseye.sh): WORK holds the wheel and the unpacked
-# tarball. Every ddprun run is bounded by timeout(1); LD_BIND_NOW makes a symbol missing from the
-# root's glibc fail at start instead of at its first call.
-#   in_root.sh WORK
+# tarball; HEAD_NAME is a name the root's /etc/hosts maps to 127.0.0.1 (the binary resolves it
+# with getaddrinfo, through the root's NSS). Every ddprun run is bounded by timeout(1);
+# LD_BIND_NOW makes a symbol missing from the root's glibc fail at start instead of at its first
+# call.
+#   in_root.sh WORK HEAD_NAME
 set -euo pipefail
-work=$1
+work=$1 head=$2
 cd "$work"
 export LD_BIND_NOW=1 PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 limit=120
@@ -47,6 +49,20 @@ done
 cat agent0.log agent1.log >agents.log
 expect_ranks agents.log 2
 echo "in_root: wheel: two agents over c10d at localhost:$port"
+
+# An /etc/hosts name as the static rendezvous' master address: the agent hosts the store there.
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+timeout $limit venv/bin/ddprun --nnodes 1 --nproc-per-node 2 --master-addr "$head" \
+  --master-port "$port" worker.py >static.log 2>&1 || fail "static job at $head:$port: $(cat static.log)"
+expect_ranks static.log 2
+# A bad value: ddprun throws the usage error up to main, so the unwinder runs through the
+# binary's _dl_find_object (the shim's own lookup on glibc < 2.35).
+set +e
+timeout $limit venv/bin/ddprun --nproc-per-node many worker.py >bad.log 2>&1
+bad=$?
+set -e
+[ "$bad" = 2 ] && grep -q 'many' bad.log || fail "--nproc-per-node many: exit $bad, expected 2: $(cat bad.log)"
+echo "in_root: wheel: static rendezvous at $head:$port, a usage error exits 2"
 
 venv/bin/pip uninstall -q -y ddprun || fail "pip uninstall"
 [ ! -e venv/bin/ddprun ] || fail "venv/bin/ddprun is still there after pip uninstall"
