@@ -49,12 +49,10 @@ function(ddprun_real_glibc out)
   set(${out} "${paths}" PARENT_SCOPE)
 endfunction()
 
-# ddprun_link_old_glibc(TARGET): TARGET links against the stubs (first in the search path; the
-# libc.so linker script there names the stub libc) and carries the shims and the entry point.
-function(ddprun_link_old_glibc target)
+# ddprun_glibc_stubs: the stub libraries in <build>/glibc-stubs (made once, for every target).
+function(ddprun_glibc_stubs_target dir)
   ddprun_real_glibc(real)
   list(POP_BACK real nonshared)
-  set(dir ${CMAKE_BINARY_DIR}/glibc-stubs)
   add_custom_command(OUTPUT ${dir}/libc.so ${dir}/libc.so.6.stub
     COMMAND ${CMAKE_COMMAND} -E rm -rf ${dir}
     COMMAND ${Python3_EXECUTABLE} ${DDPRUN_GLIBC_COMPAT_DIR}/make_stubs.py --max ${DDPRUN_GLIBC_MAX}
@@ -62,16 +60,30 @@ function(ddprun_link_old_glibc target)
     DEPENDS ${DDPRUN_GLIBC_COMPAT_DIR}/make_stubs.py ${real}
     COMMENT "glibc stubs at GLIBC_${DDPRUN_GLIBC_MAX}" VERBATIM)
   add_custom_target(ddprun_glibc_stubs DEPENDS ${dir}/libc.so ${dir}/libc.so.6.stub)
+endfunction()
+
+# ddprun_link_old_glibc(TARGET): TARGET links against the stubs (first in the search path; the
+# libc.so linker script there names the stub libc) and carries the shims and the entry point.
+function(ddprun_link_old_glibc target)
+  set(dir ${CMAKE_BINARY_DIR}/glibc-stubs)
+  if(NOT TARGET ddprun_glibc_stubs)
+    ddprun_glibc_stubs_target(${dir})
+  endif()
   add_dependencies(${target} ddprun_glibc_stubs)
   target_sources(${target} PRIVATE ${DDPRUN_GLIBC_COMPAT_DIR}/entry.cpp
     ${DDPRUN_GLIBC_COMPAT_DIR}/shims.cpp)
-  target_link_options(${target} PRIVATE -L${dir} -Wl,--entry=ddprun_compat_start)
+  target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc -L${dir}
+    -Wl,--entry=ddprun_compat_start)
   target_link_libraries(${target} PRIVATE -Wl,--no-as-needed pthread dl rt -Wl,--as-needed)
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${dir}/libc.so.6.stub)
 endfunction()
 
-# Called on the ddprun executable once it exists.
+# Called on the ddprun executable once it exists. ddprun_glibc_probe (tests/package) is linked
+# the same way: the package tests run it on this machine and in the Debian 11 root. Not installed.
 function(ddprun_make_relocatable target)
-  target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
   ddprun_link_old_glibc(${target})
+  add_executable(ddprun_glibc_probe ${PROJECT_SOURCE_DIR}/tests/package/glibc_probe.cpp)
+  target_link_libraries(ddprun_glibc_probe PRIVATE Threads::Threads)
+  set_target_properties(ddprun_glibc_probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+  ddprun_link_old_glibc(ddprun_glibc_probe)
 endfunction()

@@ -13,7 +13,7 @@ build=${BUILD_DIR:-build-reloc}
 jobs=${JOBS:-1}
 out=${OUT_DIR:-.}
 
-reloc_build "$build" "$jobs" ddprun ddprun_docs
+reloc_build "$build" "$jobs" ddprun ddprun_docs ddprun_glibc_probe
 bin="$build/src/ddprun"
 
 echo "relocatable: NEEDED: $(elf_needed "$bin" | xargs)"

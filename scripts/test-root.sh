@@ -7,7 +7,8 @@
 # Roots live in DDPRUN_ROOTS (default /var/cache/ddprun/roots)/NAME; NAME.stamp records the
 # suite and packages it was made with (a root whose stamp differs is made again). Creation holds
 # an flock on NAME.lock, so concurrent tests make it once; a half-made root is never used (it is
-# built under NAME.tmp and replaces the old one only once made), and mmdebstrap is bounded by
+# built under NAME.tmp and replaces the old one only once made; when that fails, the old root
+# is used, with a warning on stderr), and mmdebstrap is bounded by
 # DDPRUN_ROOT_TIMEOUT seconds (a dead network fails instead of hanging). `run` enters private
 # mount and PID namespaces (unshare): /proc, /sys, /dev, each --bind DIR (at the same path) and
 # an /etc/hosts made of the machine's plus each --host line are mounted there, and every process
@@ -53,7 +54,14 @@ make_root() {
   if ! timeout "$make_timeout" mmdebstrap --variant=minbase ${include:+--include="$include"} \
     "$suite" "$dir.tmp" "$mirror" >"$roots/$name.log" 2>&1; then
     rm -rf "$dir.tmp"
-    cannot "$name" "mmdebstrap $suite from $mirror failed or ran over ${make_timeout}s: $(grep -m1 -E 'E:|error' "$roots/$name.log" || tail -1 "$roots/$name.log")"
+    local why
+    why="mmdebstrap $suite from $mirror failed or ran over ${make_timeout}s: $(grep -m1 -E 'E:|error' "$roots/$name.log" || tail -1 "$roots/$name.log")"
+    if [ -d "$dir" ] && [ -f "$roots/$name.stamp" ]; then
+      echo "test-root: warning: using the cached root '$name' ($(cat "$roots/$name.stamp")): $why" >&2
+      echo "$dir"
+      return
+    fi
+    cannot "$name" "$why"
   fi
   rm -rf "$dir" "$roots/$name.stamp"
   mv "$dir.tmp" "$dir"

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Runs inside the test root (tests/package/bullseye.sh): WORK holds the wheel and the unpacked
-# tarball; HEAD_NAME is a name the root's /etc/hosts maps to 127.0.0.1 (the binary resolves it
+# Runs inside the test root (tests/package/bullseye.sh): WORK holds the wheel, the unpacked
+# tarball and ddprun_glibc_probe; HEAD_NAME is a name the root's /etc/hosts maps to 127.0.0.1 (the binary resolves it
 # with getaddrinfo, through the root's NSS). Every ddprun run is bounded by timeout(1);
 # LD_BIND_NOW makes a symbol missing from the root's glibc fail at start instead of at its first
 # call.
@@ -15,6 +15,8 @@ fail() {
   exit 1
 }
 echo "in_root: $(ldd --version | head -1), $(python3 --version), $(pip3 --version | cut -d' ' -f1-2)"
+
+timeout $limit ./ddprun_glibc_probe "$head" || fail "ddprun_glibc_probe $head"
 
 cat >worker.py <<'PY'
 import os
