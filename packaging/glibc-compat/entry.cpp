@@ -14,11 +14,11 @@ using InitFn = void (*)(int, char**, char**);
 
 extern "C" {
 // Defined by the linker (PROVIDE_HIDDEN) and crti.o.
-extern InitFn __init_array_start[]
-    __attribute__((visibility("hidden")));  // NOLINT(bugprone-reserved-identifier)
-extern InitFn __init_array_end[]
-    __attribute__((visibility("hidden")));  // NOLINT(bugprone-reserved-identifier)
-void _init();                               // NOLINT(bugprone-reserved-identifier)
+// NOLINTBEGIN(bugprone-reserved-identifier): the linker's and glibc's names.
+extern InitFn __init_array_start[] __attribute__((visibility("hidden")));
+extern InitFn __init_array_end[] __attribute__((visibility("hidden")));
+void _init();
+// NOLINTEND(bugprone-reserved-identifier)
 
 void ddprun_compat_init(int argc, char** argv, char** envp);
 void ddprun_compat_init(int argc, char** argv, char** envp) {

@@ -36,7 +36,7 @@ constexpr auto k_short_wait = std::chrono::milliseconds(20);
 constexpr unsigned k_probe_fd = 100;
 
 bool fail(const std::string& what) {
-  std::fprintf(stderr, "glibc_probe: FAIL: %s\n", what.c_str());
+  (void)std::fprintf(stderr, "glibc_probe: FAIL: %s\n", what.c_str());
   return false;
 }
 
@@ -117,7 +117,7 @@ bool threads_and_clocks() {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: ddprun_glibc_probe HOSTS_NAME\n");
+    (void)std::fprintf(stderr, "usage: ddprun_glibc_probe HOSTS_NAME\n");
     return 2;
   }
   const bool ok = constructors_once() && exceptions() && resolves_to_loopback("localhost") &&

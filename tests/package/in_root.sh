@@ -8,7 +8,8 @@
 set -euo pipefail
 work=$1 head=$2
 cd "$work"
-export LD_BIND_NOW=1 PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+# TMPDIR: ddprun's torchelastic_* run directories go with WORK, not into the cached root's /tmp.
+export TMPDIR=$work LD_BIND_NOW=1 PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 limit=120
 fail() {
   echo "in_root: FAIL: $*" >&2
@@ -18,9 +19,11 @@ echo "in_root: $(ldd --version | head -1), $(python3 --version), $(pip3 --versio
 
 timeout $limit ./ddprun_glibc_probe "$head" || fail "ddprun_glibc_probe $head"
 
+# One write(2) per line: the workers share the log's file offset, and an unbuffered print
+# writes each piece on its own, which interleaves the two ranks' lines.
 cat >worker.py <<'PY'
 import os
-print("worker-ok", os.environ["RANK"], os.environ["WORLD_SIZE"], flush=True)
+os.write(1, ("worker-ok %s %s\n" % (os.environ["RANK"], os.environ["WORLD_SIZE"])).encode())
 PY
 # expect_ranks LOG N: LOG shows ranks 0..N-1 of a world of N, each once.
 expect_ranks() {
