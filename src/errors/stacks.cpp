@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <regex>
 
 namespace ddprun::errors {
 
@@ -231,14 +232,35 @@ std::string render_innermost(const RankStack& stack, std::size_t depth) {
   return out;
 }
 
+bool is_library_frame(const Frame& f) {
+  static const std::regex k_stdlib(R"(/lib/python3(\.\d+)?/)");
+  return f.file.empty() || f.file.front() == '<' ||
+         f.file.find("/site-packages/") != std::string::npos ||
+         f.file.find("/dist-packages/") != std::string::npos || std::regex_search(f.file, k_stdlib);
+}
+
+std::string render_rank_line(const RankStack& stack) {
+  const ThreadStack* thread = representative(stack);
+  if (thread == nullptr) {
+    return stack.note.empty() ? "no stack" : stack.note;
+  }
+  const auto& frames = thread->frames;
+  auto user = std::find_if(frames.begin() + 1, frames.end(),
+                           [](const Frame& f) { return !is_library_frame(f); });
+  if (user == frames.end() || !is_library_frame(frames.front())) {
+    return render_innermost(stack, k_report_depth);  // no user frame, or the innermost is one
+  }
+  return render_frame(frames.front()) + " <- " + render_frame(*user);
+}
+
 std::string render_rank_list(std::vector<int> ranks) {
   return util::render_ranges(std::move(ranks));
 }
 
-std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks, std::size_t depth) {
+std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks) {
   std::map<std::string, std::vector<int>> by_frames;
   for (const auto& s : stacks) {
-    by_frames[render_innermost(s, depth)].push_back(s.rank);
+    by_frames[render_rank_line(s)].push_back(s.rank);
   }
   std::vector<StackGroup> groups;
   for (auto& [frames, ranks] : by_frames) {

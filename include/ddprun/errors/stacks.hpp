@@ -55,15 +55,23 @@ std::string render_rank_list(std::vector<int> ranks);
 
 struct StackGroup {
   std::vector<int> ranks;  ///< ascending
-  std::string frames;      ///< render_innermost of each member
+  std::string frames;      ///< render_rank_line of each member
   friend bool operator==(const StackGroup&, const StackGroup&) = default;
 };
 
 /// The report's order: smallest groups first, ties lowest rank first (ranks ascending).
 void order_stack_groups(std::vector<StackGroup>& groups);
-/// Ranks sharing the same innermost frames, in order_stack_groups' order.
-std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks,
-                                     std::size_t depth = k_report_depth);
+/// A frame of Python's own or an installed package (site-packages, dist-packages, the standard
+/// library, <frozen ...>), or a native frame without a file: not the user's code.
+bool is_library_frame(const Frame& f);
+/// A rank's report line: its innermost frame, then the innermost frame of the user's own code
+/// ("all_reduce (distributed_c10d.py:2811) <- train_step (train.py:55)"), skipping torch's
+/// wrappers (torch 2.x's c10d_logger) and library frames; where the innermost frame is the
+/// user's, or the stack has no user frame, its k_report_depth innermost frames.
+std::string render_rank_line(const RankStack& stack);
+
+/// Ranks sharing the same report line (render_rank_line), in order_stack_groups' order.
+std::vector<StackGroup> group_stacks(const std::vector<RankStack>& stacks);
 /// One line per group: "rank 1: f (x.py:12) <- g (x.py:40)", "ranks 0,2-7: ...".
 std::vector<std::string> render_stack_report(const std::vector<StackGroup>& groups);
 

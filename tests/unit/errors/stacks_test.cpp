@@ -144,5 +144,49 @@ TEST(Stacks, GroupsRanksOddOnesFirst) {
                    }));
 }
 
+constexpr const char* k_c10d =
+    "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py";
+
+// torch 2.6 wraps every collective in c10d_logger.py's `wrapper`: the line skips it (and the
+// standard library) and names the training script's frame.
+TEST(Stacks, ALineNamesTheInnermostFrameAndTheUsersOwn) {
+  const ThreadStack torch26{
+      "t",
+      {Frame{"all_reduce", k_c10d, 2811},
+       Frame{"wrapper",
+             "/usr/lib/python3/dist-packages/torch/distributed/"
+             "c10d_logger.py",
+             81},
+       Frame{"_run", "/usr/lib/python3.13/contextlib.py", 81},
+       Frame{"train_step", "/home/u/train.py", 55}, Frame{"<module>", "/home/u/train.py", 90}},
+      true};
+  EXPECT_EQ(render_rank_line(RankStack{0, {torch26}, ""}),
+            "all_reduce (distributed_c10d.py:2811) <- train_step (train.py:55)");
+  const ThreadStack torch113{
+      "t", {Frame{"all_reduce", k_c10d, 1536}, Frame{"train_step", "/home/u/train.py", 55}}, true};
+  EXPECT_EQ(render_rank_line(RankStack{1, {torch113}, ""}),
+            "all_reduce (distributed_c10d.py:1536) <- train_step (train.py:55)");
+}
+
+TEST(Stacks, AUserInnermostFrameOrNoUserFrameKeepsTheTwoInnermost) {
+  const ThreadStack user{
+      "t", {Frame{"wait_for_data", "train.py", 12}, Frame{"next_batch", "train.py", 40}}, true};
+  EXPECT_EQ(render_rank_line(RankStack{0, {user}, ""}),
+            "wait_for_data (train.py:12) <- next_batch (train.py:40)");
+  const ThreadStack native{"t", {Frame{"epoll_wait", "", 0}, Frame{"??", "", 0}}, true};
+  EXPECT_EQ(render_rank_line(RankStack{0, {native}, ""}), "epoll_wait <- ??");
+}
+
+TEST(Stacks, LibraryFramesAreSitePackagesDistPackagesTheStdlibAndFrozen) {
+  for (const char* file :
+       {"/venv/lib/python3.12/site-packages/torch/x.py", k_c10d, "/usr/lib/python3.11/threading.py",
+        "<frozen importlib._bootstrap>", ""}) {
+    EXPECT_TRUE(is_library_frame(Frame{"f", file, 1})) << file;
+  }
+  for (const char* file : {"train.py", "/home/u/proj/lib/model.py", "/opt/python3/train.py"}) {
+    EXPECT_FALSE(is_library_frame(Frame{"f", file, 1})) << file;
+  }
+}
+
 }  // namespace
 }  // namespace ddprun::errors
