@@ -21,15 +21,20 @@ timeout $limit ./ddprun_glibc_probe "$head" || fail "ddprun_glibc_probe $head"
 
 # One write(2) per line: the workers share the log's file offset, and an unbuffered print
 # writes each piece on its own, which interleaves the two ranks' lines.
+# Each worker also prints a variable of the launcher's own environment, which ddprun must pass
+# on (the relocatable binary once lost the whole environment: glibc stubs, copy-relocated environ).
+export DDPRUN_PKG_TAG=from-the-launcher
 cat >worker.py <<'PY'
 import os
-os.write(1, ("worker-ok %s %s\n" % (os.environ["RANK"], os.environ["WORLD_SIZE"])).encode())
+os.write(1, ("worker-ok %s %s %s\n" % (os.environ["RANK"], os.environ["WORLD_SIZE"],
+                                       os.environ.get("DDPRUN_PKG_TAG", "lost"))).encode())
 PY
-# expect_ranks LOG N: LOG shows ranks 0..N-1 of a world of N, each once.
+# expect_ranks LOG N: LOG shows ranks 0..N-1 of a world of N, each once, with the launcher's env.
 expect_ranks() {
   local log=$1 n=$2 r
   for ((r = 0; r < n; r++)); do
-    [ "$(grep -c "worker-ok $r $n\$" "$log")" = 1 ] || fail "rank $r of $n missing in $log: $(cat "$log")"
+    [ "$(grep -c "worker-ok $r $n $DDPRUN_PKG_TAG\$" "$log")" = 1 ] ||
+      fail "rank $r of $n missing (or without the launcher's environment) in $log: $(cat "$log")"
   done
 }
 
