@@ -3,8 +3,9 @@
 # build with g++ (warnings are errors) and run every test; build with clang + TSan and run the
 # suite under it; build with clang + ASan/UBSan (and the libFuzzer targets), run clang-tidy with
 # that build's compile commands, run the suite again under ASan/UBSan, and give each fuzzer a
-# 60-second smoke run on its committed corpus. The relocatable binary's tests (label `package`:
-# its own Release build into build-ci/reloc, a Debian 11 root) run in the g++ pass only.
+# 60-second smoke run on its committed corpus. The relocatable binary's tests run in the g++ pass
+# only: label `package` (its own Release build into build-ci/reloc, a Debian 11 root) and label
+# `torch2` (torch 2.6 workers in a Debian 13 root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -27,7 +28,7 @@ if (($(cat /proc/sys/vm/mmap_rnd_bits 2>/dev/null || echo 0) > 28)); then
   no_aslr=(setarch "$(uname -m)" -R)
 fi
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-  "${no_aslr[@]}" ctest --test-dir build-ci-tsan --output-on-failure -j2 --timeout 900 -LE package
+  "${no_aslr[@]}" ctest --test-dir build-ci-tsan --output-on-failure -j2 --timeout 900 -LE "package|torch2"
 
 echo "== clang + ASan/UBSan build (and the fuzzers)"
 CC=clang CXX=clang++ bash scripts/build.sh build-ci-asan -DDDPRUN_WERROR=ON \
@@ -36,6 +37,6 @@ echo "== clang-tidy over src/, tests/, bench/ (.clang-tidy, with the ASan build'
 bash scripts/tidy.sh build-ci-asan
 echo "== tests (clang, ASan + UBSan)"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-ci-asan --output-on-failure -j2 --timeout 900 -LE package
+  ctest --test-dir build-ci-asan --output-on-failure -j2 --timeout 900 -LE "package|torch2"
 echo "== fuzz smoke (60 s per target)"
 bash scripts/fuzz-smoke.sh build-ci-asan 60
