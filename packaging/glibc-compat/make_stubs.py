@@ -9,7 +9,11 @@ not newer than --max (the newest, not the oldest: memcpy@GLIBC_2.14 is the memcp
 pthread_cond_wait@GLIBC_2.2.5 is LinuxThreads' old condition variable). Symbols without such a
 version are left out, so the link fails on them unless a shim defines them
 (packaging/glibc-compat/shims.cpp). Data objects keep their type, size and section (copy
-relocations: stderr, environ). The stubs are only linked against, never run.
+relocations: stderr, environ), and data objects the real library defines at one address stay
+aliases at one address in the stub (environ, __environ and _environ; tzname and __tzname): the
+linker then moves all of them with the copy relocation, as it does against the real library, and
+glibc's start code, which fills __environ, fills the binary's environ. The stubs are only linked
+against, never run.
 
     make_stubs.py --max 2.28 --out DIR --cc g++ REAL_LIB...
 writes DIR/<soname> and DIR/lib<name>.so (the name -l<name> finds) for each REAL_LIB, and
@@ -23,7 +27,7 @@ import subprocess
 import sys
 
 # objdump -T: address, 7 flag characters, section, size, version ("(V)" when hidden), name.
-LINE = re.compile(r"^[0-9a-f]+ (.{7}) (\S+)\s+([0-9a-f]+)\s+(\(?)(GLIBC_[0-9.]+)\)?\s+(\S+)$")
+LINE = re.compile(r"^([0-9a-f]+) (.{7}) (\S+)\s+([0-9a-f]+)\s+(\(?)(GLIBC_[0-9.]+)\)?\s+(\S+)$")
 LINK_NAMES = {"libc.so.6": "libc.so.6.stub", "ld-linux-x86-64.so.2": "ld-linux-x86-64.so.2"}
 
 
@@ -32,20 +36,20 @@ def version_key(version):
 
 
 def read_symbols(path):
-    """{name: [(version, flags, section, size)]} of the symbols path defines."""
+    """{name: [(version, flags, section, size, address)]} of the symbols path defines."""
     out = subprocess.run(["objdump", "-T", path], check=True, capture_output=True, text=True).stdout
     symbols = {}
     for line in out.splitlines():
         m = LINE.match(line)
-        if not m or m.group(2) in ("*UND*", "*ABS*"):
+        if not m or m.group(3) in ("*UND*", "*ABS*"):
             continue
-        flags, section, size, _, version, name = m.groups()
-        symbols.setdefault(name, []).append((version, flags, section, int(size, 16)))
+        address, flags, section, size, _, version, name = m.groups()
+        symbols.setdefault(name, []).append((version, flags, section, int(size, 16), address))
     return symbols
 
 
 def choose(symbols, max_version):
-    """{name: (version, flags, section, size)}: the newest version <= max_version per symbol."""
+    """{name: (version, flags, section, size, address)}: the newest version <= max_version."""
     chosen = {}
     for name, defs in symbols.items():
         old = [d for d in defs if version_key(d[0]) <= max_version]
@@ -54,15 +58,32 @@ def choose(symbols, max_version):
     return chosen
 
 
-def asm_for(name, flags, section, size):
-    bind = ".weak" if flags[1] == "w" else ".globl"
-    if flags[6] == "F" or flags[4] == "i":  # a function or an IFUNC
-        return f".text\n{bind} {name}\n.type {name},@function\n{name}: ret\n"
+def is_function(flags):
+    return flags[6] == "F" or flags[4] == "i"  # a function or an IFUNC
+
+
+def asm_for(names, section, size):
+    """One function per name, or one data object labelled with every name (aliases)."""
+    labels = [(name, ".weak" if flags[1] == "w" else ".globl") for name, flags in names]
+    if is_function(names[0][1]):
+        return "".join(f".text\n{bind} {name}\n.type {name},@function\n{name}: ret\n"
+                       for name, bind in labels)
     tls = section in (".tbss", ".tdata")
     sect = ".section .tbss,\"awT\",@nobits" if tls else ".data"
     kind = "@tls_object" if tls else "@object"
-    return (f"{sect}\n.balign 16\n{bind} {name}\n.type {name},{kind}\n.size {name},{size}\n"
-            f"{name}: .zero {max(size, 1)}\n")
+    heads = "".join(f"{bind} {name}\n.type {name},{kind}\n.size {name},{size}\n{name}:\n"
+                    for name, bind in labels)
+    return f"{sect}\n.balign 16\n{heads}.zero {max(size, 1)}\n"
+
+
+def stub_asm(chosen):
+    """The stub's assembly: data objects at one address in the real library share one."""
+    groups = {}
+    for name, (_, flags, section, size, address) in sorted(chosen.items()):
+        key = (name,) if is_function(flags) else (section, address, size)
+        groups.setdefault(key, []).append((name, flags))
+    return "".join(asm_for(names, chosen[names[0][0]][2], chosen[names[0][0]][3])
+                   for names in groups.values())
 
 
 def version_script(chosen):
@@ -87,7 +108,7 @@ def make_stub(real, max_version, out_dir, cc):
     chosen = choose(read_symbols(real), max_version)
     base = os.path.join(out_dir, soname)
     with open(base + ".s", "w", encoding="utf-8") as f:
-        f.write("".join(asm_for(n, *rest[1:]) for n, rest in sorted(chosen.items())))
+        f.write(stub_asm(chosen))
         f.write('.section .note.GNU-stack,"",@progbits\n')
     with open(base + ".map", "w", encoding="utf-8") as f:
         f.write(version_script(chosen))

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <thread>
 
 extern char** environ;  // NOLINT: POSIX declares it nowhere in C++
@@ -22,23 +21,6 @@ constexpr std::chrono::milliseconds k_probe_poll{10};
 constexpr int k_module_missing = 3;
 constexpr const char* k_find_spec =
     "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 3)";
-
-std::vector<std::string> on_path(const std::string& name, const util::Env& env) {
-  std::vector<std::string> found;
-  std::vector<std::filesystem::path> seen;
-  for (const auto& dir : util::split(env.get("PATH").value_or(""), ':')) {
-    const auto file = std::filesystem::path(dir.empty() ? "." : dir) / name;
-    std::error_code ec;
-    const auto real = std::filesystem::canonical(file, ec);
-    if (ec || ::access(file.c_str(), X_OK) != 0 ||
-        std::find(seen.begin(), seen.end(), real) != seen.end()) {
-      continue;
-    }
-    seen.push_back(real);
-    found.push_back(file.string());
-  }
-  return found;
-}
 
 std::string origin_of_python(const config::LaunchConfig& cfg) {
   auto it = std::find_if(cfg.items.begin(), cfg.items.end(),
@@ -73,9 +55,10 @@ std::optional<int> wait_bounded(pid_t pid, std::chrono::milliseconds bound) {
 
 errors::Interpreter describe_interpreter(const config::LaunchConfig& cfg, const util::Env& env) {
   errors::Interpreter p{cfg.python, origin_of_python(cfg), "", {}};
-  const auto found = on_path("python3", env);
+  const auto path_var = env.get("PATH").value_or("");
+  const auto found = util::executables_on_path("python3", path_var);
   if (cfg.python.find('/') == std::string::npos) {
-    const auto mine = on_path(cfg.python, env);
+    const auto mine = util::executables_on_path(cfg.python, path_var);
     p.resolved = mine.empty() ? std::string() : mine.front();
   }
   for (const auto& f : found) {

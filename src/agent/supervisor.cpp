@@ -1,7 +1,7 @@
 // The supervisor runs one agent's rounds on a single-threaded io_context.
 //
 // A round: join the rendezvous, start every local worker (each in its own process group),
-// then wait for events. Events come from three producers that never block:
+// then wait for events. Events come from five producers that never block:
 //   - signal_loop(): Asio's signal_set delivers SIGCHLD and the handled signals. On SIGCHLD it
 //     asks the launcher to reap every exited child (PosixLauncher: waitpid(-1, WNOHANG); the
 //     agent is a child subreaper and owns all of its children, including grandchildren

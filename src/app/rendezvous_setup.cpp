@@ -125,8 +125,8 @@ Result<void> listen_for_rendezvous(store::Server& server, const config::LaunchCo
 }
 
 /// "127.0.0.1:29400 (held by pid 6148 (python3))": the holder when this machine shows one.
-std::string endpoint_with_holder(const config::Endpoint& ep) {
-  const auto holder = rdzv::find_port_holder(ep.port);
+std::string endpoint_with_holder(const config::Endpoint& ep,
+                                 const std::optional<rdzv::PortHolder>& holder) {
   const std::string where = ep.host + ":" + std::to_string(ep.port);
   return holder && holder->pid != 0 ? where + " (" + describe(*holder) + ")" : where;
 }
@@ -137,7 +137,8 @@ std::string endpoint_with_holder(const config::Endpoint& ep) {
 void refuse_foreign_listener(const config::Endpoint& ep, const store::ClientOptions& options,
                              const std::string& key) {
   const auto check = rdzv::check_endpoint(options, key);
-  const std::string flag = "the rendezvous store endpoint " + endpoint_with_holder(ep);
+  const auto holder = rdzv::find_port_holder(ep.port);  // /proc is read once
+  const std::string flag = "the rendezvous store endpoint " + endpoint_with_holder(ep, holder);
   if (check.answer == rdzv::EndpointAnswer::not_a_store) {
     throw Fatal(make_error(ErrorCode::protocol, flag + " is not a TCPStore: " + check.why +
                                                     "; free the port or pick another one"));
@@ -149,9 +150,9 @@ void refuse_foreign_listener(const config::Endpoint& ep, const store::ClientOpti
             "); ddprun agents rendezvous in the protocol of PyTorch 2.2 and newer: leave the "
             "port free so that an agent hosts the store"));
   }
-  if (check.answer == rdzv::EndpointAnswer::store && rdzv::find_port_holder(ep.port)) {
+  if (check.answer == rdzv::EndpointAnswer::store && holder) {
     spdlog::info("{} answers as a TCPStore; this agent joins it as a client",
-                 endpoint_with_holder(ep));
+                 endpoint_with_holder(ep, holder));
   }
 }
 

@@ -23,7 +23,8 @@ std::vector<FlagSpec> supervision_flags() {
        .env_var = "PET_MONITOR_INTERVAL",
        .metavar = "SECONDS",
        .group = g,
-       .help = "Interval, in seconds, between checks of the workers' state."},
+       .help = "Accepted for torchrun compatibility (must be > 0): torchrun polls its workers at "
+               "this interval, ddprun learns of every exit at once and does not poll."},
       {.dest = flag::k_signals_to_handle,
        .spellings = {"--signals-to-handle", "--signals_to_handle"},
        .kind = FlagKind::valued,
@@ -41,7 +42,8 @@ std::vector<FlagSpec> supervision_flags() {
        .env_var = "PET_EVENT_LOG_HANDLER",
        .metavar = "HANDLER",
        .group = g,
-       .help = "Name of the events sink: null or console."},
+       .help = "torchrun's events sink (null, console or dynamic_rendezvous): accepted and "
+               "ignored; ddprun writes its events with --events-file."},
   };
 }
 

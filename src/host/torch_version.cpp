@@ -48,16 +48,6 @@ void add_prefix_dirs(std::vector<std::string>& out, const fs::path& prefix,
   }
 }
 
-std::string on_path(const std::string& name, const util::Env& env) {
-  for (const auto& dir : util::split(env.get("PATH").value_or(""), ':')) {
-    const auto file = fs::path(dir.empty() ? "." : dir) / name;
-    if (::access(file.c_str(), X_OK) == 0) {
-      return file.string();
-    }
-  }
-  return {};
-}
-
 }  // namespace
 
 std::optional<TorchVersion> parse_torch_version(std::string_view text) {
@@ -106,7 +96,11 @@ std::optional<TorchVersion> find_worker_torch(const std::string& python, const u
     }
     return v;
   }
-  const auto path = python.find('/') == std::string::npos ? on_path(python, env) : python;
+  std::string path = python;
+  if (python.find('/') == std::string::npos) {
+    const auto found = util::executables_on_path(python, env.get("PATH").value_or(""));
+    path = found.empty() ? std::string() : found.front();
+  }
   std::error_code ec;
   const auto real = fs::canonical(path, ec);
   if (path.empty() || ec) {

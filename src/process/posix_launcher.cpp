@@ -23,6 +23,7 @@
 #include "ddprun/process/posix_launcher.hpp"
 
 #include "ddprun/process/exit_info.hpp"
+#include "ddprun/util/env.hpp"
 #include "ddprun/util/exec_args.hpp"
 #include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/strings.hpp"
@@ -135,11 +136,8 @@ Result<std::string> resolve_executable(const std::string& program, const std::st
     }
     return program;
   }
-  for (const auto& dir : util::split(path_var, ':')) {
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
-    if (access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
+  if (auto found = util::executables_on_path(program, path_var); !found.empty()) {
+    return found.front();
   }
   return make_error(ErrorCode::config,
                     "cannot execute " + util::quoted(program) + ": not found in PATH=" + path_var);

@@ -1,5 +1,12 @@
 #include "ddprun/util/env.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "ddprun/util/strings.hpp"
+
 namespace ddprun::util {
 
 Env Env::from_environ(char** envp) {
@@ -38,6 +45,23 @@ std::vector<std::string> Env::to_strings() const {
     out.push_back(k + "=" + v);
   }
   return out;
+}
+
+std::vector<std::string> executables_on_path(std::string_view name, std::string_view path_var) {
+  std::vector<std::string> found;
+  std::vector<std::filesystem::path> seen;
+  for (const auto& dir : split(path_var, ':')) {
+    const auto file = std::filesystem::path(dir.empty() ? "." : dir) / name;
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(file, ec);
+    if (ec || ::access(file.c_str(), X_OK) != 0 ||
+        std::find(seen.begin(), seen.end(), real) != seen.end()) {
+      continue;
+    }
+    seen.push_back(real);
+    found.push_back(file.string());
+  }
+  return found;
 }
 
 }  // namespace ddprun::util

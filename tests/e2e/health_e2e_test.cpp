@@ -11,33 +11,15 @@
 
 #include <string>
 
+#include "support/raw_tcp.hpp"
 #include "support/subprocess.hpp"
 
 using namespace ddprun::test;
 
 namespace {
 
-/// Sends `raw` to 127.0.0.1:port; everything the server wrote before closing ("" if no
-/// connection).
 std::string send_raw(int port, const std::string& raw) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  timeval tv{5, 0};
-  (void)::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_port = htons(static_cast<std::uint16_t>(port));
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0 &&
-      ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(raw.size())) {
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) {
-      out.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-  ::close(fd);
-  return out;
+  return ddprun::test::exchange_on_loopback(port, raw);
 }
 
 const std::string k_get = "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n";

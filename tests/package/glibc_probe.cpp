@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -113,18 +114,30 @@ bool threads_and_clocks() {
   std::random_device rd;
   return (rd() | rd() | rd()) != 0 || fail("std::random_device gave only zeros");
 }
+
+// The global environ is the process's environment, as getenv sees it (the stubs keep environ and
+// __environ, which glibc's start code fills, at one address, so the copy relocation moves both).
+bool environ_is_filled(char** envp) {
+  const char* path = getenv("PATH");
+  if (environ != envp || environ == nullptr || path == nullptr) {
+    return fail(std::string("environ is ") + (environ == nullptr ? "empty" : "not main's envp") +
+                (path == nullptr ? " and PATH is unset (run the probe with PATH set)" : ""));
+  }
+  return true;
+}
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv, char** envp) {
   if (argc != 2) {
     (void)std::fprintf(stderr, "usage: ddprun_glibc_probe HOSTS_NAME\n");
     return 2;
   }
-  const bool ok = constructors_once() && exceptions() && resolves_to_loopback("localhost") &&
-                  resolves_to_loopback(argv[1]) && stat_and_close_range() && threads_and_clocks();
+  const bool ok = constructors_once() && exceptions() && environ_is_filled(envp) &&
+                  resolves_to_loopback("localhost") && resolves_to_loopback(argv[1]) &&
+                  stat_and_close_range() && threads_and_clocks();
   if (ok) {
     std::printf(
-        "glibc_probe: ok (constructors once, exceptions, getaddrinfo localhost and %s, "
+        "glibc_probe: ok (constructors once, exceptions, environ, getaddrinfo localhost and %s, "
         "stat, close_range, steady waits, threads, random_device)\n",
         argv[1]);
   }

@@ -66,9 +66,8 @@ class ElasticRendezvous final : public Rendezvous {
   asio::io_context& ctx_;
   const config::LaunchConfig& cfg_;
   std::shared_ptr<rdzv::DynamicRendezvous> dyn_;
-  bool collecting_stacks_ = false;
-  int group_world_size_ =
-      1;  ///< of the current round  ///< this node's stacks request stands: it prints the report
+  bool collecting_stacks_ = false;  ///< this node's stacks request stands: it prints the report
+  int group_world_size_ = 1;        ///< of the current round
   store::Server* hosted_;
   rdzv::StoreKv* kv_;
   ElasticOptions options_;

@@ -207,8 +207,8 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
                                      StacksGathered& out);
   /// The members of `round` in group-rank order (read from the store for large rounds);
   /// empty when they cannot be had.
-  asio::awaitable<std::vector<NodeDesc>> round_members(
-      int round);  ///< this node's slot became a member of `round`
+  asio::awaitable<std::vector<NodeDesc>> round_members(int round);
+  /// Starts the heartbeat loop, once (before the first join); later calls do nothing.
   void start_heartbeats();
   /// Logs and reports (exclusion_listener_) the exclusions of `h` not seen before.
   void note_exclusions(const RoundHeader& h);

@@ -1,6 +1,6 @@
 #pragma once
-// The TCPStore-compatible server: one acceptor and one session coroutine per connection on the
-// caller's io_context (single-threaded). Speaks every dialect, detected per connection.
+// The TCPStore-compatible server: one acceptor and one callback-driven Session per connection on
+// the caller's io_context (single-threaded). Speaks every dialect, detected per connection.
 
 #include "ddprun/net/asio.hpp"
 #include "ddprun/store/limits.hpp"

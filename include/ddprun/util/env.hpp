@@ -32,4 +32,8 @@ class Env {
   std::map<std::string, std::string> vars_;
 };
 
+/// Every executable file NAME in PATH_VAR's directories (an empty entry is "."), in PATH order,
+/// each real file once (a symlink to one already found is left out). NAME holds no '/'.
+std::vector<std::string> executables_on_path(std::string_view name, std::string_view path_var);
+
 }  // namespace ddprun::util

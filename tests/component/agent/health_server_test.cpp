@@ -6,40 +6,19 @@
 
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <string>
 #include <thread>
+
+#include "support/raw_tcp.hpp"
 
 namespace ddprun::agent {
 namespace {
 
 using namespace std::chrono_literals;
 
-/// Sends `raw` to 127.0.0.1:port and returns everything the server wrote before closing.
 std::string send_raw(int port, const std::string& raw) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  timeval tv{5, 0};
-  (void)::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_port = htons(static_cast<std::uint16_t>(port));
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0 &&
-      ::send(fd, raw.data(), raw.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(raw.size())) {
-    char buf[4096];
-    ssize_t n = 0;
-    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) {
-      out.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-  ::close(fd);
-  return out;
+  return ddprun::test::exchange_on_loopback(port, raw);
 }
 
 std::string get(int port, const std::string& target) {
