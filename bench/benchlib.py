@@ -14,10 +14,18 @@ HWM_SAMPLE_SECONDS = 0.005
 GNU_TIME = "/usr/bin/time"  # Debian package "time"; used for a low-floor ru_maxrss
 
 
+WRAPPERS = ("in-trixie.sh",)  # prefixes that run the launcher elsewhere (a chroot)
+
+
 @dataclass
 class Launcher:
     name: str
     argv: list  # launcher prefix: executable + launcher-only flags
+
+    @property
+    def wrapped(self) -> bool:
+        """Started through a wrapper: VmHWM samples the wrapper, not the launcher."""
+        return os.path.basename(self.argv[0]) in WRAPPERS
 
 
 @dataclass

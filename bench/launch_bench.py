@@ -14,7 +14,9 @@ Memory, measured two ways (both in MiB):
     the launcher's own RSS). An upper bound that in practice equals the launcher's peak,
     unless the launcher is smaller than the floor printed as "floor (/bin/true)".
   * VmHWM of /proc/<launcher pid>/status, sampled every 5 ms while it runs: the launcher
-    image alone, but a lower bound (growth in the last < 5 ms before exit is missed).
+    image alone, but a lower bound (growth in the last < 5 ms before exit is missed). For a
+    launcher started through bench/in-trixie.sh that image is the wrapper's, so the column
+    shows "-"; ru_maxrss still covers the launcher (a descendant the wrapper's chain reaped).
 
     /usr/bin/python3 bench/launch_bench.py --ddprun build/src/ddprun --runs 20 --json out.json
 """
@@ -61,8 +63,9 @@ def markdown(samples: list) -> str:
         med, low, high = benchlib.summarize([r.wall_s for r in sample.runs])
         rss = benchlib.summarize([r.ru_maxrss_kib for r in sample.runs])[0]
         hwm = benchlib.summarize([r.vm_hwm_kib for r in sample.runs])[0]
+        hwm_text = "-" if sample.launcher.wrapped else benchlib.mib(hwm)
         rows.append(f"| {sample.launcher.name} | {len(sample.runs)} | {med:.3f} | {low:.3f} "
-                    f"| {high:.3f} | {benchlib.mib(rss)} | {benchlib.mib(hwm)} |")
+                    f"| {high:.3f} | {benchlib.mib(rss)} | {hwm_text} |")
     return "\n".join(rows)
 
 

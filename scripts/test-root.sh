@@ -13,7 +13,8 @@
 # mount and PID namespaces (unshare): /proc, /sys, /dev, each --bind DIR (at the same path) and
 # an /etc/hosts made of the machine's plus each --host line are mounted there, and every process
 # CMD leaves behind is killed with the namespace, so nothing outlives a run, failed or not, and
-# the cached root is not changed by one.
+# the cached root is not changed by one (beyond an empty etc/hosts mount point, which a minbase
+# root of some suites, bullseye's, lacks).
 # Exit status of `make`: 0 made or found; 3 the root cannot be made (no root privileges, no
 # mmdebstrap, no route to the archive), with one line on stderr saying why; 2 bad usage.
 set -euo pipefail
@@ -63,6 +64,7 @@ make_root() {
     fi
     cannot "$name" "$why"
   fi
+  : >>"$dir.tmp/etc/hosts" # the mount point run_in binds the hosts file onto
   rm -rf "$dir" "$roots/$name.stamp"
   mv "$dir.tmp" "$dir"
   echo "$stamp" >"$roots/$name.stamp"
@@ -92,6 +94,7 @@ run_in() {
     mount -t proc proc "$dir/proc"
     mount --rbind /sys "$dir/sys"
     mount --rbind /dev "$dir/dev"
+    [ -e "$dir/etc/hosts" ] || : >"$dir/etc/hosts"
     mount --bind "$hosts" "$dir/etc/hosts"
     rm -f "$hosts"
     for ((i = 0; i < nbind; i++)); do

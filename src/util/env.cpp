@@ -1,11 +1,11 @@
 #include "ddprun/util/env.hpp"
 
+#include "ddprun/util/strings.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-
-#include "ddprun/util/strings.hpp"
 
 namespace ddprun::util {
 

@@ -1,6 +1,7 @@
 #include "ddprun/util/env.hpp"
 
 #include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -32,8 +33,8 @@ TEST(Env, ToStringsIsSorted) {
 }
 
 TEST(ExecutablesOnPath, EveryExecutableInPathOrderEachRealFileOnce) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("ddprun_path_test_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ddprun_path_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir / "a");
   std::filesystem::create_directories(dir / "b");
   std::filesystem::create_directories(dir / "c");
@@ -46,9 +47,9 @@ TEST(ExecutablesOnPath, EveryExecutableInPathOrderEachRealFileOnce) {
   const auto path = (dir / "c").string() + ":" + (dir / "b").string() + ":" +
                     (dir / "alias").string() + "::" + (dir / "a").string();
 
-  EXPECT_EQ(executables_on_path("tool", path),
-            (std::vector<std::string>{(dir / "b" / "tool").string(),
-                                      (dir / "alias" / "tool").string()}));
+  EXPECT_EQ(
+      executables_on_path("tool", path),
+      (std::vector<std::string>{(dir / "b" / "tool").string(), (dir / "alias" / "tool").string()}));
   EXPECT_TRUE(executables_on_path("missing", path).empty());
   EXPECT_TRUE(executables_on_path("tool", "").empty());
   std::filesystem::remove_all(dir);
