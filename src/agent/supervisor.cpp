@@ -69,7 +69,8 @@ Supervisor::Supervisor(asio::io_context& ctx, const config::LaunchConfig& cfg, u
       io_(io),
       hooks_(std::move(hooks)),
       signals_(ctx, SIGCHLD),
-      events_(ctx) {
+      events_(ctx),
+      job_stacks_(no_peers_, hooks_.stacks_taken) {
   for (int sig : cfg_.signals_to_handle) {
     signals_.add(sig);
   }
@@ -83,11 +84,11 @@ asio::awaitable<void> Supervisor::signal_loop() {
       co_return;
     }
     if (sig != SIGCHLD) {
-      events_.push(Event{Event::Kind::agent_signal, 0, 0, sig});
+      events_.push(Event{.kind = Event::Kind::agent_signal, .signal = sig});
       continue;
     }
     for (const auto& r : launcher_.reap_exited()) {
-      events_.push(Event{Event::Kind::child_exited, r.pid, r.status});
+      events_.push(Event{.kind = Event::Kind::child_exited, .pid = r.pid, .status = r.status});
     }
   }
 }
@@ -95,13 +96,13 @@ asio::awaitable<void> Supervisor::signal_loop() {
 asio::awaitable<void> Supervisor::rdzv_watch_loop(int generation) {
   RdzvSignal s = co_await rdzv_.watch();
   if (s != RdzvSignal::none && generation == generation_) {
-    events_.push(Event{Event::Kind::rdzv, 0, 0, 0, s});
+    events_.push(Event{.kind = Event::Kind::rdzv, .rdzv = s});
   }
 }
 
 asio::awaitable<void> Supervisor::join_round(int restart_count) {
   auto round = std::make_shared<Result<Round>>(co_await rdzv_.next_round(restart_count));
-  events_.push(Event{Event::Kind::round_ready, 0, 0, 0, RdzvSignal::none, std::move(round)});
+  events_.push(Event{.kind = Event::Kind::round_ready, .round = std::move(round)});
 }
 
 /// Joins the next round while still answering signals: a join can wait minutes for other
@@ -131,8 +132,10 @@ Result<std::string> Supervisor::start_watchdog() {
     return std::string();
   }
   return watchdog_->start([this](TimerExpiry e) {
-    events_.push(Event{Event::Kind::timer_expired, e.pid, 0, e.signal, RdzvSignal::none, nullptr,
-                       std::move(e.scope_id)});
+    events_.push(Event{.kind = Event::Kind::timer_expired,
+                       .pid = e.pid,
+                       .signal = e.signal,
+                       .scope = std::move(e.scope_id)});
   });
 }
 
@@ -140,7 +143,7 @@ Result<void> Supervisor::start_workers(const Round& round) {
   workers_.clear();
   failure_order_.clear();
   stall_.clear();
-  my_stacks_.reset();
+  job_stacks_.new_round();
   round_started_ = clock_.now();
   auto timer_file = start_watchdog();
   if (!timer_file) {
@@ -173,7 +176,7 @@ Result<void> Supervisor::start_workers(const Round& round) {
     if (!pid) {
       return pid.error();
     }
-    workers_.push_back(Worker{ranks, *pid, true, false, {}, {}, {}, 0, false, false});
+    workers_.emplace_back(ranks, *pid);
     pids.push_back(*pid);
   }
   const auto& first = round.ranks.front();
@@ -195,17 +198,14 @@ void Supervisor::handle_child(pid_t pid, int status) {
   }
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     auto& w = workers_[i];
-    if (w.pid != pid || !w.running) {
+    if (w.pid() != pid || !w.alive()) {
       continue;
     }
-    w.running = false;
-    w.exit = process::decode_wait_status(status);
-    w.exit_time = clock_.wall_now();
-    if (!w.exit.success() && (!w.stop_requested || w.expired)) {
+    if (w.ended(process::decode_wait_status(status), clock_.wall_now())) {
       failure_order_.push_back(i);
     }
     if (hooks_.worker_exited) {
-      hooks_.worker_exited(w.ranks, pid, w.exit);
+      hooks_.worker_exited(w.ranks(), pid, w.exit());
     }
     return;
   }
@@ -214,7 +214,7 @@ void Supervisor::handle_child(pid_t pid, int status) {
 
 bool Supervisor::all_succeeded() const {
   for (const auto& w : workers_) {
-    if (w.running || !w.exit.success()) {
+    if (w.alive() || !w.exit().success()) {
       return false;
     }
   }
@@ -273,7 +273,7 @@ asio::awaitable<Outcome> Supervisor::monitor() {
 
 bool Supervisor::all_stopped() const {
   for (const auto& w : workers_) {
-    if (w.running || launcher_.group_alive(w.pid)) {
+    if (w.alive() || launcher_.group_alive(w.pid())) {
       return false;
     }
   }
@@ -282,17 +282,17 @@ bool Supervisor::all_stopped() const {
 
 void Supervisor::signal_all(int sig) {
   for (auto& w : workers_) {
-    if (!w.running && !launcher_.group_alive(w.pid)) {
+    if (!w.alive() && !launcher_.group_alive(w.pid())) {
       continue;
     }
-    if (sig == SIGKILL && w.running) {
-      spdlog::warn("Unable to shutdown process {} via {}, forcefully exiting via SIGKILL", w.pid,
+    if (sig == SIGKILL && w.alive()) {
+      spdlog::warn("Unable to shutdown process {} via {}, forcefully exiting via SIGKILL", w.pid(),
                    process::signal_name(received_signal_ ? received_signal_ : SIGTERM));
-    } else if (sig != SIGCONT && sig != SIGKILL && w.running) {
-      spdlog::warn("Sending process {} closing signal {}", w.pid, process::signal_name(sig));
+    } else if (sig != SIGCONT && sig != SIGKILL && w.alive()) {
+      spdlog::warn("Sending process {} closing signal {}", w.pid(), process::signal_name(sig));
     }
-    w.stop_requested = w.stop_requested || w.running;
-    launcher_.signal_group(w.pid, sig);
+    w.request_stop();
+    launcher_.signal_group(w.pid(), sig);
   }
 }
 
@@ -322,35 +322,32 @@ asio::awaitable<void> Supervisor::stop_workers(int first_signal) {
     }
   }
   for (const auto& w : workers_) {
-    if (!w.running && !launcher_.group_alive(w.pid)) {
-      launcher_.forget_group(w.pid);  // the guardian must not kill a reused id later
-    } else if (w.running) {
-      spdlog::error("process {} (local_rank {}) did not exit after SIGKILL; abandoning it", w.pid,
-                    w.ranks.local_rank);
+    if (!w.alive() && !launcher_.group_alive(w.pid())) {
+      launcher_.forget_group(w.pid());  // the guardian must not kill a reused id later
+    } else if (w.alive()) {
+      spdlog::error("process {} (local_rank {}) did not exit after SIGKILL; abandoning it", w.pid(),
+                    w.ranks().local_rank);
     }
   }
+}
+
+WorkerFailure Supervisor::failure_of(const WorkerRecord& w, std::string reason) const {
+  const int lr = w.ranks().local_rank;
+  return WorkerFailure{
+      w.ranks(),           w.pid(),          w.exit(), w.exit_time(), io_.error_file(lr),
+      io_.stderr_tail(lr), std::move(reason)};
 }
 
 std::vector<WorkerFailure> Supervisor::collect_failures() const {
   std::vector<WorkerFailure> out;
   for (auto i : failure_order_) {
-    const auto& w = workers_[i];
-    // The watchdog is the cause when the worker died of the timer's signal, or of taking its
-    // stack for the timer (a faulthandler dump ends the worker).
-    bool by_watchdog =
-        w.expired && w.exit.signaled && (w.exit.signal == w.watchdog_signal || w.captured);
-    out.push_back(WorkerFailure{
-        w.ranks, w.pid, w.exit, w.exit_time, io_.error_file(w.ranks.local_rank),
-        io_.stderr_tail(w.ranks.local_rank), by_watchdog ? w.watchdog_reason : std::string()});
+    out.push_back(failure_of(workers_[i], workers_[i].timer_reason()));
   }
   if (out.empty() && !stall_.empty() && !workers_.empty()) {
     // A stall has no failed worker: the first one that had not finished stands for it.
     auto it = std::find_if(workers_.begin(), workers_.end(),
-                           [](const Worker& x) { return !x.exit.success(); });
-    const auto& w = it != workers_.end() ? *it : workers_.front();
-    out.push_back(WorkerFailure{w.ranks, w.pid, w.exit, w.exit_time,
-                                io_.error_file(w.ranks.local_rank),
-                                io_.stderr_tail(w.ranks.local_rank), stall_});
+                           [](const WorkerRecord& x) { return !x.exit().success(); });
+    out.push_back(failure_of(it != workers_.end() ? *it : workers_.front(), stall_));
   }
   return out;
 }

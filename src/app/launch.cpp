@@ -168,6 +168,9 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
                                reporter.hooks());
   supervisor.set_watchdog(watchdog.get());
   supervisor.set_stack_capture(*stacks);
+  if (setup.peers != nullptr) {
+    supervisor.set_stack_exchange(*setup.peers);
+  }
   auto health = agent::make_health_server(ctx, health_port, cfg.stall_timeout,
                                           [&supervisor] { return supervisor.health(); });
   if (setup.dyn) {

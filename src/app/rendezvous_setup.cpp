@@ -20,6 +20,12 @@ namespace ddprun::app {
 
 namespace {
 
+/// A rendezvous with other nodes: they also answer the job-wide hang report.
+void use_elastic(RendezvousSetup& setup, std::unique_ptr<agent::ElasticRendezvous> rdzv) {
+  setup.peers = rdzv.get();
+  setup.rdzv = std::move(rdzv);
+}
+
 Error hosting_error(const std::string& what, const Error& e) {
   return make_error(ErrorCode::io, "cannot host the " + what + ": " + e.message);
 }
@@ -263,8 +269,8 @@ RendezvousSetup multi_node(asio::io_context& ctx, config::LaunchConfig& cfg, con
   agent::ElasticOptions elastic;
   elastic.is_static = cfg.rdzv_backend == config::RdzvBackend::static_;
   elastic.advertise_addr = self.addr;
-  setup.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg, setup.dyn, setup.server.get(),
-                                                          setup.kv.get(), elastic);
+  use_elastic(setup, std::make_unique<agent::ElasticRendezvous>(
+                         ctx, cfg, setup.dyn, setup.server.get(), setup.kv.get(), elastic));
   return setup;
 }
 
@@ -309,8 +315,8 @@ RendezvousSetup etcd_node(asio::io_context& ctx, config::LaunchConfig& cfg, cons
     co_await etcd_run->finish(job_ended ? rdzv::EtcdRun::Leaving::job_ended
                                         : rdzv::EtcdRun::Leaving::node_only);
   };
-  setup.rdzv =
-      std::make_unique<agent::ElasticRendezvous>(ctx, cfg, setup.dyn, nullptr, nullptr, elastic);
+  use_elastic(setup, std::make_unique<agent::ElasticRendezvous>(ctx, cfg, setup.dyn, nullptr,
+                                                                nullptr, elastic));
   return setup;
 }
 

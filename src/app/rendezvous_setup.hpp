@@ -9,6 +9,7 @@
 //     this agent's lease and the run's generation); no agent hosts a rendezvous store.
 
 #include "ddprun/agent/seams.hpp"
+#include "ddprun/agent/stack_exchange.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/etcd/client.hpp"
 #include "ddprun/rdzv/etcd_run.hpp"
@@ -29,6 +30,7 @@ struct RendezvousSetup {
   std::unique_ptr<rdzv::StoreKv> kv;
   std::shared_ptr<rdzv::DynamicRendezvous> dyn;
   std::unique_ptr<agent::Rendezvous> rdzv;
+  agent::StackExchange* peers = nullptr;  ///< rdzv's other nodes, for hang reports (null: alone)
 };
 
 /// Throws Fatal when a store cannot be hosted, or (etcd-v3) when no etcd member answered

@@ -4,6 +4,7 @@
 // --nnodes N) use the same engine with MIN = MAX = N and ranks ordered by --node-rank.
 
 #include "ddprun/agent/seams.hpp"
+#include "ddprun/agent/stack_exchange.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/rdzv/handler.hpp"
 #include "ddprun/rdzv/store_kv.hpp"
@@ -24,7 +25,7 @@ struct ElasticOptions {
   std::function<asio::awaitable<void>(bool job_ended)> finish;
 };
 
-class ElasticRendezvous final : public Rendezvous {
+class ElasticRendezvous final : public Rendezvous, public StackExchange {
  public:
   /// `hosted` is the rendezvous store this agent serves (null when another node hosts it).
   /// `kv` is the TCPStore client pool, null when the rendezvous is in etcd (etcd-v3).

@@ -28,15 +28,9 @@ struct Round {
 
 /// Events a rendezvous can raise while workers run. store_lost: the rendezvous store stopped
 /// answering for longer than the keep-alive bound (its host died or is cut off).
-/// stacks_requested: another node asks every node for its workers' stacks (a hang report);
-/// the round goes on.
+/// stacks_requested: another node asks every node for its workers' stacks (a hang report,
+/// answered through the StackExchange seam, stack_exchange.hpp); the round goes on.
 enum class RdzvSignal { none, membership_changed, peer_failed, store_lost, stacks_requested };
-
-/// The other nodes' answers to a job-wide stack request.
-struct PeerStacks {
-  std::vector<errors::NodeStacks> answers;
-  std::vector<std::string> missing;  ///< the nodes that did not answer in time
-};
 
 /// What a node tells the others when its group failed or stalled.
 struct FailureNote {
@@ -70,19 +64,6 @@ class Rendezvous {
   /// `bound`. The caller bounds its own wait too (a store call may block longer).
   virtual asio::awaitable<void> leave(std::chrono::milliseconds bound) = 0;
   virtual std::string describe() const = 0;
-
-  // A job-wide hang report. Single-node rendezvous have no peers: these do nothing.
-  /// Asks every other node of the round to take its workers' stacks, for `reason`; true when
-  /// other nodes were asked.
-  virtual asio::awaitable<bool> request_stacks(std::string /*reason*/) { co_return false; }
-  /// After watch() said stacks_requested: why the other node asked.
-  virtual std::string stacks_request() const { return {}; }
-  /// This node's answer to that request.
-  virtual asio::awaitable<void> answer_stacks(errors::NodeStacks /*mine*/) { co_return; }
-  /// The other nodes' answers to this node's request, waiting at most `bound` for them.
-  virtual asio::awaitable<PeerStacks> collect_stacks(std::chrono::milliseconds /*bound*/) {
-    co_return PeerStacks{};
-  }
 };
 
 /// File descriptors for a child's stdout and stderr (-1: inherit the agent's).

@@ -4,8 +4,11 @@
 
 #include "ddprun/agent/event_queue.hpp"
 #include "ddprun/agent/health.hpp"
+#include "ddprun/agent/job_stacks.hpp"
 #include "ddprun/agent/policy.hpp"
 #include "ddprun/agent/seams.hpp"
+#include "ddprun/agent/stack_exchange.hpp"
+#include "ddprun/agent/worker_state.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/process/exit_info.hpp"
 #include "ddprun/process/launcher.hpp"
@@ -61,7 +64,10 @@ class Supervisor {
   /// Where stacks of still-running workers are taken before a group is stopped for a stall,
   /// an expired file timer, or (with --stacks-on-failure) a failure. Without one, nothing is
   /// captured.
-  void set_stack_capture(StackCapture& capture) { stacks_ = &capture; }
+  void set_stack_capture(StackCapture& capture) { job_stacks_.set_capture(capture); }
+  /// The other nodes, for a job-wide stack report (default: none, a node alone). It must
+  /// outlive run().
+  void set_stack_exchange(StackExchange& peers) { job_stacks_.set_peers(peers); }
 
   /// Runs rounds until success, final failure or a handled signal; returns the exit code.
   asio::awaitable<int> run();
@@ -78,26 +84,15 @@ class Supervisor {
   HealthSnapshot health() const;
 
  private:
-  struct Worker {
-    WorkerRanks ranks;
-    pid_t pid = 0;
-    bool running = false;
-    bool stop_requested = false;
-    process::ExitInfo exit;
-    std::chrono::system_clock::time_point exit_time;
-    std::string watchdog_reason;  ///< set when a file timer ran out, with its signal
-    int watchdog_signal = 0;
-    bool expired = false;   ///< its file timer ran out: its end is a failure, whoever ended it
-    bool captured = false;  ///< its stack was taken because of its timer
-  };
+  /// One event for monitor(); the fields after `kind` that it does not name stay empty.
   struct Event {
     enum class Kind { child_exited, agent_signal, rdzv, round_ready, left, timer_expired } kind;
-    pid_t pid = 0;
-    int status = 0;
-    int signal = 0;
-    RdzvSignal rdzv = RdzvSignal::none;
-    std::shared_ptr<Result<Round>> round = nullptr;
-    std::string scope{};  ///< timer_expired: the timer's scope_id
+    pid_t pid = 0;                       ///< child_exited, timer_expired
+    int status = 0;                      ///< child_exited: the wait status
+    int signal = 0;                      ///< agent_signal; timer_expired: the timer's signal
+    RdzvSignal rdzv = RdzvSignal::none;  ///< rdzv
+    std::shared_ptr<Result<Round>> round = nullptr;  ///< round_ready
+    std::string scope{};                             ///< timer_expired: the timer's scope_id
   };
 
   asio::awaitable<void> signal_loop();
@@ -121,6 +116,7 @@ class Supervisor {
   FailureNote failure_note() const;
   bool all_stopped() const;
   void signal_all(int sig);
+  WorkerFailure failure_of(const WorkerRecord& w, std::string reason) const;
   std::vector<WorkerFailure> collect_failures() const;
   asio::awaitable<int> finish(Step step);
   asio::awaitable<int> finish_success();
@@ -139,10 +135,11 @@ class Supervisor {
   Rendezvous& rdzv_;
   WorkerIo& io_;
   SupervisorHooks hooks_;
-  StackCapture* stacks_ = nullptr;
   asio::signal_set signals_;
   EventQueue<Event> events_;
-  std::vector<Worker> workers_;
+  NoPeers no_peers_;
+  JobStacks job_stacks_;
+  std::vector<WorkerRecord> workers_;
   std::vector<std::size_t> failure_order_;  // indices of failed workers, in observed order
   int received_signal_ = 0;
   int generation_ = 0;
@@ -152,7 +149,6 @@ class Supervisor {
   int restart_count_ = 0;             ///< of the group being joined or run
   std::string stall_;                 ///< why the current round stalled ("" if it did not)
   std::chrono::system_clock::time_point stalled_at_{};
-  std::optional<errors::NodeStacks> my_stacks_;  ///< taken in the current round (once)
 };
 
 }  // namespace ddprun::agent

@@ -23,7 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 
 /// Rounds formed at once for one node; records what the supervisor asked of it.
-class ScriptedRendezvous final : public Rendezvous {
+class ScriptedRendezvous final : public Rendezvous, public StackExchange {
  public:
   ScriptedRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg)
       : cfg_(cfg), forever_(ctx) {}
@@ -230,6 +230,7 @@ class SupervisorTest : public ::testing::Test {
                                                    rdzv_, io_, std::move(hooks));
     supervisor->set_watchdog(watchdog_);
     supervisor->set_stack_capture(capture_);
+    supervisor->set_stack_exchange(rdzv_);
     std::optional<int> status;
     asio::co_spawn(ctx_, supervisor->run(), [&](const std::exception_ptr& e, int code) {
       status = e ? -1 : code;
