@@ -10,7 +10,7 @@
 // Nothing but the rendezvous runs: no workers, no heartbeat traffic beyond what the round
 // itself causes. The soft RLIMIT_NOFILE is raised to the hard limit.
 
-#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
 #include "ddprun/rdzv/store_kv.hpp"
 #include "ddprun/store/command.hpp"
 #include "ddprun/store/server.hpp"

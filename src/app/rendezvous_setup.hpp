@@ -13,7 +13,7 @@
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/etcd/client.hpp"
 #include "ddprun/rdzv/etcd_run.hpp"
-#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
 #include "ddprun/rdzv/store_kv.hpp"
 #include "ddprun/store/server.hpp"
 #include "ddprun/util/clock.hpp"

@@ -6,7 +6,7 @@
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/agent/stack_exchange.hpp"
 #include "ddprun/config/launch_config.hpp"
-#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
 #include "ddprun/rdzv/store_kv.hpp"
 #include "ddprun/store/server.hpp"
 

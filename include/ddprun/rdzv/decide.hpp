@@ -1,7 +1,7 @@
 #pragma once
 // The dynamic rendezvous as pure functions (spec §4.6, house style §19.10): given the small
 // shared header, what this node holds and the time, decide the next step; header changes are
-// pure functions too. The executor (handler.hpp) does the store I/O around them.
+// pure functions too. The executor (dynamic_rendezvous.hpp) does the store I/O around them.
 
 #include "ddprun/rdzv/settings.hpp"
 #include "ddprun/rdzv/state.hpp"

@@ -1,7 +1,7 @@
 #pragma once
 // Runs several DynamicRendezvous instances on one io_context against one MemoryKv.
 
-#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The job-wide stacks request over DynamicRendezvous: asking, being asked through watch(),
 // answering, collecting; and the workers' progress riding on the heartbeats.
 
-#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 // without anyone polling. A node waiting for a running or closing round waits on the header
 // through Kv::wait_for_change: a poll on c10d, a watch on etcd (waits.hpp).
 
-#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
 
 #include "ddprun/rdzv/waits.hpp"
 #include "ddprun/util/batches.hpp"

@@ -2,7 +2,7 @@
 // failure was the root cause of max_node_failures failed rounds in a row records its own
 // exclusion and stops; every node learns of it from the header it reads anyway.
 
-#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
 
 #include <spdlog/spdlog.h>
 

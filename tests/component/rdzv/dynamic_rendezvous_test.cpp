@@ -1,4 +1,4 @@
-#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

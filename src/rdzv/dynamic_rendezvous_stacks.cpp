@@ -1,8 +1,8 @@
 // DynamicRendezvous and the job-wide stacks request (stacks.hpp): asking, being asked (through
-// watch(): handler_running.cpp calls stacks_signal with the request key it reads each poll),
+// watch(): dynamic_rendezvous_running.cpp calls stacks_signal with the request key it reads each poll),
 // answering and collecting the answers.
 
-#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
 
 #include <spdlog/spdlog.h>
 

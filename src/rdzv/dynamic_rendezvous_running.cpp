@@ -3,7 +3,7 @@
 // member this node watches), failure reports, the leave op, the MASTER_ADDR/PORT exchange, the
 // exit barrier and the close op.
 
-#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
 #include "ddprun/rdzv/waits.hpp"
 #include "ddprun/util/strings.hpp"
 

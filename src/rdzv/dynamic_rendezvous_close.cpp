@@ -1,7 +1,7 @@
 // DynamicRendezvous: closing a round (the claimer's O(nodes) work), reading what this node got,
 // and what a join that fails or waits tells the user.
 
-#include "ddprun/rdzv/handler.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
 #include "ddprun/util/batches.hpp"
 
 #include <spdlog/spdlog.h>
