@@ -190,14 +190,14 @@ asio::awaitable<void> ElasticRendezvous::withdraw() {
 asio::awaitable<void> ElasticRendezvous::serve_until_job_ends() {
   asio::steady_timer timer(ctx_);
   const auto idle_bound = rdzv::keep_alive_bound(dyn_->settings());
-  auto last_peer = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - last_peer < idle_bound) {
+  auto last_peer = dyn_->clock().now();
+  while (dyn_->clock().now() - last_peer < idle_bound) {
     timer.expires_after(dyn_->settings().watch_interval);
     boost::system::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     const auto own = kv_ != nullptr ? kv_->open_connections() : 0;
     if (hosted_->connection_count() > own) {  // a peer is still connected
-      last_peer = std::chrono::steady_clock::now();
+      last_peer = dyn_->clock().now();
     }
     auto closed = co_await dyn_->run_closed();
     if (closed && *closed) {
@@ -218,9 +218,9 @@ asio::awaitable<void> ElasticRendezvous::exit_barrier(bool success) {
 
 asio::awaitable<void> ElasticRendezvous::linger_while_peers_connected() {
   asio::steady_timer timer(ctx_);
-  auto deadline = std::chrono::steady_clock::now() + options_.host_linger;
+  auto deadline = dyn_->clock().now() + options_.host_linger;
   kv_->close_all();
-  while (hosted_->connection_count() > 0 && std::chrono::steady_clock::now() < deadline) {
+  while (hosted_->connection_count() > 0 && dyn_->clock().now() < deadline) {
     timer.expires_after(std::chrono::milliseconds(50));
     boost::system::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));

@@ -40,10 +40,11 @@ errors::ProcessFailure to_failure(const WorkerFailure& f, const errors::OomCount
 
 }  // namespace
 
-Reporter::Reporter(const config::LaunchConfig& cfg, const util::Env& env)
+Reporter::Reporter(const config::LaunchConfig& cfg, const util::Env& env, const util::Clock& clock)
     : cfg_(cfg),
       env_(env),
-      parent_error_file_(env.get_nonempty(std::string(errors::k_error_file_env))) {
+      parent_error_file_(env.get_nonempty(std::string(errors::k_error_file_env))),
+      clock_(clock) {
   if (!cfg.events_file.empty()) {
     auto log = errors::EventLog::open(cfg.events_file, clock_);
     if (!log) {

@@ -69,7 +69,7 @@ Supervisor::Supervisor(asio::io_context& ctx, const config::LaunchConfig& cfg, u
       io_(io),
       hooks_(std::move(hooks)),
       signals_(ctx, SIGCHLD),
-      events_(ctx),
+      events_(ctx, clock),
       job_stacks_(no_peers_, hooks_.stacks_taken) {
   for (int sig : cfg_.signals_to_handle) {
     signals_.add(sig);

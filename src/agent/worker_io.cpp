@@ -38,6 +38,7 @@ class RouterIo final : public WorkerIo {
         cfg_(cfg),
         run_dir_(std::move(run_dir)),
         routing_(std::move(routing)),
+        options_clock_(options.clock),
         router_(ctx, std::move(options)) {}
 
   Result<void> begin_attempt(int attempt, int nproc) override {
@@ -86,8 +87,9 @@ class RouterIo final : public WorkerIo {
   /// Gives a slow console a bounded moment to take what is queued for it.
   asio::awaitable<void> flush_console(std::chrono::milliseconds max_wait) {
     asio::steady_timer timer(ctx_);
-    auto deadline = std::chrono::steady_clock::now() + max_wait;
-    while (router_.console_buffered_bytes() > 0 && std::chrono::steady_clock::now() < deadline) {
+    const util::Clock& clock = *options_clock_;
+    auto deadline = clock.now() + max_wait;
+    while (router_.console_buffered_bytes() > 0 && clock.now() < deadline) {
       timer.expires_after(std::chrono::milliseconds(10));
       boost::system::error_code ec;
       co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -130,6 +132,7 @@ class RouterIo final : public WorkerIo {
   const config::LaunchConfig& cfg_;
   std::string run_dir_;
   Routing routing_;
+  const util::Clock* options_clock_;  ///< the router's clock: also bounds flush_console
   output::OutputRouter router_;
   int attempt_ = 0;
   int nproc_ = 0;
@@ -156,7 +159,7 @@ Routing parse_routing(const config::LaunchConfig& cfg, const util::Env& env) {
 }  // namespace
 
 std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                                         const util::Env& env) {
+                                         const util::Env& env, const util::Clock& clock) {
   auto routing = parse_routing(cfg, env);
   auto run_dir = output::make_run_dir(cfg.log_dir, cfg.rdzv_id);
   if (!run_dir && cfg.log_dir.empty()) {
@@ -170,6 +173,7 @@ std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::La
     spdlog::info("log directory set to: {}", *run_dir);
   }
   output::RouterOptions options;
+  options.clock = &clock;
   if (routing.read_stderr) {
     options.stderr_tail_lines = k_stack_dump_lines;
   }

@@ -157,8 +157,8 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
   process::PosixLauncher launcher(&guardian);
   // What can still be a bad input (-r/-t, --log-dir, --events-file) is checked before any
   // store binds a port: a usage error must not depend on whether a port is free.
-  auto io = agent::make_worker_io(ctx, cfg, agent_env);
-  agent::Reporter reporter(cfg, agent_env);
+  auto io = agent::make_worker_io(ctx, cfg, agent_env, clock);
+  agent::Reporter reporter(cfg, agent_env, clock);
   auto setup = make_rendezvous(ctx, cfg, agent_env, clock);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
   agent::add_hang_env(cfg, agent_env);

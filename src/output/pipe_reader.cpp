@@ -67,8 +67,8 @@ void PipeReader::read_some() {
 }
 
 void PipeReader::on_data(std::string_view data) {
-  if (config_.activity && !data.empty()) {
-    *config_.activity = std::chrono::steady_clock::now();
+  if (config_.activity && config_.clock != nullptr && !data.empty()) {
+    *config_.activity = config_.clock->now();
   }
   write_file(data);
   if (config_.console && config_.raw_console) {

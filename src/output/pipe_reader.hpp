@@ -5,6 +5,7 @@
 
 #include "ddprun/net/asio.hpp"
 #include "ddprun/output/line_splitter.hpp"
+#include "ddprun/util/clock.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -31,6 +32,7 @@ struct PipeReaderConfig {
   std::chrono::milliseconds raw_hold{50};
   /// Set to the time of each read that brought bytes (the stall watchdog's input).
   std::shared_ptr<std::chrono::steady_clock::time_point> activity;
+  const util::Clock* clock = nullptr;  ///< the time `activity` is stamped with (set with it)
   int local_rank = 0;
   std::size_t tail_lines = 0;  ///< 0: keep no tail
   std::size_t max_line = k_max_line_bytes;

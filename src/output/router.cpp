@@ -44,6 +44,12 @@ void close_all(std::vector<int>& fds) {
   fds.clear();
 }
 
+/// The clock of a router given none.
+const util::Clock& system_clock() {
+  static const util::SystemClock clock;
+  return clock;
+}
+
 }  // namespace
 
 OutputRouter::OutputRouter(asio::io_context& ctx, RouterOptions options)
@@ -107,6 +113,7 @@ Result<int> OutputRouter::open_stream(Slot& slot, Route route, const std::string
         render_prefix(options_.prefix_template, slot.id.role, slot.id.rank, slot.id.local_rank);
   }
   config.activity = activity_;
+  config.clock = options_.clock != nullptr ? options_.clock : &system_clock();
   config.local_rank = slot.id.local_rank;
   config.tail_lines = is_err ? options_.stderr_tail_lines : 0;
   config.max_line = options_.max_line_bytes;

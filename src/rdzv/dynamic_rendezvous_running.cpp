@@ -271,7 +271,7 @@ asio::awaitable<Result<void>> DynamicRendezvous::exit_barrier(std::chrono::milli
     co_return Result<void>{};
   }
   const std::string key = round_prefix(settings_.run_id, last_round_->round) + k_done_key;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = clock_.now() + timeout;
   auto count = co_await kv_.add(key, 1);
   while (true) {
     if (!count) {
@@ -280,15 +280,15 @@ asio::awaitable<Result<void>> DynamicRendezvous::exit_barrier(std::chrono::milli
     if (*count >= last_round_->group_world_size()) {
       co_return Result<void>{};
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (clock_.now() >= deadline) {
       co_return make_error(ErrorCode::timeout,
                            "rendezvous " + settings_.run_id +
                                ": exit barrier: " + std::to_string(*count) + "/" +
                                std::to_string(last_round_->group_world_size()) +
                                " nodes done after " + std::to_string(timeout.count()) + " ms");
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now());
     std::vector<std::string> keys{key};
     co_await wait_for_others(std::move(keys), barrier_wait(settings_, kv_.watches_changes(), left));
     count = co_await kv_.add(key, 0);

@@ -1,6 +1,6 @@
-// DynamicRendezvous and the job-wide stacks request (stacks.hpp): asking, being asked (through
-// watch(): dynamic_rendezvous_running.cpp calls stacks_signal with the request key it reads each poll),
-// answering and collecting the answers.
+// DynamicRendezvous and the job-wide stacks request (stacks.hpp): asking, being asked
+// (through watch(): dynamic_rendezvous_running.cpp calls stacks_signal with the request key it
+// reads each poll), answering and collecting the answers.
 
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
 

@@ -1,9 +1,11 @@
 #pragma once
 // A single-consumer event queue for the agent's io_context: producers push (signal handler
 // completions, rendezvous watchers), one coroutine pops with an optional deadline.
-// The wake-up is a steady_timer that push() cancels (the Asio chat-server idiom).
+// The wake-up is a steady_timer that push() cancels (the Asio chat-server idiom); deadlines
+// are read on the caller's clock (the util::Clock seam), the timer only sleeps until then.
 
 #include "ddprun/net/asio.hpp"
+#include "ddprun/util/clock.hpp"
 
 #include <deque>
 #include <optional>
@@ -13,7 +15,7 @@ namespace ddprun::agent {
 template <typename Event>
 class EventQueue {
  public:
-  explicit EventQueue(asio::io_context& ctx) : timer_(ctx) {}
+  EventQueue(asio::io_context& ctx, const util::Clock& clock) : timer_(ctx), clock_(clock) {}
 
   void push(Event e) {
     events_.push_back(std::move(e));
@@ -30,12 +32,17 @@ class EventQueue {
   }
 
   /// Waits for the next event, or until `deadline` (nullopt when it passed first).
-  asio::awaitable<std::optional<Event>> pop_until(std::chrono::steady_clock::time_point deadline) {
+  asio::awaitable<std::optional<Event>> pop_until(util::SteadyTime deadline) {
     while (events_.empty()) {
-      if (std::chrono::steady_clock::now() >= deadline) {
+      const auto now = clock_.now();
+      if (now >= deadline) {
         co_return std::nullopt;
       }
-      timer_.expires_at(deadline);
+      if (deadline == util::SteadyTime::max()) {
+        timer_.expires_at(util::SteadyTime::max());
+      } else {
+        timer_.expires_after(deadline - now);
+      }
       boost::system::error_code ec;
       co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     }
@@ -43,12 +50,13 @@ class EventQueue {
   }
 
   asio::awaitable<Event> pop() {
-    auto e = co_await pop_until(std::chrono::steady_clock::time_point::max());
+    auto e = co_await pop_until(util::SteadyTime::max());
     co_return std::move(*e);
   }
 
  private:
   asio::steady_timer timer_;
+  const util::Clock& clock_;
   std::deque<Event> events_;
 };
 

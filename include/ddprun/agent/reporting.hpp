@@ -17,8 +17,9 @@ namespace ddprun::agent {
 
 class Reporter {
  public:
-  /// Opens the events file when configured; an unusable path throws Fatal.
-  Reporter(const config::LaunchConfig& cfg, const util::Env& env);
+  /// Opens the events file when configured; an unusable path throws Fatal. `clock` stamps the
+  /// events and attempts, and must outlive the reporter.
+  Reporter(const config::LaunchConfig& cfg, const util::Env& env, const util::Clock& clock);
 
   SupervisorHooks hooks();
   /// Stacks taken before a group was stopped: an event now (`stall` for a stall, else
@@ -41,7 +42,7 @@ class Reporter {
   const config::LaunchConfig& cfg_;
   util::Env env_;  ///< the agent's: PATH for the import hint
   std::optional<std::string> parent_error_file_;
-  util::SystemClock clock_;
+  const util::Clock& clock_;
   std::optional<errors::EventLog> events_;
   errors::OomCounters oom_baseline_;
   int attempt_ = 0;

@@ -17,6 +17,7 @@
 #include "ddprun/output/line_splitter.hpp"
 #include "ddprun/output/log_dir.hpp"
 #include "ddprun/output/stdio_plan.hpp"
+#include "ddprun/util/clock.hpp"
 #include "ddprun/util/result.hpp"
 
 #include <unistd.h>
@@ -56,6 +57,8 @@ struct RouterOptions {
   std::size_t max_line_bytes = k_max_line_bytes;
   std::size_t stderr_tail_lines = 20;
   std::size_t pipe_buffer_bytes = 1024 * 1024;  ///< F_SETPIPE_SZ request, best effort
+  /// Stamps last_output(); null: the system clock. It must outlive the router.
+  const util::Clock* clock = nullptr;
 };
 
 class OutputRouter {

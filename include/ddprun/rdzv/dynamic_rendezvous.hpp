@@ -148,6 +148,8 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
 
   const NodeDesc& self() const { return self_; }
   const RdzvSettings& settings() const { return settings_; }
+  /// The time source its deadlines use; the agent's loops around it use it too.
+  const util::Clock& clock() const { return clock_; }
 
  private:
   struct Header {

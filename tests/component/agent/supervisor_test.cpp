@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "support/fake_launcher.hpp"
+#include "support/shifted_clock.hpp"
 
 namespace ddprun::agent {
 namespace {
@@ -247,7 +248,7 @@ class SupervisorTest : public ::testing::Test {
 
   asio::io_context ctx_{1};
   config::LaunchConfig cfg_;
-  util::SystemClock clock_;
+  test::ShiftedClock clock_;  ///< every time the supervisor reports comes through its seam
   test::FakeLauncher launcher_;
   ScriptedRendezvous rdzv_{ctx_, cfg_};
   SilentIo io_;
@@ -333,13 +334,15 @@ TEST_F(SupervisorTest, RestartsUntilMaxRestartsAreSpentThenFails) {
 
 TEST_F(SupervisorTest, EachReportCarriesTheFirstFailureAndItsTime) {
   configure(2, 1);
-  const auto before = std::chrono::system_clock::now();
   int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[1], 5); });
   EXPECT_EQ(rc, 1);
   ASSERT_EQ(rdzv_.notes.size(), 2U);
   EXPECT_EQ(rdzv_.notes[0].reason, "rank 1 failed (exitcode: 5)");
-  EXPECT_GE(rdzv_.notes[0].at, before);
-  EXPECT_LE(rdzv_.notes[0].at, std::chrono::system_clock::now());
+  EXPECT_GE(rdzv_.notes[0].at, test::ShiftedClock::wall_start());
+  EXPECT_LE(rdzv_.notes[0].at, clock_.wall_now());
+  ASSERT_EQ(failures_.size(), 1U);
+  EXPECT_GE(failures_[0].when, test::ShiftedClock::wall_start());
+  EXPECT_LE(failures_[0].when, clock_.wall_now());
   EXPECT_EQ(rdzv_.exclusion_checks, 1) << "after the restart's report, not the final one";
 }
 
@@ -589,7 +592,7 @@ TEST_F(SupervisorTest, OutputKeepsTheStallWatchdogQuiet) {
   cfg_.stall_timeout = 300ms;
   asio::steady_timer chatter(ctx_);
   std::function<void(int)> talk = [&](int left) {
-    io_.last = std::chrono::steady_clock::now();  // the worker printed a line
+    io_.last = clock_.now();  // the worker printed a line
     if (left == 0) {
       launcher_.exit_with(launcher_.pids()[0], 0);
       return;
