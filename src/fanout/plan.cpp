@@ -6,6 +6,7 @@
 
 #include "ddprun/fanout/plan.hpp"
 
+#include "ddprun/sched/env_names.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <algorithm>
@@ -14,6 +15,8 @@
 namespace ddprun::fanout {
 
 namespace {
+
+namespace n = sched::env_names;
 
 constexpr std::string_view k_auto = "auto";
 constexpr std::string_view k_none = "none";
@@ -27,11 +30,9 @@ constexpr std::string_view k_cd_then_exec = "cd \"$1\" && shift && exec \"$@\"";
 
 /// Variables set by a launcher's remote side for each task (PBS TM, Slurm), never forwarded.
 constexpr std::array k_task_vars = {
-    std::string_view("PBS_TASKNUM"),     std::string_view("PBS_NODENUM"),
-    std::string_view("PBS_VNODENUM"),    std::string_view("PBS_JOBCOOKIE"),
-    std::string_view("PBS_MOMPORT"),     std::string_view("SLURM_PROCID"),
-    std::string_view("SLURM_LOCALID"),   std::string_view("SLURM_NODEID"),
-    std::string_view("SLURMD_NODENAME"), std::string_view("SLURM_TOPOLOGY_ADDR"),
+    n::k_pbs_tasknum,     n::k_pbs_nodenum,         n::k_pbs_vnodenum,  n::k_pbs_jobcookie,
+    n::k_pbs_momport,     n::k_slurm_procid,        n::k_slurm_localid, n::k_slurm_nodeid,
+    n::k_slurmd_nodename, n::k_slurm_topology_addr,
 };
 /// Per-host values: the remote side has its own (GPU cgroup hooks set device lists per node).
 constexpr std::array k_host_vars = {
@@ -42,9 +43,9 @@ constexpr std::array k_host_vars = {
     std::string_view("SHLVL"),
     std::string_view("_"),
     std::string_view("TMPDIR"),
-    std::string_view("PBS_JOBFS"),
+    n::k_pbs_jobfs,
     std::string_view("DISPLAY"),
-    std::string_view("CUDA_VISIBLE_DEVICES"),
+    n::k_cuda_visible_devices,
     std::string_view("ROCR_VISIBLE_DEVICES"),
     std::string_view("HIP_VISIBLE_DEVICES"),
     std::string_view("GPU_DEVICE_ORDINAL"),
@@ -54,14 +55,8 @@ constexpr std::string_view k_ssh_prefix = "SSH_";
 
 /// Variables whose presence means a per-node starter (other than PBS) launched this process.
 constexpr std::array k_per_node_markers = {
-    std::string_view("SLURM_STEP_NODELIST"),
-    std::string_view("OMPI_COMM_WORLD_SIZE"),
-    std::string_view("PMI_RANK"),
-    std::string_view("PMIX_RANK"),
-    std::string_view("PALS_RANKID"),
-    std::string_view("JSM_NAMESPACE_RANK"),
-    std::string_view("FLUX_TASK_RANK"),
-    std::string_view("MV2_COMM_WORLD_RANK"),
+    n::k_slurm_step_nodelist, n::k_ompi_size, n::k_pmi_rank,       n::k_pmix_rank,
+    n::k_pals_rankid,         n::k_jsm_rank,  n::k_flux_task_rank, n::k_mv2_rank,
 };
 
 template <std::size_t N>
@@ -173,8 +168,8 @@ bool is_started_per_node(const util::Env& env) {
       return true;
     }
   }
-  auto task = env.get_nonempty("PBS_TASKNUM");
-  auto node = env.get_nonempty("PBS_NODENUM");
+  auto task = env.get_nonempty(n::k_pbs_tasknum);
+  auto node = env.get_nonempty(n::k_pbs_nodenum);
   return (task && *task != "1") || (node && *node != "0");
 }
 
@@ -350,7 +345,7 @@ Result<std::optional<Plan>> make_plan(const cli::ParsedArgs& args, const sched::
     NodeInputs node{**via,  target->hosts[i], rank,         i < vnodes.size() ? vnodes[i] : rank,
                     in.cwd, env_words,        {in.self_exe}};
     if (**via == Via::pbsdsh) {
-      node.env.push_back("PBS_NODENUM=" + std::to_string(rank));
+      node.env.push_back(std::string(n::k_pbs_nodenum) + "=" + std::to_string(rank));
     }
     auto rest =
         insert_before_script(in.args, args.training_script_args.size(), node_flags(*target, rank));

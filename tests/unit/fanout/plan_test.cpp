@@ -157,14 +157,11 @@ TEST(FanoutTarget, ElasticOrOversizedNodeCountIsRefused) {
 }
 
 TEST(FanoutEnv, ForwardsEverythingButPerHostAndPerTaskVariables) {
-  util::Env env{{"PATH", "/venv/bin:/usr/bin"},
-                {"HOSTNAME", "n1"},
-                {"PBS_NODENUM", "0"},
-                {"PBS_TASKNUM", "1"},
-                {"CUDA_VISIBLE_DEVICES", "GPU-1"},
-                {"SSH_AUTH_SOCK", "/tmp/s"},
-                {"NCCL_DEBUG", "INFO"},
-                {"PBS_JOBID", "1.s"}};
+  util::Env env{
+      {"PATH", "/venv/bin:/usr/bin"}, {"HOSTNAME", "n1"},        {"PBS_NODENUM", "0"},
+      {"PBS_TASKNUM", "1"},           {"PBS_VNODENUM", "0"},     {"PBS_JOBFS", "/jobfs/1.s"},
+      {"SLURM_PROCID", "0"},          {"SLURMD_NODENAME", "n1"}, {"CUDA_VISIBLE_DEVICES", "GPU-1"},
+      {"SSH_AUTH_SOCK", "/tmp/s"},    {"NCCL_DEBUG", "INFO"},    {"PBS_JOBID", "1.s"}};
   EXPECT_EQ(forwarded_env(env),
             (Args{"NCCL_DEBUG=INFO", "PATH=/venv/bin:/usr/bin", "PBS_JOBID=1.s"}));
 }
