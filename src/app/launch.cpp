@@ -34,7 +34,7 @@
 #include "auto_config.hpp"
 #include "fan_out.hpp"
 #include "logging.hpp"
-#include "rendezvous_setup.hpp"
+#include "rendezvous_backend.hpp"
 #include "version.hpp"
 
 namespace ddprun::app {
@@ -159,29 +159,26 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
   // store binds a port: a usage error must not depend on whether a port is free.
   auto io = agent::make_worker_io(ctx, cfg, agent_env, clock);
   agent::Reporter reporter(cfg, agent_env, clock);
-  auto setup = make_rendezvous(ctx, cfg, agent_env, clock);
+  auto backend = make_rendezvous(ctx, cfg, agent_env, clock);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
   agent::add_hang_env(cfg, agent_env);
   auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
   const auto health_port = agent_env.get(std::string(agent::k_health_port_env));
-  agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock, *setup.rdzv, *io,
-                               reporter.hooks());
+  agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock,
+                               backend->rendezvous(), *io, reporter.hooks());
   supervisor.set_watchdog(watchdog.get());
   supervisor.set_stack_capture(*stacks);
-  if (setup.peers != nullptr) {
-    supervisor.set_stack_exchange(*setup.peers);
+  if (auto* peers = backend->peers()) {
+    supervisor.set_stack_exchange(*peers);
   }
   auto health = agent::make_health_server(ctx, health_port, cfg.stall_timeout,
                                           [&supervisor] { return supervisor.health(); });
-  if (setup.dyn) {
-    setup.dyn->set_progress_source(progress_source(supervisor, clock));
-    setup.dyn->set_exclusion_listener(
-        [&reporter, self = setup.dyn->self().id()](const rdzv::Exclusion& e) {
-          reporter.on_exclusion(e, e.node == self);
-        });
-  }
+  backend->observe(
+      progress_source(supervisor, clock),
+      [&reporter](const rdzv::Exclusion& e, bool self) { reporter.on_exclusion(e, self); });
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
-               util::quoted(cfg.training_script), setup.rdzv->describe(), cfg.max_restarts);
+               util::quoted(cfg.training_script), backend->rendezvous().describe(),
+               cfg.max_restarts);
   int status = 1;
   asio::co_spawn(ctx, supervisor.run(), [&](const std::exception_ptr& e, int code) {
     status = e ? 1 : code;

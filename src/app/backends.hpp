@@ -1,0 +1,48 @@
+#pragma once
+// What the rendezvous backends (local_backend.cpp, store_backend.cpp, etcd_backend.cpp) share,
+// and their builders, which make_rendezvous (rendezvous_backend.cpp) chooses between.
+
+#include "ddprun/agent/elastic_rendezvous.hpp"
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
+#include "ddprun/util/result.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "rendezvous_backend.hpp"
+
+namespace ddprun::app {
+
+/// "cannot host the WHAT: why".
+Error hosting_error(const std::string& what, const Error& e);
+
+/// The rendezvous token (store/auth.hpp), or nullopt; throws Fatal for a bad token file.
+std::optional<std::string> rdzv_token(const config::LaunchConfig& cfg, const util::Env& env);
+
+/// This agent as the others see it; `ep` is where the rendezvous is (its route picks the
+/// address), `hosting` whether this agent hosts the rendezvous store.
+rdzv::NodeDesc self_desc(const config::LaunchConfig& cfg, const config::Endpoint& ep, bool hosting);
+
+/// The dynamic rendezvous and the agent's view of it, as both multi-node backends hold them
+/// (declared after what they use: destroyed first).
+struct ElasticParts {
+  std::shared_ptr<rdzv::DynamicRendezvous> dyn;
+  std::unique_ptr<agent::ElasticRendezvous> rdzv;
+
+  void observe(RendezvousBackend::ProgressSource progress,
+               RendezvousBackend::ExclusionListener excluded);
+};
+
+std::unique_ptr<RendezvousBackend> make_local_backend(asio::io_context& ctx,
+                                                      const config::LaunchConfig& cfg);
+std::unique_ptr<RendezvousBackend> make_store_backend(asio::io_context& ctx,
+                                                      config::LaunchConfig& cfg,
+                                                      const util::Env& env,
+                                                      const util::Clock& clock);
+std::unique_ptr<RendezvousBackend> make_etcd_backend(asio::io_context& ctx,
+                                                     const config::LaunchConfig& cfg,
+                                                     const util::Env& env,
+                                                     const util::Clock& clock);
+
+}  // namespace ddprun::app

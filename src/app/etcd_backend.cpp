@@ -1,0 +1,88 @@
+// etcd-v3: the dynamic rendezvous with its keys in an etcd cluster. This agent's keys live on
+// its own lease (rdzv::EtcdRun), so a dead agent's keys go when the lease expires; no agent
+// hosts a rendezvous store, and the last agent out removes the run.
+
+#include "ddprun/config/rendezvous_hint.hpp"
+#include "ddprun/etcd/client.hpp"
+#include "ddprun/host/facts.hpp"
+#include "ddprun/net/run_now.hpp"
+#include "ddprun/rdzv/etcd_options.hpp"
+#include "ddprun/rdzv/etcd_run.hpp"
+#include "ddprun/util/fatal.hpp"
+
+#include <algorithm>
+
+#include "backends.hpp"
+
+namespace ddprun::app {
+
+namespace {
+
+/// The lease on this agent's own keys lasts the keep-alive bound (interval x attempts), the
+/// time after which the rendezvous counts a silent node as dead anyway.
+std::chrono::seconds etcd_lease_ttl(const rdzv::RdzvSettings& s) {
+  const auto bound = std::chrono::ceil<std::chrono::seconds>(rdzv::keep_alive_bound(s));
+  return std::max(bound, std::chrono::seconds(3));
+}
+
+class EtcdBackend final : public RendezvousBackend {
+ public:
+  EtcdBackend(asio::io_context& ctx, const config::LaunchConfig& cfg, const util::Env& env,
+              const util::Clock& clock) {
+    auto settings = cfg.rdzv_settings;
+    auto client = etcd::Client::make(ctx, value_or_throw(rdzv::etcd_client_options(cfg.etcd)));
+    if (!client) {
+      throw Fatal(make_error(client.error().code, "etcd-v3 rendezvous: " + client.error().message));
+    }
+    etcd_ = std::move(*client);
+    const config::Endpoint first = cfg.rdzv_endpoint;
+    auto self = self_desc(cfg, first, false);
+    rdzv::EtcdRunOptions run;
+    run.key_prefix = cfg.etcd.key_prefix;
+    run.run_id = cfg.rdzv_id;
+    run.node_id = self.id();
+    run.lease_ttl = etcd_lease_ttl(settings);
+    run.deadline = settings.join_timeout;
+    run.token = rdzv_token(cfg, env);
+    run.liveness_wait = rdzv::keep_alive_bound(settings) + settings.keep_alive_interval;
+    auto opened = net::run_now(ctx, rdzv::EtcdRun::open(*etcd_, std::move(run)));
+    if (!opened) {
+      throw Fatal(opened.error());
+    }
+    run_ = std::move(*opened);
+    settings.incomplete_hint =
+        config::render_rendezvous_hint(cfg, host::is_loopback_name(first.host));
+    parts_.dyn = rdzv::DynamicRendezvous::create(ctx, run_->kv(), settings, self, clock);
+    agent::ElasticOptions elastic;
+    elastic.advertise_addr = self.addr;
+    auto* etcd_run = run_.get();
+    elastic.finish = [etcd_run](bool job_ended) -> asio::awaitable<void> {
+      co_await etcd_run->finish(job_ended ? rdzv::EtcdRun::Leaving::job_ended
+                                          : rdzv::EtcdRun::Leaving::node_only);
+    };
+    parts_.rdzv =
+        std::make_unique<agent::ElasticRendezvous>(ctx, cfg, parts_.dyn, nullptr, nullptr, elastic);
+  }
+
+  agent::Rendezvous& rendezvous() override { return *parts_.rdzv; }
+  agent::StackExchange* peers() override { return parts_.rdzv.get(); }
+  void observe(ProgressSource progress, ExclusionListener excluded) override {
+    parts_.observe(std::move(progress), std::move(excluded));
+  }
+
+ private:
+  std::unique_ptr<etcd::Client> etcd_;  ///< declared first: outlives the rest
+  std::unique_ptr<rdzv::EtcdRun> run_;  ///< this agent's lease and the run's generation
+  ElasticParts parts_;
+};
+
+}  // namespace
+
+std::unique_ptr<RendezvousBackend> make_etcd_backend(asio::io_context& ctx,
+                                                     const config::LaunchConfig& cfg,
+                                                     const util::Env& env,
+                                                     const util::Clock& clock) {
+  return std::make_unique<EtcdBackend>(ctx, cfg, env, clock);
+}
+
+}  // namespace ddprun::app

@@ -1,0 +1,87 @@
+// The factory of rendezvous backends and what they share: the token, this node's
+// description, the wiring of a dynamic rendezvous into the supervisor's and reporter's hooks.
+
+#include "ddprun/host/facts.hpp"
+#include "ddprun/store/token.hpp"
+#include "ddprun/util/fatal.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include "backends.hpp"
+
+namespace ddprun::app {
+
+Error hosting_error(const std::string& what, const Error& e) {
+  return make_error(ErrorCode::io, "cannot host the " + what + ": " + e.message);
+}
+
+std::optional<std::string> rdzv_token(const config::LaunchConfig& cfg, const util::Env& env) {
+  std::optional<store::JobTokenDir> job;
+  if (cfg.job) {
+    job = store::JobTokenDir{cfg.job->id, cfg.job->submit_dir, cfg.job->submit_dir_var};
+  }
+  const auto source = store::decide_token_source(cfg.rdzv_conf, env, job);
+  auto token = value_or_throw(store::load_token(source));
+  if (token) {
+    spdlog::info("rendezvous authenticated with the token from {}", source.origin);
+  } else {
+    spdlog::info(
+        "the rendezvous is unauthenticated (no --rdzv_conf token_file, {} or job token file; "
+        "see docs/reliability.md, Security)",
+        store::k_token_env);
+  }
+  return token;
+}
+
+rdzv::NodeDesc self_desc(const config::LaunchConfig& cfg, const config::Endpoint& ep,
+                         bool hosting) {
+  rdzv::NodeDesc self;
+  self.addr = cfg.local_addr;
+  if (self.addr.empty()) {
+    self.addr = host::route_source_address(ep.host, ep.port);
+  }
+  if (self.addr.empty()) {
+    self.addr = host::host_fqdn();
+  }
+  self.pid = getpid();
+  self.nproc = cfg.nproc_per_node;
+  self.role = cfg.role;
+  self.is_endpoint_host = hosting;
+  if (cfg.rdzv_backend == config::RdzvBackend::static_) {
+    self.node_index = cfg.node_rank;
+  } else if (cfg.node_index) {
+    self.node_index = *cfg.node_index;
+  }
+  return self;
+}
+
+void ElasticParts::observe(RendezvousBackend::ProgressSource progress,
+                           RendezvousBackend::ExclusionListener excluded) {
+  dyn->set_progress_source(std::move(progress));
+  dyn->set_exclusion_listener([excluded = std::move(excluded), self = dyn->self().id()](
+                                  const rdzv::Exclusion& e) { excluded(e, e.node == self); });
+}
+
+bool is_single_node(const config::LaunchConfig& cfg) {
+  if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
+    return false;  // the rendezvous is in etcd even for one node
+  }
+  // One node with c10d on port 0 (torchtitan's `--rdzv_endpoint localhost:0`) is what
+  // --standalone is: the agent hosts the store on a free port.
+  return cfg.standalone ||
+         (cfg.nnodes.max == 1 && (cfg.rdzv_backend == config::RdzvBackend::static_ ||
+                                  cfg.rdzv_endpoint.host.empty() || cfg.rdzv_endpoint.port == 0));
+}
+
+std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
+                                                   const util::Env& env, const util::Clock& clock) {
+  if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
+    return make_etcd_backend(ctx, cfg, env, clock);
+  }
+  return is_single_node(cfg) ? make_local_backend(ctx, cfg)
+                             : make_store_backend(ctx, cfg, env, clock);
+}
+
+}  // namespace ddprun::app

@@ -1,0 +1,56 @@
+#pragma once
+// A launch's rendezvous backend: what one agent needs to meet the others, built by one
+// factory (make_rendezvous) and owning everything it built (stores, clients, leases). Each
+// backend is one class in its own file:
+//   - LocalBackend (local_backend.cpp): one node (--standalone, or --nnodes 1 without a c10d
+//     endpoint): LocalRendezvous, and the agent hosts the workers' store
+//     (TORCHELASTIC_USE_AGENT_STORE=True) unless --agent-store off;
+//   - StoreBackend (store_backend.cpp): several nodes, static or c10d: the dynamic rendezvous
+//     over a network store that one agent hosts (static: node 0 at --master-addr:--master-port;
+//     c10d: the agent on the --rdzv-endpoint host that binds first);
+//   - EtcdBackend (etcd_backend.cpp): etcd-v3: the same dynamic rendezvous with its keys in the
+//     etcd cluster (rdzv::EtcdRun: this agent's lease and the run's generation); no agent hosts
+//     a rendezvous store.
+// A new backend: a config::RdzvBackend value (config/parsers.cpp, the flag table's choices), a
+// class here in its own file, one line in make_rendezvous (docs/architecture.md, recipes).
+
+#include "ddprun/agent/seams.hpp"
+#include "ddprun/agent/stack_exchange.hpp"
+#include "ddprun/config/launch_config.hpp"
+#include "ddprun/rdzv/state.hpp"
+#include "ddprun/util/clock.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+
+namespace ddprun::app {
+
+class RendezvousBackend {
+ public:
+  /// When this node's workers last made progress (wall ms), as `ddprun status` shows it.
+  using ProgressSource = std::function<std::optional<rdzv::WallMs>()>;
+  /// A node was left out of the job; `self`: this one.
+  using ExclusionListener = std::function<void(const rdzv::Exclusion&, bool self)>;
+
+  virtual ~RendezvousBackend() = default;
+  /// The supervisor's seam; lives as long as the backend.
+  virtual agent::Rendezvous& rendezvous() = 0;
+  /// The other nodes, for a job-wide hang report; null for a node alone.
+  virtual agent::StackExchange* peers() { return nullptr; }
+  /// Publishes this node's progress and reports left-out nodes (backends with peers).
+  virtual void observe(ProgressSource /*progress*/, ExclusionListener /*excluded*/) {}
+};
+
+/// Throws Fatal when a store cannot be hosted, or (etcd-v3) when no etcd member answered
+/// within the join timeout (exit 1) or the TLS/auth files are unusable (exit 2). `env` supplies
+/// the rendezvous token (DDPRUN_RDZV_TOKEN, the job's token file). With cfg.port_candidates
+/// (the store port derived from the job id) the host binds the first free one, the others find
+/// it; cfg's port is then set to the one in use.
+std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
+                                                   const util::Env& env, const util::Clock& clock);
+
+/// True when the job is this one agent alone.
+bool is_single_node(const config::LaunchConfig& cfg);
+
+}  // namespace ddprun::app
