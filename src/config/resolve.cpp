@@ -108,6 +108,7 @@ class Resolver {
   Result<void> etcd_endpoints(const std::string& endpoint_text);
   Result<void> local_addr();
   Result<void> rdzv_settings();
+  Result<void> check_is_host() const;
   void warn_if_set(FlagKey dest, bool matters, const std::string& why);
 
   const cli::ParsedArgs& args_;
@@ -504,7 +505,7 @@ Result<void> Resolver::rdzv_settings() {
   }
   cfg_.rdzv_settings = *settings;
   if (!is_static) {
-    return {};
+    return check_is_host();
   }
   cfg_.rdzv_settings.unique_node_index = true;  // node_index is --node-rank
   cfg_.rdzv_settings.join_timeout = k_static_join_timeout;
@@ -520,6 +521,18 @@ Result<void> Resolver::rdzv_settings() {
   }
   cfg_.rdzv_settings.join_timeout = std::chrono::seconds(*secs);
   return {};
+}
+
+// c10d's is_host (torchrun: bool of the text) is read when the store is hosted; a bad value
+// must stop the launch here, before the guardian, the run directory or a store exist.
+Result<void> Resolver::check_is_host() const {
+  auto it = cfg_.rdzv_conf.find("is_host");
+  if (it == cfg_.rdzv_conf.end() || util::parse_bool_word(it->second)) {
+    return {};
+  }
+  return make_error(ErrorCode::usage,
+                    source_of(cfg_, "rdzv_conf") + " " + quoted("is_host=" + it->second) +
+                        ": expected is_host=1, true, t, yes, y or 0, false, f, no, n");
 }
 
 Result<LaunchConfig> Resolver::run() {

@@ -46,6 +46,11 @@ const std::vector<OptionRow>& option_rows() {
        "expected a whole number of seconds",
        "",
        {"--rdzv-backend=c10d"}},
+      {"rdzv_conf",
+       "is_host=maybe",
+       "expected is_host=1, true, t, yes, y or 0, false, f, no, n",
+       "",
+       {"--nnodes=2", "--rdzv-backend=c10d", "--rdzv-endpoint=127.0.0.1:29400"}},
       {"rdzv_endpoint", "ftp://etcd1", "is not http or https", "", {"--rdzv-backend=etcd-v3"}},
       {"rdzv_conf",
        "protocol=grpc",
@@ -264,6 +269,11 @@ std::vector<BadInput> scheduler_rows(const std::string& nodefile, const std::str
 }
 
 const std::map<std::string, std::string>& variables_without_bad_values() {
+  static const std::string k_task_only =
+      "set per task by the scheduler; fan-out leaves it out of the forwarded environment and "
+      "never reads its value";
+  static const std::string k_presence_only =
+      "only tested for presence: a per-node starter launched this ddprun, so fan-out stays off";
   static const std::map<std::string, std::string> reasons = {
       {"SLURM_STEP_ID", "only part of the run id; Slurm's batch and extern steps are not numbers"},
       {"SLURM_STEPID", "only part of the run id; Slurm's batch and extern steps are not numbers"},
@@ -280,6 +290,21 @@ const std::map<std::string, std::string>& variables_without_bad_values() {
       {"SLURM_SUBMIT_DIR",
        "a directory, only where the job's token file may be (absent: no token)"},
       {"PBS_O_WORKDIR", "a directory, only where the job's token file may be (absent: no token)"},
+      // Read by fan-out only (src/fanout/plan.cpp).
+      {"SLURM_PROCID", k_task_only},
+      {"SLURM_LOCALID", k_task_only},
+      {"SLURM_TOPOLOGY_ADDR", k_task_only},
+      {"PBS_VNODENUM", k_task_only},
+      {"PBS_JOBCOOKIE", k_task_only},
+      {"PBS_MOMPORT", k_task_only},
+      {"PBS_JOBFS", k_task_only},
+      {"JSM_NAMESPACE_RANK", k_presence_only},
+      {"PMIX_RANK", k_presence_only},
+      {"MV2_COMM_WORLD_RANK", k_presence_only},
+      {"PALS_RANKID", k_presence_only},
+      {"PBS_TASKNUM",
+       "compared with \"1\" only: another value means this ddprun was started per TM task (fan-out "
+       "stays off)"},
   };
   return reasons;
 }

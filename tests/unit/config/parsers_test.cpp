@@ -149,6 +149,10 @@ TEST(Resolve, RejectsWhatLaterStagesUsedToAccept) {
       {{{"PET_RDZV_CONF", "a=1,b"}},
        {"t.py"},
        "PET_RDZV_CONF item 'b': expected key=value items (k1=v1,k2=v2)"},
+      {{},
+       {"--nnodes=2", "--rdzv_backend=c10d", "--rdzv_endpoint=h:29400", "--rdzv_conf=is_host=maybe",
+        "t.py"},
+       "--rdzv-conf 'is_host=maybe': expected is_host=1, true, t, yes, y or 0, false, f, no, n"},
   };
   for (const auto& r : rows) {
     auto cfg = resolve_args(r.args, r.env);
