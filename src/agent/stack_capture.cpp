@@ -12,6 +12,7 @@
 #include "ddprun/agent/stack_capture.hpp"
 
 #include "ddprun/process/launcher.hpp"
+#include "ddprun/util/files.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -26,7 +27,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 namespace ddprun::agent {
 
@@ -92,12 +92,7 @@ std::vector<errors::ThreadStack> parse_capture(StackMethod method, std::string_v
   return {};
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
+std::string read_text(const std::string& path) { return util::read_file(path).value_or(""); }
 
 /// Running or sleeping; false once it exited (a zombie) or was reaped.
 bool is_alive(pid_t pid) {

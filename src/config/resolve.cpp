@@ -5,6 +5,7 @@
 #include "ddprun/config/rdzv_conf.hpp"
 #include "ddprun/output/std_spec.hpp"
 #include "ddprun/process/exit_info.hpp"
+#include "ddprun/util/default_ports.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <algorithm>
@@ -23,7 +24,6 @@ using cli::FlagKey;
 using util::quoted;
 namespace flag = cli::flag;
 
-constexpr int k_default_c10d_port = 29400;
 constexpr std::string_view k_no_share_env = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE";
 constexpr std::chrono::milliseconds k_static_join_timeout{900000};  // torchrun's static timeout
 constexpr int k_int_min = std::numeric_limits<int>::min();
@@ -224,7 +224,7 @@ Result<void> Resolver::rendezvous() {
 }
 
 Result<void> Resolver::store_endpoint(const std::string& endpoint_text, const std::string& forced) {
-  auto ep = parse_endpoint(endpoint_text, k_default_c10d_port);
+  auto ep = parse_endpoint(endpoint_text, util::k_default_c10d_port);
   if (!ep) {
     return named(flag::k_rdzv_endpoint, ep.error());
   }

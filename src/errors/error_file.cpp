@@ -1,10 +1,11 @@
 #include "ddprun/errors/error_file.hpp"
 
+#include "ddprun/util/files.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <system_error>
 
 namespace ddprun::errors {
@@ -69,14 +70,12 @@ std::optional<Result<ErrorRecord>> read_error_file(const std::string& path) {
   if (path.empty() || !std::filesystem::is_regular_file(path, ec)) {
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto text = util::read_file(path);
+  if (!text) {
     return Result<ErrorRecord>(
         make_error(ErrorCode::io, "error file " + path + ": cannot open for reading"));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto record = parse_error_file(text.str());
+  auto record = parse_error_file(*text);
   if (!record) {
     return Result<ErrorRecord>(
         make_error(ErrorCode::protocol, path + ": " + record.error().message));

@@ -1,11 +1,10 @@
 #include "ddprun/errors/oom.hpp"
 
+#include "ddprun/util/files.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <algorithm>
 #include <csignal>
-#include <fstream>
-#include <sstream>
 
 namespace ddprun::errors {
 namespace {
@@ -13,16 +12,6 @@ namespace {
 constexpr std::string_view k_cgroup_root = "/sys/fs/cgroup";
 constexpr std::string_view k_vmstat = "/proc/vmstat";
 constexpr std::string_view k_self_cgroup = "/proc/self/cgroup";
-
-std::optional<std::string> slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 bool names_memory(std::string_view controllers) {
   for (const auto& c : util::split(controllers, ',')) {
@@ -88,15 +77,15 @@ bool oom_suspected(int exit_code, const OomCounters& before, const OomCounters& 
 
 OomCounters read_oom_counters() {
   OomCounters counters;
-  if (auto vmstat = slurp(std::string(k_vmstat))) {
+  if (auto vmstat = util::read_file(std::string(k_vmstat))) {
     counters.system = parse_oom_kill_count(*vmstat);
   }
-  auto self = slurp(std::string(k_self_cgroup));
+  auto self = util::read_file(std::string(k_self_cgroup));
   if (!self) {
     return counters;
   }
   for (const auto& file : memory_cgroup_files(*self)) {
-    if (auto text = slurp(file)) {
+    if (auto text = util::read_file(file)) {
       counters.cgroup = parse_oom_kill_count(*text);
       if (counters.cgroup) {
         break;

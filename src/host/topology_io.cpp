@@ -2,7 +2,7 @@
 
 #include "ddprun/host/cpus.hpp"
 #include "ddprun/host/topology.hpp"
-#include "ddprun/sched/io.hpp"
+#include "ddprun/util/files.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <filesystem>
@@ -19,7 +19,7 @@ constexpr int k_max_cache_index = 8;
 
 /// The file's trimmed text, or nullopt when it cannot be read (absent on this machine).
 std::optional<std::string> read_small(const fs::path& path) {
-  auto text = sched::read_text_file(path.string(), k_max_sysfs_bytes);
+  auto text = util::read_file_or_error(path.string(), k_max_sysfs_bytes);
   if (!text) {
     return std::nullopt;
   }

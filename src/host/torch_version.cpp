@@ -1,13 +1,12 @@
 #include "ddprun/host/torch_version.hpp"
 
+#include "ddprun/util/files.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 namespace ddprun::host {
 namespace {
@@ -16,12 +15,7 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view k_override_env = "DDPRUN_WORKER_TORCH";
 
-std::string read_small(const fs::path& p) {
-  std::ifstream in(p);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string read_small(const fs::path& p) { return util::read_file(p.string()).value_or(""); }
 
 /// "3.11" from python3.11's file name; "" when the name carries no version.
 std::string python_version_of(const std::string& real) {

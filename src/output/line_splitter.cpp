@@ -1,15 +1,8 @@
 #include "ddprun/output/line_splitter.hpp"
 
-#include <cctype>
-#include <map>
+#include "ddprun/util/template.hpp"
 
 namespace ddprun::output {
-namespace {
-
-bool is_ident_start(char c) { return c == '_' || std::isalpha(static_cast<unsigned char>(c)) != 0; }
-bool is_ident_char(char c) { return c == '_' || std::isalnum(static_cast<unsigned char>(c)) != 0; }
-
-}  // namespace
 
 // Completes the pending partial line from the front of `chunk`, if there is one.
 void LineSplitter::take_pending(std::string_view& chunk, const OnLine& on_line) {
@@ -58,44 +51,9 @@ void LineSplitter::finish(const OnLine& on_line) {
 }
 
 std::string render_prefix(std::string_view templ, std::string_view role, int rank, int local_rank) {
-  const std::map<std::string_view, std::string> values = {
-      {"role_name", std::string(role)},
-      {"rank", std::to_string(rank)},
-      {"local_rank", std::to_string(local_rank)}};
-  std::string out;
-  std::size_t i = 0;
-  while (i < templ.size()) {
-    if (templ[i] != '$' || i + 1 >= templ.size()) {
-      out += templ[i++];
-      continue;
-    }
-    if (templ[i + 1] == '$') {
-      out += '$';
-      i += 2;
-      continue;
-    }
-    std::size_t start = i + 1;
-    std::size_t end = start;
-    bool braced = templ[start] == '{';
-    if (braced) {
-      ++start;
-      end = templ.find('}', start);
-    } else {
-      while (end < templ.size() && is_ident_char(templ[end])) {
-        ++end;
-      }
-    }
-    auto name =
-        end == std::string_view::npos ? std::string_view{} : templ.substr(start, end - start);
-    auto it = values.find(name);
-    if (name.empty() || !is_ident_start(name[0]) || it == values.end()) {
-      out += templ[i++];
-      continue;
-    }
-    out += it->second;
-    i = end + (braced ? 1 : 0);
-  }
-  return out;
+  return util::substitute_vars(templ, {{"role_name", std::string(role)},
+                                       {"rank", std::to_string(rank)},
+                                       {"local_rank", std::to_string(local_rank)}});
 }
 
 }  // namespace ddprun::output

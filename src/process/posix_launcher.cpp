@@ -26,6 +26,7 @@
 #include "ddprun/util/env.hpp"
 #include "ddprun/util/exec_args.hpp"
 #include "ddprun/util/exit_status.hpp"
+#include "ddprun/util/files.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <fcntl.h>
@@ -37,8 +38,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace ddprun::process {
 
@@ -211,10 +210,8 @@ bool PosixLauncher::group_alive(pid_t pgid) const { return process::group_alive(
 void PosixLauncher::become_subreaper() { process::become_subreaper(); }
 
 bool PosixLauncher::signal_ends(pid_t pid, int sig) const {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return signal_ends_process(text.str(), sig);
+  return signal_ends_process(
+      util::read_file("/proc/" + std::to_string(pid) + "/status").value_or(""), sig);
 }
 
 void become_subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }

@@ -1,23 +1,19 @@
 #include "ddprun/rdzv/etcd_options.hpp"
 
+#include "ddprun/util/files.hpp"
 #include "ddprun/util/strings.hpp"
-
-#include <fstream>
-#include <sstream>
 
 namespace ddprun::rdzv {
 namespace {
 
 /// The etcd password, from --rdzv-conf password_file (one trailing newline removed).
 Result<std::string> read_password_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) {
+  auto text = util::read_file(path);
+  if (!text) {
     return make_error(ErrorCode::config,
                       "--rdzv-conf password_file " + util::quoted(path) + ": cannot be read");
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string password = ss.str();
+  std::string password = std::move(*text);
   if (!password.empty() && password.back() == '\n') {
     password.pop_back();
   }

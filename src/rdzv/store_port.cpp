@@ -1,6 +1,7 @@
 #include "ddprun/rdzv/store_port.hpp"
 
 #include "ddprun/sched/ports.hpp"
+#include "ddprun/util/files.hpp"
 #include "ddprun/util/proc_net.hpp"
 
 #include <fmt/format.h>
@@ -8,8 +9,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 namespace ddprun::rdzv {
@@ -49,13 +48,6 @@ Probe probe(const store::ClientOptions& base, int port, const std::string& marke
   return present.error().code == ErrorCode::config ? Probe::refused_token : Probe::other;
 }
 
-std::string read_small_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 bool is_pid_name(const std::string& name) {
   return !name.empty() && std::all_of(name.begin(), name.end(),
                                       [](unsigned char c) { return c >= '0' && c <= '9'; });
@@ -83,7 +75,7 @@ PortHolder socket_owner(const std::vector<std::uint64_t>& inodes) {
   for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
     const auto name = it->path().filename().string();
     if (is_pid_name(name) && has_socket(it->path(), inodes)) {
-      auto comm = read_small_file((it->path() / "comm").string());
+      auto comm = util::read_file((it->path() / "comm").string()).value_or("");
       comm.erase(std::remove(comm.begin(), comm.end(), '\n'), comm.end());
       return {std::stol(name), comm};
     }
@@ -137,7 +129,7 @@ EndpointCheck check_endpoint(const store::ClientOptions& base, const std::string
 std::optional<PortHolder> find_port_holder(int port) {
   std::vector<std::uint64_t> inodes;
   for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    const auto found = util::parse_listening_inodes(read_small_file(table), port);
+    const auto found = util::parse_listening_inodes(util::read_file(table).value_or(""), port);
     inodes.insert(inodes.end(), found.begin(), found.end());
   }
   if (inodes.empty()) {

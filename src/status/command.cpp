@@ -9,6 +9,7 @@
 #include "ddprun/status/render.hpp"
 #include "ddprun/status/snapshot.hpp"
 #include "ddprun/store/token.hpp"
+#include "ddprun/util/default_ports.hpp"
 #include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/strings.hpp"
 #include "ddprun/util/subcommand.hpp"
@@ -47,9 +48,10 @@ void build(CLI::App& app, Args& a) {
       ->capture_default_str()
       ->envname("PET_RDZV_BACKEND");
   app.add_option("--rdzv-endpoint,--rdzv_endpoint", a.endpoint,
-                 "c10d: the rendezvous store HOST[:PORT] (port 29400 when none is given); static: "
-                 "MASTER_ADDR[:MASTER_PORT] (29500); etcd-v3: the etcd members "
-                 "[http://|https://]HOST[:PORT],... (2379)")
+                 fmt::format("c10d: the rendezvous store HOST[:PORT] (port {} when none is given); "
+                             "static: MASTER_ADDR[:MASTER_PORT] ({}); etcd-v3: the etcd members "
+                             "[http://|https://]HOST[:PORT],... (2379)",
+                             util::k_default_c10d_port, util::k_default_master_port))
       ->required()
       ->envname("PET_RDZV_ENDPOINT");
   app.add_option("--rdzv-id,--rdzv_id", a.run_id, "rendezvous run id")
@@ -92,8 +94,8 @@ Result<void> read_endpoint(const Args& a, const std::map<std::string, std::strin
                            Target& t) {
   if (t.backend != config::RdzvBackend::etcd_v3) {
     const bool is_static = t.backend == config::RdzvBackend::static_;
-    auto ep =
-        config::parse_endpoint(a.endpoint, is_static ? k_default_master_port : k_default_rdzv_port);
+    auto ep = config::parse_endpoint(
+        a.endpoint, is_static ? util::k_default_master_port : util::k_default_c10d_port);
     if (!ep) {
       return usage("--rdzv-endpoint " + ep.error().message);
     }

@@ -7,6 +7,7 @@
 #include "ddprun/store/client.hpp"
 #include "ddprun/store/server.hpp"
 #include "ddprun/store/token.hpp"
+#include "ddprun/util/default_ports.hpp"
 #include "ddprun/util/env.hpp"
 #include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/strings.hpp"
@@ -27,6 +28,7 @@ namespace ddprun::store {
 namespace {
 
 constexpr double k_default_timeout_s = 10.0;
+constexpr auto k_default_port = static_cast<std::uint16_t>(util::k_default_c10d_port);
 constexpr std::uint16_t k_max_port = 65535;
 constexpr double k_ms_per_s = 1000.0;
 /// --frame-timeout above a day is surely a mistake (0 disables the timeout).
@@ -34,13 +36,13 @@ constexpr double k_max_frame_timeout_s = 86400.0;
 
 struct Args {
   std::string host;
-  std::uint16_t port = k_default_store_port;
+  std::uint16_t port = k_default_port;
   std::size_t max_connections = k_max_connections;
   std::size_t max_memory_bytes = k_max_memory_bytes;
   std::size_t max_parked_waits = k_max_parked_waits;
   double frame_timeout_s = std::chrono::duration<double>(k_frame_timeout).count();
   std::string legacy_dialect = "auto";
-  std::string endpoint = k_default_endpoint;
+  std::string endpoint = "127.0.0.1:" + std::to_string(k_default_port);
   std::string dialect = "auto";
   double timeout_s = k_default_timeout_s;
   std::string token_file;

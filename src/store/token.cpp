@@ -1,5 +1,6 @@
 #include "ddprun/store/token.hpp"
 
+#include "ddprun/util/files.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <fmt/format.h>
@@ -8,8 +9,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace ddprun::store {
 namespace {
@@ -36,13 +35,11 @@ Result<std::string> read_token_file(const std::string& path, const std::string& 
   if (static_cast<std::size_t>(st.st_size) > k_max_token_file_bytes) {
     return file_error(path, fmt::format("larger than {} bytes", k_max_token_file_bytes));
   }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) {
+  auto text = util::read_file(path);
+  if (!text) {
     return file_error(path, "cannot be read");
   }
-  return normalize_token(text.str(), origin + " " + util::quoted(path));
+  return normalize_token(*text, origin + " " + util::quoted(path));
 }
 
 }  // namespace

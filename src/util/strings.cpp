@@ -1,5 +1,7 @@
 #include "ddprun/util/strings.hpp"
 
+#include "ddprun/util/template.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -130,49 +132,8 @@ Result<bool> parse_bool_word(std::string_view text) {
                                           " (expected 1,true,t,yes,y or 0,false,f,no,n)");
 }
 
-namespace {
-bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-}  // namespace
-
 std::string substitute_var(std::string_view text, std::string_view name, std::string_view value) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    if (text[i] != '$' || i + 1 >= text.size()) {
-      out += text[i++];
-      continue;
-    }
-    char next = text[i + 1];
-    if (next == '$') {
-      out += '$';
-      i += 2;
-    } else if (next == '{') {
-      auto close = text.find('}', i + 2);
-      auto ident =
-          close == std::string_view::npos ? std::string_view{} : text.substr(i + 2, close - i - 2);
-      if (ident == name) {
-        out += value;
-        i = close + 1;
-      } else {
-        out += text[i++];
-      }
-    } else if (is_ident_start(next)) {
-      std::size_t end = i + 1;
-      while (end < text.size() && is_ident_char(text[end])) {
-        ++end;
-      }
-      if (text.substr(i + 1, end - i - 1) == name) {
-        out += value;
-      } else {
-        out += text.substr(i, end - i);
-      }
-      i = end;
-    } else {
-      out += text[i++];
-    }
-  }
-  return out;
+  return substitute_vars(text, {{std::string(name), std::string(value)}});
 }
 
 std::string render_ranges(std::vector<int> values) {

@@ -15,11 +15,6 @@ namespace ddprun::sched {
 /// Largest nodefile read: Gadi-style one line per CPU of 1000 nodes is ~2 MB.
 inline constexpr std::size_t k_max_text_file_bytes = 64 * 1024 * 1024;
 
-/// The whole file, or ErrorCode::io naming the path and the OS error; larger than
-/// `max_bytes` is an error too.
-Result<std::string> read_text_file(const std::string& path,
-                                   std::size_t max_bytes = k_max_text_file_bytes);
-
 /// $PBS_NODEFILE's contents; nullopt when the variable is unset or empty, ErrorCode::config
 /// ("PBS_NODEFILE: open(...): ...") when the file cannot be read.
 Result<std::optional<std::string>> read_pbs_nodefile(const util::Env& env);

@@ -2,6 +2,7 @@
 // Rendezvous ports derived from a job id, so that every node of a job computes the same list
 // without talking to the others, and two jobs sharing a head node rarely collide.
 
+#include "ddprun/util/default_ports.hpp"
 #include "ddprun/util/result.hpp"
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 namespace ddprun::sched {
 
 /// Lowest derived port: torchrun's c10d default.
-inline constexpr int k_port_base = 29400;
+inline constexpr int k_port_base = util::k_default_c10d_port;
 /// Derived ports lie in [k_port_base, k_port_base + k_port_span): below Linux's default
 /// ephemeral range (32768+), so an outgoing connection never squats on them.
 inline constexpr int k_port_span = 3000;

@@ -14,8 +14,6 @@
 
 namespace ddprun::status {
 
-inline constexpr int k_default_rdzv_port = 29400;    ///< torchrun's c10d default
-inline constexpr int k_default_master_port = 29500;  ///< torchrun's --master-port (static)
 inline constexpr const char* k_default_run_id = "none";
 inline constexpr double k_default_timeout_s = 5.0;
 

@@ -20,9 +20,6 @@
 
 namespace ddprun::store {
 
-inline constexpr std::uint16_t k_default_store_port = 29400;
-inline constexpr const char* k_default_endpoint = "127.0.0.1:29400";
-
 /// Runs the subcommand. `args` are the words after "ddprun store" (a leading "store" is
 /// skipped). Returns the exit code: 0 ok, 1 runtime failure (missing key, unreachable store),
 /// 2 usage error (one line on stderr).
