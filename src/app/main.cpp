@@ -25,14 +25,15 @@ int exit_code_for(const Error& e) {
 
 int main(int argc, char** argv, char** envp) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  const auto env = util::Env::from_environ(envp);
   if (!args.empty() && args[0] == "store") {
-    return store::store_command(args);
+    return store::store_command(args, env);
   }
   if (!args.empty() && args[0] == "status") {
-    return status::status_command(args);
+    return status::status_command(args, env);
   }
   try {
-    return launch(args, util::Env::from_environ(envp));
+    return launch(args, env);
   } catch (const Fatal& f) {
     (void)std::fprintf(stderr, "ddprun: error: %s\n", f.what());
     return exit_code_for(f.error());

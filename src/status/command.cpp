@@ -17,8 +17,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <unistd.h>  // environ
-
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -80,8 +78,8 @@ struct Target {
 
 Error usage(const std::string& message) { return make_error(ErrorCode::usage, message); }
 
-Result<std::optional<std::string>> load_rdzv_token(const std::map<std::string, std::string>& conf) {
-  const auto env = util::Env::from_environ(environ);
+Result<std::optional<std::string>> load_rdzv_token(const std::map<std::string, std::string>& conf,
+                                                   const util::Env& env) {
   std::optional<store::JobTokenDir> job_dir;
   if (auto job = sched::detect_job(env)) {
     job_dir = store::JobTokenDir{job->id, job->submit_dir, job->submit_dir_var};
@@ -115,7 +113,7 @@ Result<void> read_endpoint(const Args& a, const std::map<std::string, std::strin
   return {};
 }
 
-Result<Target> read_target(const Args& a) {
+Result<Target> read_target(const Args& a, const util::Env& env) {
   Target t;
   auto backend = config::parse_rdzv_backend(a.backend);
   if (!backend) {
@@ -129,7 +127,7 @@ Result<Target> read_target(const Args& a) {
   if (auto ok = read_endpoint(a, conf->pairs, t); !ok) {
     return ok.error();
   }
-  auto token = load_rdzv_token(conf->pairs);
+  auto token = load_rdzv_token(conf->pairs, env);
   if (!token) {
     return usage(token.error().message);
   }
@@ -178,7 +176,7 @@ int show(const Args& a, Reader& reader) {
 
 }  // namespace
 
-int status_command(const std::vector<std::string>& args) {
+int status_command(const std::vector<std::string>& args, const util::Env& env) {
   CLI::App app("ddprun status: print the state of a c10d, static or etcd-v3 rendezvous",
                "ddprun status");
   Args a;
@@ -186,7 +184,7 @@ int status_command(const std::vector<std::string>& args) {
   if (auto done = util::parse_subcommand(app, "status", args)) {
     return *done;
   }
-  auto target = read_target(a);
+  auto target = read_target(a, env);
   if (!target) {
     return fail(target.error().message, util::k_exit_usage);
   }

@@ -17,8 +17,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <unistd.h>  // environ
-
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -163,7 +161,8 @@ Result<ClientOptions> client_options(const Args& a) {
 /// DDPRUN_RDZV_TOKEN or the job's token file, as the agents do, and fail at once (probe) when the
 /// store wants one they lack. Other keys never authenticate, so a token in the environment does
 /// not get in the way of a plain store; a --token-file that cannot be read is an error anyway.
-Result<void> use_token_if_needed(const std::string& verb, const Args& a, ClientOptions& o) {
+Result<void> use_token_if_needed(const std::string& verb, const Args& a, const util::Env& env,
+                                 ClientOptions& o) {
   const bool listing = verb == "keys";
   const bool needed = listing || is_protected_key(a.key);
   if (!needed && a.token_file.empty()) {
@@ -173,7 +172,6 @@ Result<void> use_token_if_needed(const std::string& verb, const Args& a, ClientO
   if (!a.token_file.empty()) {
     conf.emplace("token_file", a.token_file);
   }
-  const auto env = util::Env::from_environ(environ);
   std::optional<JobTokenDir> job_dir;
   if (auto job = sched::detect_job(env)) {
     job_dir = JobTokenDir{job->id, job->submit_dir, job->submit_dir_var};
@@ -189,10 +187,10 @@ Result<void> use_token_if_needed(const std::string& verb, const Args& a, ClientO
   return {};
 }
 
-int run_client(const std::string& verb, const Args& a) {
+int run_client(const std::string& verb, const Args& a, const util::Env& env) {
   auto opts = client_options(a);
   if (opts) {
-    if (auto auth = use_token_if_needed(verb, a, *opts); !auth) {
+    if (auto auth = use_token_if_needed(verb, a, env, *opts); !auth) {
       opts = auth.error();
     }
   }
@@ -324,7 +322,7 @@ Result<std::pair<std::string, std::uint16_t>> parse_endpoint(std::string_view te
   return std::make_pair(host, static_cast<std::uint16_t>(*port));
 }
 
-int store_command(const std::vector<std::string>& args) {
+int store_command(const std::vector<std::string>& args, const util::Env& env) {
   CLI::App app("ddprun store: TCPStore-compatible server and client", "ddprun store");
   Args a;
   build(app, a);
@@ -332,7 +330,7 @@ int store_command(const std::vector<std::string>& args) {
     return *done;
   }
   const std::string verb = app.get_subcommands().front()->get_name();
-  return verb == "serve" ? serve(a) : run_client(verb, a);
+  return verb == "serve" ? serve(a) : run_client(verb, a, env);
 }
 
 }  // namespace ddprun::store

@@ -9,6 +9,8 @@
 // unreadable state (one line on stderr naming where); 2 usage error, or settings unusable
 // before anything is contacted (the token, password or a TLS file).
 
+#include "ddprun/util/env.hpp"
+
 #include <string>
 #include <vector>
 
@@ -17,7 +19,8 @@ namespace ddprun::status {
 inline constexpr const char* k_default_run_id = "none";
 inline constexpr double k_default_timeout_s = 5.0;
 
-/// Runs the command. `args` are the words after "ddprun" (a leading "status" is skipped).
-int status_command(const std::vector<std::string>& args);
+/// Runs the command. `args` are the words after "ddprun" (a leading "status" is skipped);
+/// `env` is ddprun's environment (the job's token file, DDPRUN_RDZV_TOKEN).
+int status_command(const std::vector<std::string>& args, const util::Env& env);
 
 }  // namespace ddprun::status

@@ -10,6 +10,7 @@
 // it. The client verbs probe the server's dialect (store/dialect_probe.hpp) unless --dialect
 // names it, and `set` succeeds only once a CHECK confirms the key.
 
+#include "ddprun/util/env.hpp"
 #include "ddprun/util/result.hpp"
 
 #include <cstdint>
@@ -22,8 +23,8 @@ namespace ddprun::store {
 
 /// Runs the subcommand. `args` are the words after "ddprun store" (a leading "store" is
 /// skipped). Returns the exit code: 0 ok, 1 runtime failure (missing key, unreachable store),
-/// 2 usage error (one line on stderr).
-int store_command(const std::vector<std::string>& args);
+/// 2 usage error (one line on stderr). `env` is ddprun's environment (the rendezvous token).
+int store_command(const std::vector<std::string>& args, const util::Env& env);
 
 /// "host:port", "[v6addr]:port" -> (host, port). Error names the text and the expected form.
 Result<std::pair<std::string, std::uint16_t>> parse_endpoint(std::string_view text);

@@ -220,7 +220,8 @@ TEST(StoreCommand, ServeAnswersClientsAndStopsOnSigterm) {
   }  // a free loopback port, released for `serve`
   std::atomic<int> rc{-1};
   std::thread serve([&] {
-    rc = store_command({"serve", "--host", "127.0.0.1", "--port", std::to_string(port)});
+    rc = store_command({"serve", "--host", "127.0.0.1", "--port", std::to_string(port)},
+                       util::Env{});
   });
   ClientOptions opts;
   opts.port = port;

@@ -118,7 +118,7 @@ inline int run(const std::vector<std::string>& args, std::string* out = nullptr,
                std::string* err = nullptr) {
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  const int rc = store::store_command(args);
+  const int rc = store::store_command(args, util::Env::from_environ(environ));  // setenv tokens
   const std::string o = testing::internal::GetCapturedStdout();
   const std::string e = testing::internal::GetCapturedStderr();
   if (out != nullptr) {

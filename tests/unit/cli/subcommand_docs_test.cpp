@@ -19,14 +19,14 @@
 namespace ddprun::cli::detail {
 namespace {
 
-using Command = int (*)(const std::vector<std::string>&);
+using Command = int (*)(const std::vector<std::string>&, const util::Env&);
 using Names = std::set<std::string, std::less<>>;
 
 /// What `command(words)` prints on stdout; it must exit 0.
 std::string help_of(Command command, const std::vector<std::string>& words) {
   std::ostringstream out;
   auto* old = std::cout.rdbuf(out.rdbuf());
-  const int status = command(words);
+  const int status = command(words, util::Env{});
   std::cout.rdbuf(old);
   EXPECT_EQ(status, 0) << out.str();
   return out.str();
