@@ -403,7 +403,7 @@ def keep_alive_bound(conf: str) -> float:
 
 
 def lease_ttl(conf: str) -> int:
-    """ddprun's etcd lease TTL (src/app/etcd_backend.cpp, etcd_lease_ttl)."""
+    """ddprun's etcd lease TTL (src/rdzv/etcd_layout.cpp, lease_ttl)."""
     return max(3, math.ceil(keep_alive_bound(conf) - 1e-9))
 
 

@@ -6,24 +6,16 @@
 #include "ddprun/etcd/client.hpp"
 #include "ddprun/host/facts.hpp"
 #include "ddprun/net/run_now.hpp"
+#include "ddprun/rdzv/etcd_layout.hpp"
 #include "ddprun/rdzv/etcd_options.hpp"
 #include "ddprun/rdzv/etcd_run.hpp"
 #include "ddprun/util/fatal.hpp"
-
-#include <algorithm>
 
 #include "backends.hpp"
 
 namespace ddprun::app {
 
 namespace {
-
-/// The lease on this agent's own keys lasts the keep-alive bound (interval x attempts), the
-/// time after which the rendezvous counts a silent node as dead anyway.
-std::chrono::seconds etcd_lease_ttl(const rdzv::RdzvSettings& s) {
-  const auto bound = std::chrono::ceil<std::chrono::seconds>(rdzv::keep_alive_bound(s));
-  return std::max(bound, std::chrono::seconds(3));
-}
 
 class EtcdBackend final : public RendezvousBackend {
  public:
@@ -41,7 +33,7 @@ class EtcdBackend final : public RendezvousBackend {
     run.key_prefix = cfg.etcd.key_prefix;
     run.run_id = cfg.rdzv_id;
     run.node_id = self.id();
-    run.lease_ttl = etcd_lease_ttl(settings);
+    run.lease_ttl = rdzv::lease_ttl(settings);
     run.deadline = settings.join_timeout;
     run.token = rdzv_token(cfg, env);
     run.liveness_wait = rdzv::keep_alive_bound(settings) + settings.keep_alive_interval;

@@ -1,6 +1,7 @@
 // The factory of rendezvous backends and what they share: the token, this node's
 // description, the wiring of a dynamic rendezvous into the supervisor's and reporter's hooks.
 
+#include "ddprun/config/rendezvous_policy.hpp"
 #include "ddprun/host/facts.hpp"
 #include "ddprun/store/token.hpp"
 #include "ddprun/util/fatal.hpp"
@@ -64,24 +65,13 @@ void ElasticParts::observe(RendezvousBackend::ProgressSource progress,
                                   const rdzv::Exclusion& e) { excluded(e, e.node == self); });
 }
 
-bool is_single_node(const config::LaunchConfig& cfg) {
-  if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
-    return false;  // the rendezvous is in etcd even for one node
-  }
-  // One node with c10d on port 0 (torchtitan's `--rdzv_endpoint localhost:0`) is what
-  // --standalone is: the agent hosts the store on a free port.
-  return cfg.standalone ||
-         (cfg.nnodes.max == 1 && (cfg.rdzv_backend == config::RdzvBackend::static_ ||
-                                  cfg.rdzv_endpoint.host.empty() || cfg.rdzv_endpoint.port == 0));
-}
-
 std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
                                                    const util::Env& env, const util::Clock& clock) {
   if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
     return make_etcd_backend(ctx, cfg, env, clock);
   }
-  return is_single_node(cfg) ? make_local_backend(ctx, cfg)
-                             : make_store_backend(ctx, cfg, env, clock);
+  return config::is_single_node(cfg) ? make_local_backend(ctx, cfg)
+                                     : make_store_backend(ctx, cfg, env, clock);
 }
 
 }  // namespace ddprun::app

@@ -50,7 +50,4 @@ class RendezvousBackend {
 std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
                                                    const util::Env& env, const util::Clock& clock);
 
-/// True when the job is this one agent alone.
-bool is_single_node(const config::LaunchConfig& cfg);
-
 }  // namespace ddprun::app

@@ -3,6 +3,7 @@
 // first, or the one given --rdzv-conf is_host=true); the others join it as clients.
 
 #include "ddprun/config/rendezvous_hint.hpp"
+#include "ddprun/config/rendezvous_policy.hpp"
 #include "ddprun/host/facts.hpp"
 #include "ddprun/rdzv/store_kv.hpp"
 #include "ddprun/rdzv/store_port.hpp"
@@ -21,38 +22,13 @@ namespace ddprun::app {
 
 namespace {
 
-config::Endpoint store_endpoint(const config::LaunchConfig& cfg) {
-  if (cfg.rdzv_backend == config::RdzvBackend::static_) {
-    return {cfg.master_addr, cfg.master_port};
-  }
-  auto ep = cfg.rdzv_endpoint;
-  if (ep.host.empty()) {
-    ep.host = "localhost";
-  }
-  return ep;
-}
-
-/// Whether this agent should try to host the rendezvous store, and whether that was asked
-/// for explicitly (then a failed bind is an error, not a hint to connect as a client).
-std::pair<bool, bool> should_host(const config::LaunchConfig& cfg, const config::Endpoint& ep) {
-  if (cfg.rdzv_backend == config::RdzvBackend::static_) {
-    return {cfg.node_rank == 0, true};
-  }
-  if (auto it = cfg.rdzv_conf.find("is_host"); it != cfg.rdzv_conf.end()) {
-    return {value_or_throw(util::parse_bool_word(it->second)), true};
-  }
-  return {host::is_local_host(ep.host), false};
-}
-
 /// Where the rendezvous store listens: the endpoint's own address, so two agents on one machine
-/// contend for it and only the host's interface is exposed. A name that resolves to loopback
-/// here while the job spans nodes (Debian maps its hostname to 127.0.1.1) must still be
-/// reachable from the other nodes, so then it listens on every interface.
+/// contend for it and only the host's interface is exposed, unless the other nodes could not
+/// reach that address (config::listens_everywhere): then every interface.
 std::string store_bind_address(const config::LaunchConfig& cfg, const config::Endpoint& ep) {
   auto addr = host::bindable_address(ep.host);
-  bool loopback = !addr.empty() && asio::ip::make_address(addr).is_loopback();
-  bool remote_peers = cfg.nnodes.max > 1 && !host::is_loopback_name(ep.host);
-  return loopback && remote_peers ? "" : addr;
+  const bool loopback = !addr.empty() && asio::ip::make_address(addr).is_loopback();
+  return config::listens_everywhere(cfg, loopback, host::is_loopback_name(ep.host)) ? "" : addr;
 }
 
 struct StoreChoices {
@@ -109,7 +85,7 @@ void refuse_foreign_listener(const config::Endpoint& ep, const store::ClientOpti
 
 std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::LaunchConfig& cfg,
                                           config::Endpoint& ep, const StoreChoices& choices) {
-  auto [host, explicit_host] = should_host(cfg, ep);
+  const auto [host, explicit_host] = config::hosting_choice(cfg, host::is_local_host(ep.host));
   if (!host) {
     return nullptr;
   }
@@ -168,7 +144,7 @@ class StoreBackend final : public RendezvousBackend {
  public:
   StoreBackend(asio::io_context& ctx, config::LaunchConfig& cfg, const util::Env& env,
                const util::Clock& clock) {
-    auto ep = store_endpoint(cfg);
+    auto ep = config::store_endpoint(cfg);
     auto settings = cfg.rdzv_settings;
     const auto port_candidates = cfg.port_candidates;
     const StoreChoices choices{rdzv_token(cfg, env), port_candidates};

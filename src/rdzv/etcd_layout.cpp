@@ -3,6 +3,8 @@
 #include "ddprun/rdzv/state.hpp"
 #include "ddprun/util/strings.hpp"
 
+#include <algorithm>
+
 namespace ddprun::rdzv {
 
 std::string etcd_run_prefix(std::string_view key_prefix, std::string_view run_id) {
@@ -64,6 +66,12 @@ GenerationChoice decide_generation(const GenerationView& view) {
 
 bool should_delete_previous(const GenerationView& view) {
   return view.current && (!view.any_alive || (view.silent && !view.closed));
+}
+
+std::chrono::seconds lease_ttl(const RdzvSettings& settings) {
+  constexpr std::chrono::seconds k_min_ttl{3};
+  const auto bound = std::chrono::ceil<std::chrono::seconds>(keep_alive_bound(settings));
+  return std::max(bound, k_min_ttl);
 }
 
 }  // namespace ddprun::rdzv

@@ -13,6 +13,9 @@
 // bound (a job crashed less than a lease TTL ago), starts generation N + 1 (deleting N unless
 // it is closed with agents still leaving it).
 
+#include "ddprun/rdzv/settings.hpp"
+
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,5 +60,10 @@ GenerationChoice decide_generation(const GenerationView& view);
 /// Whether starting the next generation should delete `view.current`'s keys: yes unless it is
 /// closed with agents still leaving it (the last of them deletes it).
 bool should_delete_previous(const GenerationView& view);
+
+/// The TTL of an agent's lease on its own keys: the keep-alive bound (interval x attempts),
+/// after which the rendezvous counts a silent node as dead anyway, in whole seconds (etcd's
+/// unit, rounded up) and at least 3 s.
+std::chrono::seconds lease_ttl(const RdzvSettings& settings);
 
 }  // namespace ddprun::rdzv

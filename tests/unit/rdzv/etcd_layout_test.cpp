@@ -61,3 +61,21 @@ TEST(EtcdLayout, AStaleGenerationIsNeverJoined) {
 
 }  // namespace
 }  // namespace ddprun::rdzv
+
+namespace ddprun::rdzv {
+namespace {
+
+TEST(EtcdLayout, TheLeaseLastsTheKeepAliveBoundInWholeSecondsAtLeastThree) {
+  using namespace std::chrono_literals;
+  RdzvSettings s;
+  s.keep_alive_interval = 5s;
+  s.keep_alive_max_attempt = 3;
+  EXPECT_EQ(lease_ttl(s), 15s);
+  s.keep_alive_interval = 1500ms;
+  EXPECT_EQ(lease_ttl(s), 5s) << "4.5 s rounds up";
+  s.keep_alive_interval = 200ms;
+  EXPECT_EQ(lease_ttl(s), 3s) << "0.6 s: the floor";
+}
+
+}  // namespace
+}  // namespace ddprun::rdzv

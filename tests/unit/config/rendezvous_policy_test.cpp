@@ -1,0 +1,95 @@
+// Which rendezvous a launch gets and who hosts its store, from the resolved config alone.
+
+#include "ddprun/config/rendezvous_policy.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ddprun::config {
+namespace {
+
+LaunchConfig c10d(int max_nodes, std::string host, int port) {
+  LaunchConfig cfg;
+  cfg.rdzv_backend = RdzvBackend::c10d;
+  cfg.nnodes = {1, max_nodes};
+  cfg.rdzv_endpoint = {std::move(host), port};
+  return cfg;
+}
+
+LaunchConfig static_job(int nodes, int node_rank) {
+  LaunchConfig cfg;
+  cfg.rdzv_backend = RdzvBackend::static_;
+  cfg.nnodes = {nodes, nodes};
+  cfg.node_rank = node_rank;
+  cfg.master_addr = "head";
+  cfg.master_port = 29511;
+  return cfg;
+}
+
+TEST(RendezvousPolicy, WhichJobsAreOneNodeAlone) {
+  struct Row {
+    LaunchConfig cfg;
+    bool alone;
+    const char* why;
+  } rows[] = {
+      {static_job(1, 0), true, "static, one node"},
+      {static_job(2, 0), false, "static, two nodes"},
+      {c10d(1, "", 29400), true, "c10d without an endpoint"},
+      {c10d(1, "localhost", 0), true, "c10d on port 0 (torchtitan's localhost:0)"},
+      {c10d(1, "head", 29400), false, "c10d, one node, a real endpoint"},
+      {c10d(4, "head", 29400), false, "c10d, up to four nodes"},
+  };
+  for (const auto& r : rows) {
+    EXPECT_EQ(is_single_node(r.cfg), r.alone) << r.why;
+  }
+  auto standalone = c10d(4, "head", 29400);
+  standalone.standalone = true;
+  EXPECT_TRUE(is_single_node(standalone));
+  auto etcd = c10d(1, "", 2379);
+  etcd.rdzv_backend = RdzvBackend::etcd_v3;
+  EXPECT_FALSE(is_single_node(etcd)) << "etcd-v3's rendezvous is in etcd even for one node";
+}
+
+TEST(RendezvousPolicy, TheStoreIsAtTheMasterForStaticAndTheEndpointForC10d) {
+  const auto st = store_endpoint(static_job(2, 1));
+  EXPECT_EQ(st.host, "head");
+  EXPECT_EQ(st.port, 29511);
+  const auto named = store_endpoint(c10d(2, "node7", 29401));
+  EXPECT_EQ(named.host, "node7");
+  EXPECT_EQ(named.port, 29401);
+  EXPECT_EQ(store_endpoint(c10d(2, "", 29400)).host, "localhost");
+}
+
+TEST(RendezvousPolicy, StaticNodeZeroHostsAndSaysSo) {
+  const auto zero = hosting_choice(static_job(2, 0), false);
+  EXPECT_TRUE(zero.host);
+  EXPECT_TRUE(zero.asked);
+  const auto one = hosting_choice(static_job(2, 1), true);
+  EXPECT_FALSE(one.host) << "node 1 never hosts, even on the master's machine";
+  EXPECT_TRUE(one.asked);
+}
+
+TEST(RendezvousPolicy, C10dHostsWhereTheEndpointIsLocalUnlessIsHostSays) {
+  const auto local = hosting_choice(c10d(2, "head", 29400), true);
+  EXPECT_TRUE(local.host);
+  EXPECT_FALSE(local.asked) << "a lost race for the port means another agent hosts it";
+  EXPECT_FALSE(hosting_choice(c10d(2, "head", 29400), false).host);
+  for (const auto& [word, host] : {std::pair{"1", true}, {"yes", true}, {"0", false}}) {
+    auto cfg = c10d(2, "head", 29400);
+    cfg.rdzv_conf["is_host"] = word;
+    const auto choice = hosting_choice(cfg, !host);
+    EXPECT_EQ(choice.host, host) << word;
+    EXPECT_TRUE(choice.asked) << word;
+  }
+}
+
+TEST(RendezvousPolicy, ALoopbackAddressListensEverywhereOnlyForRemotePeers) {
+  EXPECT_TRUE(listens_everywhere(c10d(2, "myhost", 29400), true, false))
+      << "Debian's hostname at 127.0.1.1, peers on other machines";
+  EXPECT_FALSE(listens_everywhere(c10d(2, "127.0.0.1", 29400), true, true))
+      << "a loopback name: every peer is on this machine";
+  EXPECT_FALSE(listens_everywhere(c10d(1, "myhost", 29400), true, false)) << "one node";
+  EXPECT_FALSE(listens_everywhere(c10d(2, "myhost", 29400), false, false)) << "a real address";
+}
+
+}  // namespace
+}  // namespace ddprun::config
