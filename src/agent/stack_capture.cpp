@@ -32,8 +32,6 @@ namespace ddprun::agent {
 
 namespace {
 
-constexpr std::string_view k_faulthandler_env = "PYTHONFAULTHANDLER";
-constexpr std::string_view k_unbuffered_env = "PYTHONUNBUFFERED";
 constexpr std::string_view k_faulthandler_start = "Fatal Python error";
 /// How often a signalled worker is checked for having died (its dump is then complete).
 constexpr std::chrono::milliseconds k_poll_step{20};
@@ -352,20 +350,6 @@ std::string_view to_string(StackMethod method) {
       break;
   }
   return "/proc";
-}
-
-bool takes_faulthandler_dumps(const config::LaunchConfig& cfg, const util::Env& env) {
-  const bool file_timer = env.get(std::string(k_enable_file_timer_env)).value_or("") == "1";
-  return !cfg.no_python && (cfg.stacks_on_failure || cfg.stall_timeout.count() > 0 || file_timer);
-}
-
-void add_hang_env(const config::LaunchConfig& cfg, util::Env& agent_env) {
-  if (takes_faulthandler_dumps(cfg, agent_env) && !agent_env.get(k_faulthandler_env)) {
-    agent_env.set(std::string(k_faulthandler_env), "1");
-  }
-  if (cfg.stall_timeout.count() > 0 && !cfg.no_python && !agent_env.get(k_unbuffered_env)) {
-    agent_env.set(std::string(k_unbuffered_env), "1");
-  }
 }
 
 std::unique_ptr<StackCapture> make_stack_capture(asio::io_context& ctx,

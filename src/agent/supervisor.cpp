@@ -155,12 +155,9 @@ Result<void> Supervisor::start_workers(const Round& round) {
   }
   std::vector<pid_t> pids;
   for (const auto& ranks : round.ranks) {
-    auto env = worker_env(agent_env_, round.info, ranks, io_.error_file(ranks.local_rank),
-                          cfg_.nccl_names);
-    if (!timer_file->empty()) {
-      env.set(std::string(k_timer_file_env), *timer_file);
-    }
-    auto cpus = apply_placement(cfg_, ranks.local_rank, env);
+    auto env = worker_env(agent_env_, env_plan_, round.info, ranks,
+                          WorkerFiles{io_.error_file(ranks.local_rank), *timer_file});
+    auto cpus = placement_cpus(cfg_, ranks.local_rank);
     auto fds = io_.open(ranks);
     if (!fds) {
       return fds.error();

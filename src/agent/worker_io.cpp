@@ -2,6 +2,7 @@
 
 #include "ddprun/agent/health.hpp"
 #include "ddprun/agent/stack_capture.hpp"
+#include "ddprun/agent/worker_env.hpp"
 #include "ddprun/output/log_dir.hpp"
 #include "ddprun/output/router.hpp"
 #include "ddprun/output/std_spec.hpp"

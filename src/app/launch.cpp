@@ -6,6 +6,7 @@
 #include "ddprun/agent/health_server.hpp"
 #include "ddprun/agent/reporting.hpp"
 #include "ddprun/agent/supervisor.hpp"
+#include "ddprun/agent/worker_env.hpp"
 #include "ddprun/agent/worker_io.hpp"
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
@@ -86,13 +87,11 @@ void report_host_choices(const config::LaunchConfig& cfg, const config::HostFact
   }
 }
 
-void apply_omp_threads(const config::LaunchConfig& cfg, const config::HostFacts& facts,
-                       util::Env& agent_env) {
-  auto omp = agent::decide_omp_threads(agent_env, cfg.omp_mode, cfg.omp_threads, cfg.nproc_per_node,
+/// Decides the workers' OMP_NUM_THREADS and says what was chosen (torchrun's banner at WARNING).
+std::optional<std::string> omp_threads_for(const config::LaunchConfig& cfg,
+                                           const config::HostFacts& facts, const util::Env& env) {
+  auto omp = agent::decide_omp_threads(env, cfg.omp_mode, cfg.omp_threads, cfg.nproc_per_node,
                                        facts.cpu_count);
-  if (omp.value) {
-    agent_env.set("OMP_NUM_THREADS", *omp.value);
-  }
   switch (omp.log) {
     case agent::OmpDecision::Log::banner:
       spdlog::warn("\n{}", omp.message);
@@ -104,6 +103,7 @@ void apply_omp_threads(const config::LaunchConfig& cfg, const config::HostFacts&
       spdlog::info("{}", omp.message);
       break;
   }
+  return omp.value;
 }
 
 /// When this node's workers last made progress (Supervisor::last_progress) in wall-clock ms,
@@ -150,7 +150,7 @@ config::NcclNames nccl_names_for(const config::LaunchConfig& cfg, const util::En
   return current ? config::NcclNames::current : config::NcclNames::legacy;
 }
 
-int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
+int run_agent(config::LaunchConfig cfg, util::Env agent_env, agent::WorkerEnvPlan env_plan) {
   auto guardian = start_guardian();
   asio::io_context ctx(1);
   util::SystemClock clock;
@@ -161,12 +161,12 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env) {
   agent::Reporter reporter(cfg, agent_env, clock);
   auto backend = make_rendezvous(ctx, cfg, agent_env, clock);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
-  agent::add_hang_env(cfg, agent_env);
   auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
   const auto health_port = agent_env.get(std::string(agent::k_health_port_env));
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock,
                                backend->rendezvous(), *io, reporter.hooks());
   supervisor.set_watchdog(watchdog.get());
+  supervisor.set_worker_env_plan(std::move(env_plan));
   supervisor.set_stack_capture(*stacks);
   if (auto* peers = backend->peers()) {
     supervisor.set_stack_exchange(*peers);
@@ -229,9 +229,8 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   report_host_choices(cfg, facts, detected);
   host::plan_placements(cfg, env, nvml.value_or(host::NvmlInfo{}));
   cfg.nccl_names = nccl_names_for(cfg, env);
-  util::Env agent_env = env;
-  apply_omp_threads(cfg, facts, agent_env);
-  return run_agent(std::move(cfg), std::move(agent_env));
+  auto env_plan = agent::make_worker_env_plan(cfg, env, omp_threads_for(cfg, facts, env));
+  return run_agent(std::move(cfg), env, std::move(env_plan));
 }
 
 }  // namespace ddprun::app

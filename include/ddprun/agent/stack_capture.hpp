@@ -36,16 +36,6 @@ inline constexpr std::string_view k_py_spy_env = "DDPRUN_PY_SPY";
 enum class StackMethod { py_spy, faulthandler, eu_stack, gdb, proc };
 std::string_view to_string(StackMethod method);
 
-/// Whether stacks may be taken during this launch (--stacks-on-failure, --stall-timeout, or
-/// the file-timer watchdog) from Python workers' faulthandler dumps: they then get
-/// PYTHONFAULTHANDLER=1 and the agent reads their stderr.
-bool takes_faulthandler_dumps(const config::LaunchConfig& cfg, const util::Env& env);
-
-/// The workers' environment for hang detection: PYTHONFAULTHANDLER=1 when
-/// takes_faulthandler_dumps, and with --stall-timeout PYTHONUNBUFFERED=1 for Python workers
-/// (block-buffered output would look like a stall), each unless the environment sets it.
-void add_hang_env(const config::LaunchConfig& cfg, util::Env& agent_env);
-
 std::unique_ptr<StackCapture> make_stack_capture(asio::io_context& ctx,
                                                  const config::LaunchConfig& cfg,
                                                  const util::Env& env, WorkerIo& io);

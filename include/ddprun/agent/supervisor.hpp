@@ -8,6 +8,7 @@
 #include "ddprun/agent/policy.hpp"
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/agent/stack_exchange.hpp"
+#include "ddprun/agent/worker_env.hpp"
 #include "ddprun/agent/worker_state.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/process/exit_info.hpp"
@@ -74,6 +75,9 @@ class Supervisor {
 
   /// Arms `watchdog` for each worker group (nullptr: none). It must outlive run().
   void set_watchdog(Watchdog* watchdog) { watchdog_ = watchdog; }
+  /// What every worker's environment gets beyond `agent_env` and its round's variables
+  /// (worker_env.hpp; default: the NCCL names, nothing else).
+  void set_worker_env_plan(WorkerEnvPlan plan) { env_plan_ = std::move(plan); }
 
   /// When a worker last showed progress: the last output the agent read or file-timer request
   /// it got (the epoch: none yet). The stall watchdog and `ddprun status` read it.
@@ -130,6 +134,7 @@ class Supervisor {
   asio::io_context& ctx_;
   const config::LaunchConfig& cfg_;
   util::Env agent_env_;
+  WorkerEnvPlan env_plan_;
   process::Launcher& launcher_;
   const util::Clock& clock_;
   Rendezvous& rdzv_;

@@ -1,11 +1,9 @@
 #pragma once
-// Pure description of the workers one agent starts: their command line, their environment
-// and the ranks they get. No I/O here.
+// Pure description of the workers one agent starts: their command line, the ranks they get
+// and their CPUs (their environment: worker_env.hpp). No I/O here.
 
 #include "ddprun/config/launch_config.hpp"
-#include "ddprun/util/env.hpp"
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,37 +55,8 @@ std::vector<std::string> worker_argv(const config::LaunchConfig& cfg, int local_
 /// Name used in the failure title: the script/module for Python workers, else the command.
 std::string entrypoint_name(const config::LaunchConfig& cfg);
 
-/// The agent's environment overlaid with torchrun's per-worker variables (spec §2.1).
-/// `error_file` is empty when log files are disabled; `nccl` names the async-error-handling
-/// variable(s) set (to the launcher's value of that variable, else 1).
-util::Env worker_env(const util::Env& agent_env, const RoundInfo& round, const WorkerRanks& ranks,
-                     const std::string& error_file,
-                     config::NcclNames nccl = config::NcclNames::both);
-
-/// Adds OMP_NUM_THREADS=1 to the agent environment when torchrun would (spec §1.5);
-/// returns true when it did, so the caller prints the banner.
-bool apply_omp_default(util::Env& agent_env, int nproc_per_node);
-
-/// torchrun's OMP banner text (three lines, no trailing newline).
-std::string omp_banner();
-
-/// What to do with OMP_NUM_THREADS and what to print about it.
-struct OmpDecision {
-  enum class Log { info, warning, banner };
-  std::optional<std::string> value;  ///< set this in the agent's environment; nullopt: leave it
-  Log log = Log::info;
-  std::string message;  ///< the line to log; omp_banner() for Log::banner
-};
-
-/// A value in the agent's environment is never overridden (§1.5). Otherwise torchrun mode sets
-/// 1 when nproc > 1 (with the banner), cpus mode sets max(1, cpu_count / nproc), fixed mode
-/// sets `fixed`. Every case says what was chosen.
-OmpDecision decide_omp_threads(const util::Env& agent_env, config::OmpMode mode, int fixed,
-                               int nproc_per_node, int cpu_count);
-
-/// Applies local rank `local_rank`'s placement: sets CUDA_VISIBLE_DEVICES in `env` when
-/// --pin-gpus or --virtual-local-rank gave the worker one, LOCAL_RANK=0 under
-/// --virtual-local-rank, and returns its CPUs (empty: inherit the agent's mask).
-std::vector<int> apply_placement(const config::LaunchConfig& cfg, int local_rank, util::Env& env);
+/// Local rank `local_rank`'s CPUs (--numa-binding); empty: inherit the agent's mask. Its
+/// environment part is in worker_env.hpp.
+std::vector<int> placement_cpus(const config::LaunchConfig& cfg, int local_rank);
 
 }  // namespace ddprun::agent

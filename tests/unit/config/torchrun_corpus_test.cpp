@@ -3,6 +3,7 @@
 // and issue #17) must all be accepted, and parse + resolve must give each worker the environment
 // torchrun would (spec §2.1, §3). The rendezvous itself is not run here: a row states this node's
 // group rank and the number of nodes that join, as torchrun would assign them.
+#include "ddprun/agent/worker_env.hpp"
 #include "ddprun/agent/worker_spec.hpp"
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
@@ -240,7 +241,7 @@ Result<Resolved> start(const Row& row) {
   agent::NodePlace place{group_rank, nodes,          n,        group_rank * n,
                          nodes * n,  group_rank * n, nodes * n};
   for (const auto& ranks : agent::worker_ranks(place)) {
-    out.envs.push_back(agent::worker_env(env, round, ranks, "/tmp/x/error.json"));
+    out.envs.push_back(agent::worker_env(env, {}, round, ranks, {"/tmp/x/error.json", ""}));
   }
   return out;
 }

@@ -1,0 +1,154 @@
+#include "ddprun/agent/worker_env.hpp"
+
+#include "ddprun/agent/file_timer.hpp"
+
+#include <algorithm>
+
+namespace ddprun::agent {
+
+namespace {
+
+std::string omp_user_kept(const std::string& value, config::OmpMode mode) {
+  std::string line = "OMP_NUM_THREADS=" + value + " from the environment is passed to the workers";
+  return mode == config::OmpMode::torchrun ? line + " unchanged"
+                                           : line + "; --omp-threads is ignored";
+}
+
+std::vector<std::string_view> nccl_names(config::NcclNames names) {
+  switch (names) {
+    case config::NcclNames::current:
+      return {k_nccl_async_env};
+    case config::NcclNames::legacy:
+      return {k_nccl_async_legacy_env};
+    case config::NcclNames::both:
+      break;
+  }
+  return {k_nccl_async_env, k_nccl_async_legacy_env};
+}
+
+/// Sets `name` unless the agent's environment (copied into `env`) already does.
+void set_default(util::Env& env, std::string_view name, std::string value) {
+  if (!env.has(name)) {
+    env.set(std::string(name), std::move(value));
+  }
+}
+
+void set_plan_defaults(util::Env& env, const WorkerEnvPlan& plan) {
+  if (plan.omp_num_threads) {
+    set_default(env, k_omp_num_threads_env, *plan.omp_num_threads);
+  }
+  if (plan.faulthandler) {
+    set_default(env, k_faulthandler_env, "1");
+  }
+  if (plan.unbuffered) {
+    set_default(env, k_unbuffered_env, "1");
+  }
+  for (auto name : nccl_names(plan.nccl)) {
+    set_default(env, name, "1");
+  }
+}
+
+void set_torchrun_vars(util::Env& env, const RoundInfo& round, const WorkerRanks& r) {
+  auto set_int = [&env](const char* name, int v) { env.set(name, std::to_string(v)); };
+  set_int("LOCAL_RANK", r.local_rank);
+  set_int("RANK", r.rank);
+  set_int("GROUP_RANK", r.group_rank);
+  set_int("ROLE_RANK", r.role_rank);
+  env.set("ROLE_NAME", round.role);
+  set_int("LOCAL_WORLD_SIZE", r.local_world_size);
+  set_int("WORLD_SIZE", r.world_size);
+  set_int("GROUP_WORLD_SIZE", r.group_world_size);
+  set_int("ROLE_WORLD_SIZE", r.role_world_size);
+  env.set("MASTER_ADDR", round.master_addr);
+  set_int("MASTER_PORT", round.master_port);
+  set_int("TORCHELASTIC_RESTART_COUNT", round.restart_count);
+  set_int("TORCHELASTIC_MAX_RESTARTS", round.max_restarts);
+  env.set("TORCHELASTIC_RUN_ID", round.run_id);
+  env.set("TORCHELASTIC_USE_AGENT_STORE", round.use_agent_store ? "True" : "False");
+}
+
+void set_placement(util::Env& env, const WorkerEnvPlan& plan, int local_rank) {
+  const auto idx = static_cast<std::size_t>(local_rank);
+  if (local_rank < 0 || idx >= plan.placements.size()) {
+    return;
+  }
+  const auto& place = plan.placements[idx];
+  if (place.cuda_visible_devices) {
+    env.set("CUDA_VISIBLE_DEVICES", *place.cuda_visible_devices);
+  }
+  if (place.local_rank) {
+    env.set("LOCAL_RANK", std::to_string(*place.local_rank));
+  }
+}
+
+}  // namespace
+
+std::string omp_banner() {
+  std::string stars(41, '*');
+  return stars + "\n" +
+         "Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to "
+         "avoid your system being overloaded, please further tune the variable for optimal "
+         "performance in your application as needed. \n" +
+         stars;
+}
+
+OmpDecision decide_omp_threads(const util::Env& agent_env, config::OmpMode mode, int fixed,
+                               int nproc_per_node, int cpu_count) {
+  using Log = OmpDecision::Log;
+  if (auto user = agent_env.get(k_omp_num_threads_env)) {
+    return {std::nullopt, mode == config::OmpMode::torchrun ? Log::info : Log::warning,
+            omp_user_kept(*user, mode)};
+  }
+  if (mode == config::OmpMode::fixed) {
+    const auto n = std::to_string(fixed);
+    return {n, Log::warning,
+            "Setting OMP_NUM_THREADS=" + n + " for each worker (--omp-threads " + n + ")"};
+  }
+  if (mode == config::OmpMode::cpus) {
+    const int per = std::max(1, cpu_count / std::max(1, nproc_per_node));
+    return {std::to_string(per), Log::warning,
+            "Setting OMP_NUM_THREADS=" + std::to_string(per) +
+                " for each worker (--omp-threads "
+                "cpus: " +
+                std::to_string(cpu_count) + " CPU(s) in the affinity mask / " +
+                std::to_string(nproc_per_node) + " worker(s))"};
+  }
+  if (nproc_per_node > 1) {
+    return {"1", Log::banner, omp_banner()};
+  }
+  return {std::nullopt, Log::info, "OMP_NUM_THREADS left unset (one worker, as torchrun)"};
+}
+
+bool takes_faulthandler_dumps(const config::LaunchConfig& cfg, const util::Env& env) {
+  const bool file_timer = env.get(std::string(k_enable_file_timer_env)).value_or("") == "1";
+  return !cfg.no_python && (cfg.stacks_on_failure || cfg.stall_timeout.count() > 0 || file_timer);
+}
+
+WorkerEnvPlan make_worker_env_plan(const config::LaunchConfig& cfg, const util::Env& env,
+                                   std::optional<std::string> omp_num_threads) {
+  WorkerEnvPlan plan;
+  plan.omp_num_threads = std::move(omp_num_threads);
+  plan.faulthandler = takes_faulthandler_dumps(cfg, env);
+  // Block-buffered output would look like a stall.
+  plan.unbuffered = cfg.stall_timeout.count() > 0 && !cfg.no_python;
+  plan.nccl = cfg.nccl_names;
+  for (const auto& place : cfg.placements) {
+    plan.placements.push_back({place.cuda_visible_devices, place.local_rank_env});
+  }
+  return plan;
+}
+
+util::Env worker_env(const util::Env& agent_env, const WorkerEnvPlan& plan, const RoundInfo& round,
+                     const WorkerRanks& ranks, const WorkerFiles& files) {
+  util::Env env = agent_env;
+  set_plan_defaults(env, plan);
+  set_torchrun_vars(env, round, ranks);
+  env.set("TORCHELASTIC_ERROR_FILE", files.error_file);
+  if (!files.timer_file.empty()) {
+    env.set(std::string(k_timer_file_env), files.timer_file);
+  }
+  set_placement(env, plan, ranks.local_rank);
+  return env;
+}
+
+}  // namespace ddprun::agent
