@@ -100,7 +100,7 @@ Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::Roun
     if (hosted_ != nullptr) {
       hosted_->erase_prefix(k_worker_prefix);  // a clean slate for this round's workers
     }
-    return rdzv::MasterEndpoint{cfg_.master_addr, cfg_.master_port};
+    return rdzv::MasterEndpoint{options_.store.host, options_.store.port};
   }
   worker_store_ = std::make_unique<store::Server>(ctx_);
   // Workers reach this store at advertise_addr only: listen there, not on every interface.
@@ -312,10 +312,7 @@ std::string ElasticRendezvous::endpoint_text() const {
   if (cfg_.rdzv_backend == config::RdzvBackend::etcd_v3) {
     return etcd::to_string(cfg_.etcd.endpoints);
   }
-  const bool is_static = options_.is_static;
-  const std::string host = is_static ? cfg_.master_addr : cfg_.rdzv_endpoint.host;
-  const int port = is_static ? cfg_.master_port : cfg_.rdzv_endpoint.port;
-  return host + ":" + std::to_string(port);
+  return options_.store.host + ":" + std::to_string(options_.store.port);
 }
 
 std::string ElasticRendezvous::describe() const {

@@ -37,7 +37,7 @@ struct ElasticParts {
 std::unique_ptr<RendezvousBackend> make_local_backend(asio::io_context& ctx,
                                                       const config::LaunchConfig& cfg);
 std::unique_ptr<RendezvousBackend> make_store_backend(asio::io_context& ctx,
-                                                      config::LaunchConfig& cfg,
+                                                      const config::LaunchConfig& cfg,
                                                       const util::Env& env,
                                                       const util::Clock& clock);
 std::unique_ptr<RendezvousBackend> make_etcd_backend(asio::io_context& ctx,

@@ -43,9 +43,10 @@ class EtcdBackend final : public RendezvousBackend {
     }
     run_ = std::move(*opened);
     settings.incomplete_hint =
-        config::render_rendezvous_hint(cfg, host::is_loopback_name(first.host));
+        config::render_rendezvous_hint(cfg, first, host::is_loopback_name(first.host));
     parts_.dyn = rdzv::DynamicRendezvous::create(ctx, run_->kv(), settings, self, clock);
     agent::ElasticOptions elastic;
+    elastic.store = first;
     elastic.advertise_addr = self.addr;
     auto* etcd_run = run_.get();
     elastic.finish = [etcd_run](bool job_ended) -> asio::awaitable<void> {

@@ -65,7 +65,8 @@ void ElasticParts::observe(RendezvousBackend::ProgressSource progress,
                                   const rdzv::Exclusion& e) { excluded(e, e.node == self); });
 }
 
-std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
+std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx,
+                                                   const config::LaunchConfig& cfg,
                                                    const util::Env& env, const util::Clock& clock) {
   if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
     return make_etcd_backend(ctx, cfg, env, clock);

@@ -46,8 +46,10 @@ class RendezvousBackend {
 /// within the join timeout (exit 1) or the TLS/auth files are unusable (exit 2). `env` supplies
 /// the rendezvous token (DDPRUN_RDZV_TOKEN, the job's token file). With cfg.port_candidates
 /// (the store port derived from the job id) the host binds the first free one, the others find
-/// it; cfg's port is then set to the one in use.
-std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx, config::LaunchConfig& cfg,
+/// it; the rendezvous' messages and a static job's workers get the port in use, while `cfg`
+/// stays as resolve() made it.
+std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx,
+                                                   const config::LaunchConfig& cfg,
                                                    const util::Env& env, const util::Clock& clock);
 
 }  // namespace ddprun::app

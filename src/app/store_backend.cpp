@@ -131,18 +131,9 @@ void find_derived_port(const config::LaunchConfig& cfg, config::Endpoint& ep,
   ep.port = *port;
 }
 
-/// Workers and messages use the port actually chosen.
-void record_port(config::LaunchConfig& cfg, int port) {
-  if (cfg.rdzv_backend == config::RdzvBackend::static_) {
-    cfg.master_port = port;
-  } else {
-    cfg.rdzv_endpoint.port = port;
-  }
-}
-
 class StoreBackend final : public RendezvousBackend {
  public:
-  StoreBackend(asio::io_context& ctx, config::LaunchConfig& cfg, const util::Env& env,
+  StoreBackend(asio::io_context& ctx, const config::LaunchConfig& cfg, const util::Env& env,
                const util::Clock& clock) {
     auto ep = config::store_endpoint(cfg);
     auto settings = cfg.rdzv_settings;
@@ -161,13 +152,14 @@ class StoreBackend final : public RendezvousBackend {
     if (!server_ && port_candidates.empty()) {
       refuse_foreign_listener(ep, options, rdzv::host_marker_key(cfg.rdzv_id));
     }
-    record_port(cfg, ep.port);
-    settings.incomplete_hint = config::render_rendezvous_hint(cfg, host::is_loopback_name(ep.host));
+    settings.incomplete_hint =
+        config::render_rendezvous_hint(cfg, ep, host::is_loopback_name(ep.host));
     kv_ = std::make_unique<rdzv::StoreKv>(ctx, options);
     auto self = self_desc(cfg, ep, server_ != nullptr);
     parts_.dyn = rdzv::DynamicRendezvous::create(ctx, *kv_, settings, self, clock);
     agent::ElasticOptions elastic;
     elastic.is_static = cfg.rdzv_backend == config::RdzvBackend::static_;
+    elastic.store = ep;  // the port bound or found, which a derived port knows only now
     elastic.advertise_addr = self.addr;
     parts_.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg, parts_.dyn, server_.get(),
                                                              kv_.get(), elastic);
@@ -188,7 +180,7 @@ class StoreBackend final : public RendezvousBackend {
 }  // namespace
 
 std::unique_ptr<RendezvousBackend> make_store_backend(asio::io_context& ctx,
-                                                      config::LaunchConfig& cfg,
+                                                      const config::LaunchConfig& cfg,
                                                       const util::Env& env,
                                                       const util::Clock& clock) {
   return std::make_unique<StoreBackend>(ctx, cfg, env, clock);

@@ -40,8 +40,8 @@ std::string loopback_line(const std::string& host, const std::string& flag, bool
          " is a loopback address that agents on other machines cannot reach.\n";
 }
 
-std::string static_hint(const LaunchConfig& config, bool store_is_loopback) {
-  const std::string store = config.master_addr + ":" + std::to_string(config.master_port);
+std::string static_hint(const LaunchConfig& config, const Endpoint& ep, bool store_is_loopback) {
+  const std::string store = ep.host + ":" + std::to_string(ep.port);
   if (from_scheduler(config, "master_addr")) {
     return scheduler_hint(store);
   }
@@ -56,8 +56,7 @@ std::string static_hint(const LaunchConfig& config, bool store_is_loopback) {
   return msg + k_fixes;
 }
 
-std::string c10d_hint(const LaunchConfig& config, bool store_is_loopback) {
-  const auto& ep = config.rdzv_endpoint;
+std::string c10d_hint(const LaunchConfig& config, const Endpoint& ep, bool store_is_loopback) {
   const std::string store = ep.host + ":" + std::to_string(ep.port);
   if (from_scheduler(config, "rdzv_endpoint")) {
     return scheduler_hint(store);
@@ -73,9 +72,10 @@ std::string c10d_hint(const LaunchConfig& config, bool store_is_loopback) {
 
 }  // namespace
 
-std::string render_rendezvous_hint(const LaunchConfig& config, bool store_is_loopback) {
-  return config.rdzv_backend == RdzvBackend::static_ ? static_hint(config, store_is_loopback)
-                                                     : c10d_hint(config, store_is_loopback);
+std::string render_rendezvous_hint(const LaunchConfig& config, const Endpoint& store,
+                                   bool store_is_loopback) {
+  return config.rdzv_backend == RdzvBackend::static_ ? static_hint(config, store, store_is_loopback)
+                                                     : c10d_hint(config, store, store_is_loopback);
 }
 
 }  // namespace ddprun::config

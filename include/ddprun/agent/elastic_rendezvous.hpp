@@ -17,6 +17,9 @@ namespace ddprun::agent {
 
 struct ElasticOptions {
   bool is_static = false;
+  /// The rendezvous store in use (static: also the workers' MASTER_ADDR:MASTER_PORT; etcd-v3:
+  /// the first member), for messages; its port is the one bound or found.
+  config::Endpoint store;
   std::string advertise_addr;  ///< MASTER_ADDR when this node is group rank 0 (c10d)
   std::chrono::milliseconds exit_barrier_timeout{300000};
   std::chrono::milliseconds host_linger{30000};  ///< store host waits for peers to disconnect

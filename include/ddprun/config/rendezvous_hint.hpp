@@ -8,9 +8,11 @@
 
 namespace ddprun::config {
 
-/// The hint for `config` (a multi-node static or c10d launch), one sentence per line (no
-/// trailing newline); `store_is_loopback`: the store's
-/// host (--master_addr, or the --rdzv_endpoint host) is a loopback name or address.
-std::string render_rendezvous_hint(const LaunchConfig& config, bool store_is_loopback);
+/// The hint for `config` (a multi-node static or c10d launch) whose rendezvous store is at
+/// `store` (--master_addr or the --rdzv_endpoint host, at the port in use: a derived port is
+/// known only once bound or found), one sentence per line (no trailing newline);
+/// `store_is_loopback`: that host is a loopback name or address.
+std::string render_rendezvous_hint(const LaunchConfig& config, const Endpoint& store,
+                                   bool store_is_loopback);
 
 }  // namespace ddprun::config

@@ -1,6 +1,7 @@
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/config/rendezvous_hint.hpp"
+#include "ddprun/config/rendezvous_policy.hpp"
 #include "ddprun/sched/detect.hpp"
 
 #include <gtest/gtest.h>
@@ -326,7 +327,7 @@ namespace {
 std::string hint_for(const std::vector<std::string>& args, bool store_is_loopback) {
   auto cfg = resolve_args(args);
   EXPECT_TRUE(cfg) << cfg.error().message;
-  return cfg ? render_rendezvous_hint(*cfg, store_is_loopback) : "";
+  return cfg ? render_rendezvous_hint(*cfg, store_endpoint(*cfg), store_is_loopback) : "";
 }
 
 void expect_parts(const std::string& hint, const std::vector<std::string>& present,
@@ -373,6 +374,6 @@ TEST(RendezvousHint, SchedulerPlacedStoreAsksAboutTheOtherAgents) {
       item.origin = "slurm: SLURM_JOB_NODELIST";
     }
   }
-  expect_parts(render_rendezvous_hint(*cfg, false),
+  expect_parts(render_rendezvous_hint(*cfg, store_endpoint(*cfg), false),
                {"The scheduler placed the store at 127.0.0.1:29500"}, {"--node_rank K"});
 }
