@@ -5,7 +5,6 @@
 #include "ddprun/agent/worker_env.hpp"
 #include "ddprun/output/log_dir.hpp"
 #include "ddprun/output/router.hpp"
-#include "ddprun/output/std_spec.hpp"
 #include "ddprun/output/stdio_plan.hpp"
 #include "ddprun/util/fatal.hpp"
 
@@ -20,10 +19,8 @@ namespace {
 constexpr std::size_t k_stderr_tail_lines = 10;
 constexpr std::chrono::milliseconds k_console_flush_wait{2000};
 
+/// How the streams pass the agent, beyond the -r/-t/--local-ranks-filter destinations.
 struct Routing {
-  output::StdSpec redirects;
-  output::StdSpec tee;
-  std::set<int> filter;
   /// Python workers' stacks come from faulthandler's dump on stderr, which the agent must see.
   bool read_stderr = false;
   /// --stall-timeout: every stream goes through the agent, which notes when output arrives.
@@ -38,7 +35,7 @@ class RouterIo final : public WorkerIo {
       : ctx_(ctx),
         cfg_(cfg),
         run_dir_(std::move(run_dir)),
-        routing_(std::move(routing)),
+        routing_(routing),
         options_clock_(options.clock),
         router_(ctx, std::move(options)) {}
 
@@ -54,7 +51,7 @@ class RouterIo final : public WorkerIo {
   }
 
   Result<ChildFds> open(const WorkerRanks& ranks) override {
-    auto plan = output::decide_stdio(routing_.redirects, routing_.tee, routing_.filter,
+    auto plan = output::decide_stdio(cfg_.redirects, cfg_.tee, cfg_.local_ranks_filter,
                                      ranks.local_rank, !run_dir_.empty());
     if (routing_.watch_output) {
       plan = output::watched(plan);  // same destinations, but the agent sees every byte
@@ -140,28 +137,19 @@ class RouterIo final : public WorkerIo {
   std::map<int, std::uint64_t> reported_drops_;
 };
 
-Routing parse_routing(const config::LaunchConfig& cfg, const util::Env& env) {
-  auto redirects = output::parse_std_spec(cfg.redirects, "--redirects");
-  auto tee = output::parse_std_spec(cfg.tee, "--tee");
-  auto filter = output::parse_local_ranks_filter(cfg.local_ranks_filter);
-  for (const Error* e : {redirects ? nullptr : &redirects.error(), tee ? nullptr : &tee.error(),
-                         filter ? nullptr : &filter.error()}) {
-    if (e != nullptr) {
-      throw Fatal(make_error(ErrorCode::usage, e->message));
-    }
-  }
+Routing make_routing(const config::LaunchConfig& cfg, const util::Env& env) {
   // The stall watchdog and the health endpoint count output as progress, so they need the
   // streams to pass through the agent (the console is unchanged).
   const bool watch_output =
       cfg.stall_timeout.count() > 0 || env.has(std::string(k_health_port_env));
-  return Routing{*redirects, *tee, *filter, takes_faulthandler_dumps(cfg, env), watch_output};
+  return Routing{takes_faulthandler_dumps(cfg, env), watch_output};
 }
 
 }  // namespace
 
 std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::LaunchConfig& cfg,
                                          const util::Env& env, const util::Clock& clock) {
-  auto routing = parse_routing(cfg, env);
+  auto routing = make_routing(cfg, env);
   auto run_dir = output::make_run_dir(cfg.log_dir, cfg.rdzv_id);
   if (!run_dir && cfg.log_dir.empty()) {
     throw Fatal(run_dir.error());  // the temporary directory under TMPDIR
@@ -181,7 +169,7 @@ std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::La
   if (auto prefix = env.get_nonempty(std::string(output::k_prefix_template_env))) {
     options.prefix_template = *prefix;
   }
-  return std::make_unique<RouterIo>(ctx, cfg, *run_dir, std::move(routing), std::move(options));
+  return std::make_unique<RouterIo>(ctx, cfg, *run_dir, routing, std::move(options));
 }
 
 }  // namespace ddprun::agent

@@ -1,4 +1,7 @@
 // The whole table, in --help order, and the group titles.
+#include <stdexcept>
+#include <string>
+
 #include "flag_groups.hpp"
 
 namespace ddprun::cli {
@@ -18,6 +21,15 @@ std::vector<FlagSpec> make_table() {
 std::span<const FlagSpec> flag_table() {
   static const std::vector<FlagSpec> table = make_table();
   return table;
+}
+
+const FlagSpec& flag_spec(FlagKey dest) {
+  for (const auto& flag : flag_table()) {
+    if (flag.dest == dest) {
+      return flag;
+    }
+  }
+  throw std::logic_error("no flag table row for " + std::string(dest.name()));
 }
 
 std::string_view group_title(FlagGroup group) {

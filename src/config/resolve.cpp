@@ -1,6 +1,7 @@
 // config::resolve: ParsedArgs (text + origin) -> LaunchConfig (typed, validated).
 // Each resolve_* step converts one concern and records the origin of every value it sets.
 
+#include "ddprun/cli/flags.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/config/rdzv_conf.hpp"
 #include "ddprun/output/std_spec.hpp"
@@ -11,8 +12,10 @@
 #include <algorithm>
 #include <csignal>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "scheduler.hpp"
 
@@ -28,6 +31,23 @@ constexpr std::string_view k_no_share_env = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
 constexpr std::chrono::milliseconds k_static_join_timeout{900000};  // torchrun's static timeout
 constexpr int k_int_min = std::numeric_limits<int>::min();
 constexpr int k_int_max = std::numeric_limits<int>::max();
+
+/// Whether `value` is one of the flag table's choices for `dest`.
+bool is_choice(FlagKey dest, std::string_view value) {
+  const auto& choices = cli::flag_spec(dest).choices;
+  return std::find(choices.begin(), choices.end(), value) != choices.end();
+}
+
+/// The flag table's choices for `dest` as a message lists them: "spawn, fork or forkserver".
+std::string choices_text(FlagKey dest) {
+  const auto& choices = cli::flag_spec(dest).choices;
+  std::string out;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    out += i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ";
+    out += choices[i];
+  }
+  return out;
+}
 
 class Resolver {
  public:
@@ -174,9 +194,8 @@ Result<void> Resolver::placement() {
   }
   note(flag::k_omp_threads, omp);
   cfg_.numa_binding = text(flag::k_numa_binding);
-  static const std::set<std::string> modes{"", "node", "socket", "exclusive", "core-complex"};
-  if (modes.count(cfg_.numa_binding) == 0) {
-    return bad(flag::k_numa_binding, "node, socket, exclusive or core-complex");
+  if (!cfg_.numa_binding.empty() && !is_choice(flag::k_numa_binding, cfg_.numa_binding)) {
+    return bad(flag::k_numa_binding, choices_text(flag::k_numa_binding));
   }
   note(flag::k_numa_binding, cfg_.numa_binding.empty() ? "(none)" : cfg_.numa_binding,
        origin_of(flag::k_numa_binding));
@@ -374,13 +393,14 @@ Result<void> Resolver::supervision() {
   cfg_.monitor_interval = *interval;
   note(flag::k_monitor_interval, text(flag::k_monitor_interval));
   cfg_.start_method = text(flag::k_start_method);
-  static const std::set<std::string> methods{"spawn", "fork", "forkserver"};
-  if (methods.count(cfg_.start_method) == 0) {
+  if (!is_choice(flag::k_start_method, cfg_.start_method)) {
     // Only a PET_START_METHOD gets here (the parser checks the flag's choices); torchrun takes
     // it unchecked and never uses it for a program, so ddprun ignores it too.
-    warn(flag::k_start_method, quoted(cfg_.start_method) +
-                                   ": ignored, expected spawn, fork or forkserver (spawn is used)");
-    cfg_.start_method = "spawn";
+    const std::string fallback(cli::flag_spec(flag::k_start_method).default_value);
+    warn(flag::k_start_method, quoted(cfg_.start_method) + ": ignored, expected " +
+                                   choices_text(flag::k_start_method) + " (" + fallback +
+                                   " is used)");
+    cfg_.start_method = fallback;
   }
   note(flag::k_start_method, cfg_.start_method);
   cfg_.stacks_on_failure = on(flag::k_stacks_on_failure);
@@ -411,8 +431,8 @@ Result<void> Resolver::supervision() {
 // the static backend always shares.
 Result<void> Resolver::agent_store() {
   const auto& store = text(flag::k_agent_store);
-  if (store != "auto" && store != "on" && store != "off") {
-    return bad(flag::k_agent_store, "auto, on or off");
+  if (!is_choice(flag::k_agent_store, store)) {
+    return bad(flag::k_agent_store, choices_text(flag::k_agent_store));
   }
   cfg_.agent_store = store == "on"    ? AgentStore::on
                      : store == "off" ? AgentStore::off
@@ -437,20 +457,21 @@ Result<void> Resolver::agent_store() {
 // -r, -t and --local-ranks-filter, checked here so that a bad value stops the launch before
 // anything (a fan-out included) is started.
 Result<void> Resolver::worker_output() {
-  for (auto dest : {flag::k_redirects, flag::k_tee}) {
-    if (!output::parse_std_spec(text(dest), dest.name())) {
+  for (auto [dest, spec] :
+       {std::pair{flag::k_redirects, &cfg_.redirects}, std::pair{flag::k_tee, &cfg_.tee}}) {
+    auto parsed = output::parse_std_spec(text(dest), dest.name());
+    if (!parsed) {
       return bad(dest, "0-3 or a per-rank map such as 0:1,1:2 (local ranks 0-9)");
     }
+    *spec = std::move(*parsed);
+    note(dest, text(dest));
   }
-  cfg_.redirects = text(flag::k_redirects);
-  note(flag::k_redirects, cfg_.redirects);
-  cfg_.tee = text(flag::k_tee);
-  note(flag::k_tee, cfg_.tee);
-  if (!output::parse_local_ranks_filter(text(flag::k_local_ranks_filter))) {
+  auto filter = output::parse_local_ranks_filter(text(flag::k_local_ranks_filter));
+  if (!filter) {
     return bad(flag::k_local_ranks_filter, "a comma-separated list of local ranks such as 0,1");
   }
-  cfg_.local_ranks_filter = text(flag::k_local_ranks_filter);
-  note(flag::k_local_ranks_filter, cfg_.local_ranks_filter);
+  cfg_.local_ranks_filter = std::move(*filter);
+  note(flag::k_local_ranks_filter, text(flag::k_local_ranks_filter));
   for (auto dest : {flag::k_duplicate_stdout_filters, flag::k_duplicate_stderr_filters}) {
     if (!text(dest).empty()) {
       warn(dest, quoted(text(dest)) +
@@ -470,14 +491,18 @@ Result<void> Resolver::logging() {
   }
   cfg_.events_file = text(flag::k_events_file);
   note(flag::k_events_file, cfg_.events_file);
-  cfg_.log_level =
+  const std::string level =
       text(flag::k_log_level).empty() ? "info" : util::to_lower(text(flag::k_log_level));
-  static const std::set<std::string> levels{"trace", "debug", "info",     "warning",
-                                            "warn",  "error", "critical", "off"};
-  if (levels.count(cfg_.log_level) == 0) {
+  static const std::map<std::string, LogLevel, std::less<>> levels{
+      {"trace", LogLevel::trace},       {"debug", LogLevel::debug},  {"info", LogLevel::info},
+      {"warning", LogLevel::warning},   {"warn", LogLevel::warning}, {"error", LogLevel::error},
+      {"critical", LogLevel::critical}, {"off", LogLevel::off}};
+  auto it = levels.find(level);
+  if (it == levels.end()) {
     return bad(flag::k_log_level, "one of debug, info, warning, error, critical, off");
   }
-  note(flag::k_log_level, cfg_.log_level);
+  cfg_.log_level = it->second;
+  note(flag::k_log_level, level);
   // torch >= 2.2 registers its built-in layout under the name "default".
   if (!text(flag::k_logs_specs).empty() && text(flag::k_logs_specs) != "default") {
     return bad(flag::k_logs_specs,

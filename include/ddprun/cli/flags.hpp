@@ -40,6 +40,10 @@ struct FlagSpec {
 /// by FlagGroup. The reference stays valid for the life of the program.
 std::span<const FlagSpec> flag_table();
 
+/// The row of flag_table() for `dest` (every key in flag_keys.hpp has one), for code that
+/// checks a setting against the row's choices.
+const FlagSpec& flag_spec(FlagKey dest);
+
 /// Title of a --help section, e.g. "Rendezvous".
 std::string_view group_title(FlagGroup group);
 

@@ -4,6 +4,7 @@
 
 #include "ddprun/cli/args.hpp"
 #include "ddprun/etcd/endpoints.hpp"
+#include "ddprun/output/std_spec.hpp"
 #include "ddprun/rdzv/settings.hpp"
 #include "ddprun/sched/detect.hpp"
 #include "ddprun/util/env.hpp"
@@ -13,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,6 +120,9 @@ struct ConfigItem {
 /// NCCL_ASYNC_ERROR_HANDLING; both when the workers' torch is not known.
 enum class NcclNames { both, current, legacy };
 
+/// --log-level / $LOGLEVEL, any case: the level of ddprun's own messages ("warn" is warning).
+enum class LogLevel { trace, debug, info, warning, error, critical, off };
+
 struct LaunchConfig {
   NodeRange nnodes;
   int nproc_per_node = 1;
@@ -137,16 +142,16 @@ struct LaunchConfig {
   bool standalone = false;
   int max_restarts = 0;
   std::chrono::milliseconds monitor_interval{100};
-  std::string start_method = "spawn";
-  std::string event_log_handler = "null";
+  std::string start_method = "spawn";      ///< only shown by --print-config
+  std::string event_log_handler = "null";  ///< only shown by --print-config
   std::string role = "default";
   bool module = false;
   bool no_python = false;
   bool run_path = false;
   std::string log_dir;
-  std::string redirects = "0";
-  std::string tee = "0";
-  std::string local_ranks_filter;
+  output::StdSpec redirects;         ///< -r, parsed (--print-config shows the text)
+  output::StdSpec tee;               ///< -t, parsed
+  std::set<int> local_ranks_filter;  ///< empty: every local rank's output is shown
   int node_rank = 0;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
@@ -165,7 +170,7 @@ struct LaunchConfig {
   bool append_local_rank = false;
   std::string local_rank_flag = "--local_rank";
   bool print_config = false;
-  std::string log_level = "info";
+  LogLevel log_level = LogLevel::info;
   std::chrono::milliseconds shutdown_timeout{30000};
   std::string events_file;
   bool stacks_on_failure = false;

@@ -155,6 +155,14 @@ TEST(FlagTable, MatchesTheSpecExactly) {
   EXPECT_EQ(table_dests, expected_dests);
 }
 
+TEST(FlagTable, FlagSpecFindsEveryRowByItsKey) {
+  for (const auto& flag : flag_table()) {
+    EXPECT_EQ(&flag_spec(flag.dest), &flag) << flag.dest.name();
+  }
+  EXPECT_EQ(flag_spec(flag::k_start_method).choices,
+            (std::vector<std::string_view>{"spawn", "fork", "forkserver"}));
+}
+
 TEST(FlagTable, EverySpellingIsUnique) {
   std::set<std::string_view> seen;
   for (const auto& flag : flag_table()) {

@@ -3,10 +3,13 @@
 #include "ddprun/config/rendezvous_hint.hpp"
 #include "ddprun/config/rendezvous_policy.hpp"
 #include "ddprun/sched/detect.hpp"
+#include "ddprun/util/strings.hpp"
 
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <map>
+#include <set>
 
 using namespace ddprun;
 using namespace ddprun::config;
@@ -201,6 +204,77 @@ TEST(Resolve, EnvDefaultsAreNamedInErrorsAndOrigins) {
   auto text = render_config(*cfg);
   EXPECT_NE(text.find("nproc_per_node"), std::string::npos);
   EXPECT_NE(text.find("(env PET_NPROC_PER_NODE)"), std::string::npos);
+}
+
+TEST(Resolve, WorkerOutputSettingsAreParsedAndPrintedAsGiven) {
+  auto cfg = resolve_args({"-r", "3", "-t", "0:1,1:2", "--local_ranks_filter=0, 2", "t.py"});
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_FALSE(cfg->redirects.is_map);
+  EXPECT_EQ(cfg->redirects.all_bits, 3);
+  EXPECT_TRUE(cfg->tee.is_map);
+  EXPECT_EQ(cfg->tee.per_rank, (std::map<int, int>{{0, 1}, {1, 2}}));
+  EXPECT_EQ(cfg->local_ranks_filter, (std::set<int>{0, 2}));
+  const auto text = render_config(*cfg);
+  EXPECT_NE(text.find("redirects          = 3  (flag -r)"), std::string::npos) << text;
+  EXPECT_NE(text.find("tee                = 0:1,1:2  (flag -t)"), std::string::npos) << text;
+  EXPECT_NE(text.find("local_ranks_filter = 0, 2  (flag --local_ranks_filter)"), std::string::npos)
+      << text;
+  auto plain = resolve_args({"t.py"});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->redirects.all_bits, 0);
+  EXPECT_TRUE(plain->local_ranks_filter.empty());
+}
+
+TEST(Resolve, LogLevelIsAnyCaseAndPrintedAsGiven) {
+  struct Row {
+    std::string text;
+    LogLevel level;
+  } rows[] = {{"DEBUG", LogLevel::debug},     {"Info", LogLevel::info},
+              {"WARNING", LogLevel::warning}, {"warn", LogLevel::warning},
+              {"error", LogLevel::error},     {"CRITICAL", LogLevel::critical},
+              {"off", LogLevel::off},         {"trace", LogLevel::trace}};
+  for (const auto& r : rows) {
+    auto cfg = resolve_args({"--log-level", r.text, "t.py"});
+    ASSERT_TRUE(cfg) << cfg.error().message;
+    EXPECT_EQ(cfg->log_level, r.level) << r.text;
+    EXPECT_NE(render_config(*cfg).find("log_level          = " + util::to_lower(r.text) + "  "),
+              std::string::npos)
+        << r.text;
+  }
+  EXPECT_EQ(resolve_args({"--log-level=", "t.py"})->log_level, LogLevel::info);
+  auto bad = resolve_args({"t.py"}, util::Env{{"LOGLEVEL", "loud"}});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message,
+            "LOGLEVEL 'loud': expected one of debug, info, warning, error, critical, off");
+}
+
+// The parser checks a flag's choices; resolve checks them again for the values that do not
+// pass through it (an environment variable, or ParsedArgs built by other code), with the
+// flag table's choices.
+TEST(Resolve, ChoicesOutsideTheParserAreCheckedAgainstTheFlagTable) {
+  auto cfg = resolve_args({"t.py"}, util::Env{{"PET_START_METHOD", "thread"}});
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->start_method, "spawn");
+  ASSERT_EQ(cfg->warnings.size(), 1U);
+  EXPECT_EQ(cfg->warnings[0],
+            "PET_START_METHOD 'thread': ignored, expected spawn, fork or forkserver (spawn is "
+            "used)");
+  EXPECT_EQ(resolve_args({"--start-method=fork", "t.py"})->start_method, "fork");
+  struct Row {
+    cli::FlagKey dest;
+    std::string message;
+  } rows[] = {
+      {cli::flag::k_numa_binding, "x 'bad': expected node, socket, exclusive or core-complex"},
+      {cli::flag::k_agent_store, "x 'bad': expected auto, on or off"},
+  };
+  for (const auto& r : rows) {
+    auto parsed = cli::parse_args({"t.py"}, {});
+    ASSERT_TRUE(parsed);
+    parsed->settings[r.dest] = cli::Setting{"bad", cli::Origin::env, "x"};
+    auto bad = resolve(*parsed, {}, host_facts(8, 2, "id", "NVML"), sched::Detected{});
+    ASSERT_FALSE(bad) << r.message;
+    EXPECT_EQ(bad.error().message, r.message);
+  }
 }
 
 TEST(Resolve, PythonInterpreterPrecedence) {
