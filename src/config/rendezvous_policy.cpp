@@ -24,13 +24,26 @@ Endpoint store_endpoint(const LaunchConfig& cfg) {
   return ep;
 }
 
+Result<std::optional<bool>> read_is_host(const LaunchConfig& cfg) {
+  auto it = cfg.rdzv_conf.find("is_host");
+  if (it == cfg.rdzv_conf.end()) {
+    return std::optional<bool>();
+  }
+  auto word = util::parse_bool_word(it->second);
+  if (!word) {
+    return make_error(ErrorCode::usage,
+                      util::quoted("is_host=" + it->second) +
+                          ": expected is_host=1, true, t, yes, y or 0, false, f, no, n");
+  }
+  return std::optional<bool>(*word);
+}
+
 HostingChoice hosting_choice(const LaunchConfig& cfg, bool endpoint_is_local) {
   if (cfg.rdzv_backend == RdzvBackend::static_) {
     return {cfg.node_rank == 0, true};
   }
-  if (auto it = cfg.rdzv_conf.find("is_host"); it != cfg.rdzv_conf.end()) {
-    const auto word = util::parse_bool_word(it->second);  // resolve() refused a bad one
-    return {word && *word, true};
+  if (auto is_host = read_is_host(cfg); is_host && *is_host) {  // resolve() refused a bad one
+    return {**is_host, true};
   }
   return {endpoint_is_local, false};
 }

@@ -4,6 +4,7 @@
 #include "ddprun/cli/flags.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/config/rdzv_conf.hpp"
+#include "ddprun/config/rendezvous_policy.hpp"
 #include "ddprun/output/std_spec.hpp"
 #include "ddprun/process/exit_info.hpp"
 #include "ddprun/util/default_ports.hpp"
@@ -551,13 +552,11 @@ Result<void> Resolver::rdzv_settings() {
 // c10d's is_host (torchrun: bool of the text) is read when the store is hosted; a bad value
 // must stop the launch here, before the guardian, the run directory or a store exist.
 Result<void> Resolver::check_is_host() const {
-  auto it = cfg_.rdzv_conf.find("is_host");
-  if (it == cfg_.rdzv_conf.end() || util::parse_bool_word(it->second)) {
-    return {};
+  if (auto is_host = read_is_host(cfg_); !is_host) {
+    return make_error(ErrorCode::usage,
+                      source_of(cfg_, "rdzv_conf") + " " + is_host.error().message);
   }
-  return make_error(ErrorCode::usage,
-                    source_of(cfg_, "rdzv_conf") + " " + quoted("is_host=" + it->second) +
-                        ": expected is_host=1, true, t, yes, y or 0, false, f, no, n");
+  return {};
 }
 
 Result<LaunchConfig> Resolver::run() {

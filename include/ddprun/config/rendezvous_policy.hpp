@@ -4,6 +4,9 @@
 // by the app, which builds the backend they choose (src/app/rendezvous_backend.cpp).
 
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/util/result.hpp"
+
+#include <optional>
 
 namespace ddprun::config {
 
@@ -16,6 +19,11 @@ bool is_single_node(const LaunchConfig& cfg);
 /// Where the rendezvous store of a multi-node static or c10d job is: static
 /// --master-addr:--master-port, c10d --rdzv-endpoint (localhost when it names no host).
 Endpoint store_endpoint(const LaunchConfig& cfg);
+
+/// c10d's --rdzv-conf is_host as a bool (torchrun: its bool text): nullopt when not given; a bad
+/// word is an error quoting the item and saying what was expected, for resolve() to prefix with
+/// the option, before anything starts.
+Result<std::optional<bool>> read_is_host(const LaunchConfig& cfg);
 
 /// Whether this agent tries to host the rendezvous store, and whether that was asked for
 /// explicitly (static node 0, or c10d's --rdzv-conf is_host): then a failed bind is an error,

@@ -82,6 +82,22 @@ TEST(RendezvousPolicy, C10dHostsWhereTheEndpointIsLocalUnlessIsHostSays) {
   }
 }
 
+TEST(RendezvousPolicy, IsHostIsABoolWordOrAnErrorNamingTheItem) {
+  auto cfg = c10d(2, "head", 29400);
+  auto absent = read_is_host(cfg);
+  ASSERT_TRUE(absent);
+  EXPECT_FALSE(absent->has_value());
+  cfg.rdzv_conf["is_host"] = "no";
+  auto no = read_is_host(cfg);
+  ASSERT_TRUE(no && no->has_value());
+  EXPECT_FALSE(**no);
+  cfg.rdzv_conf["is_host"] = "maybe";
+  auto bad = read_is_host(cfg);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message,
+            "'is_host=maybe': expected is_host=1, true, t, yes, y or 0, false, f, no, n");
+}
+
 TEST(RendezvousPolicy, ALoopbackAddressListensEverywhereOnlyForRemotePeers) {
   EXPECT_TRUE(listens_everywhere(c10d(2, "myhost", 29400), true, false))
       << "Debian's hostname at 127.0.1.1, peers on other machines";
