@@ -59,8 +59,8 @@ class EtcdBackend final : public RendezvousBackend {
 
   agent::Rendezvous& rendezvous() override { return *parts_.rdzv; }
   agent::StackExchange* peers() override { return parts_.rdzv.get(); }
-  void observe(ProgressSource progress, ExclusionListener excluded) override {
-    parts_.observe(std::move(progress), std::move(excluded));
+  void observe(const ProgressSource& progress, const ExclusionListener& excluded) override {
+    parts_.observe(progress, excluded);
   }
 
  private:

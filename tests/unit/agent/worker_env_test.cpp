@@ -48,7 +48,7 @@ std::vector<EnvRow> env_rows() {
   const auto current = nccl_only(NcclNames::current);
   const auto old = nccl_only(NcclNames::legacy);
   const auto both = nccl_only(NcclNames::both);
-  const std::vector<EnvRow> rows = {
+  std::vector<EnvRow> rows = {
       // 1. what the plan adds, only where the agent's environment lacks it
       {"the OMP decision reaches the workers", omp, "4", {}, {.omp_num_threads = "4"}},
       {"no OMP decision: unset", omp, std::nullopt},
