@@ -110,15 +110,17 @@ Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::Roun
   return rdzv::MasterEndpoint{options_.advertise_addr, worker_store_->port()};
 }
 
-asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int restart_count) {
+asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int /*restart_count*/) {
   worker_store_.reset();
   start_store_watch();
   auto r = co_await dyn_->next_round();
   stop_store_watch();
   if (!r) {
-    if (options_.is_static && r.error().code == ErrorCode::config && hosted_ != nullptr) {
-      // Two agents share a --node-rank: the peers read the same round and fail with the same
-      // message, unless the store they read it from vanishes first.
+    const bool shared_verdict = r.error().code == ErrorCode::given_up ||
+                                (options_.is_static && r.error().code == ErrorCode::config);
+    if (shared_verdict && hosted_ != nullptr) {
+      // A crash loop, or two agents sharing a --node-rank: the peers read the same verdict and
+      // stop with the same message, unless the store they read it from vanishes first.
       co_await linger_while_peers_connected();
     }
     co_return r.error();
@@ -144,7 +146,8 @@ asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int restart_count) 
   group_world_size_ = a.group_world_size;
   Round round;
   round.round_number = r->round;
-  round.info = RoundInfo{master->addr, master->port, restart_count, cfg_.max_restarts,
+  // The job's count, not this agent's: the same on every node, kept across a rejoin.
+  round.info = RoundInfo{master->addr, master->port, r->restarts, cfg_.max_restarts,
                          cfg_.rdzv_id, true,         cfg_.role};
   round.ranks =
       worker_ranks(NodePlace{a.group_rank, a.group_world_size, cfg_.nproc_per_node, a.worker_base,
@@ -159,7 +162,12 @@ asio::awaitable<RdzvSignal> ElasticRendezvous::watch() {
 asio::awaitable<void> ElasticRendezvous::report_failure(FailureNote note) {
   const auto at =
       std::chrono::duration_cast<std::chrono::milliseconds>(note.at.time_since_epoch()).count();
-  if (auto ok = co_await dyn_->report_failure(at, std::move(note.reason)); !ok) {
+  rdzv::FailedRound report;
+  report.at = at;
+  report.reason = std::move(note.reason);
+  report.signature = std::move(note.signature);
+  report.quick = note.quick;
+  if (auto ok = co_await dyn_->report_failure(std::move(report)); !ok) {
     spdlog::warn("could not tell the other nodes that this group failed: {}", ok.error().message);
   }
 }

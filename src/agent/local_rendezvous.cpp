@@ -1,5 +1,7 @@
 #include "ddprun/agent/local_rendezvous.hpp"
 
+#include "ddprun/rdzv/crash_loop.hpp"
+
 namespace ddprun::agent {
 
 LocalRendezvous::LocalRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
@@ -11,6 +13,10 @@ LocalRendezvous::LocalRendezvous(asio::io_context& ctx, const config::LaunchConf
 
 asio::awaitable<Result<Round>> LocalRendezvous::next_round(int restart_count) {
   watch_timer_.cancel();  // ends the previous round's watch()
+  if (rdzv::is_crash_loop(streak_, cfg_.rdzv_settings.crash_loop_limit)) {
+    co_return make_error(ErrorCode::given_up,
+                         "stopped: " + rdzv::render_crash_loop(streak_, cfg_.rdzv_settings));
+  }
   if (before_round_) {
     before_round_();
   }
@@ -22,6 +28,14 @@ asio::awaitable<Result<Round>> LocalRendezvous::next_round(int restart_count) {
   const int n = cfg_.nproc_per_node;
   round.ranks = worker_ranks(NodePlace{0, 1, n, 0, n, 0, n});  // the one node is the world
   co_return round;
+}
+
+asio::awaitable<void> LocalRendezvous::report_failure(FailureNote note) {
+  rdzv::FailedRound report;
+  report.signature = std::move(note.signature);
+  report.quick = note.quick;
+  streak_ = rdzv::next_streak(streak_, report);
+  co_return;
 }
 
 asio::awaitable<RdzvSignal> LocalRendezvous::watch() {

@@ -84,6 +84,12 @@ SupervisorHooks Reporter::hooks() {
     }
   };
   h.failed = [this](const std::vector<WorkerFailure>& f) { on_failed(f); };
+  h.gave_up = [this](const std::string& reason) {
+    gave_up_ = true;
+    if (events_) {
+      events_->emit(errors::event::crash_loop, {{"reason", reason}});
+    }
+  };
   h.attempt_failed = [this](const std::vector<WorkerFailure>& f) {
     if (!f.empty()) {
       log_failure(failures_of(f));
@@ -203,9 +209,11 @@ void Reporter::finish(int exit_code) {
   if (!events_) {
     return;
   }
-  const char* state = exit_code == util::k_exit_success    ? "SUCCEEDED"
-                      : exit_code == util::k_exit_excluded ? "EXCLUDED"
-                                                           : "FAILED";
+  const char* state = exit_code == util::k_exit_success      ? "SUCCEEDED"
+                      : gave_up_                             ? "CRASH_LOOP"
+                      : exit_code == util::k_exit_excluded   ? "EXCLUDED"
+                      : exit_code > util::k_exit_signal_base ? "STOPPED"
+                                                             : "FAILED";
   events_->result(state, exit_code);
 }
 

@@ -409,7 +409,7 @@ asio::awaitable<int> Supervisor::finish(Step step) {
     co_await stop_workers(received_signal_);
     co_await io_.drain(std::chrono::seconds(2));
     co_await leave_rendezvous();
-    co_return util::k_exit_stopped_by_signal;
+    co_return util::exit_for_signal(received_signal_);
   }
   if (step == Step::exit_store_lost) {
     spdlog::error("[{}] stopping the workers and exiting: lost the store of the {}", cfg_.role,
@@ -441,7 +441,7 @@ asio::awaitable<int> Supervisor::finish_success() {
     received_signal_ = sig;
     spdlog::warn("Received {} death signal while waiting for the other nodes to finish; exiting",
                  process::signal_name(sig));
-    co_return util::k_exit_stopped_by_signal;
+    co_return util::exit_for_signal(sig);
   }
   co_return util::k_exit_success;
 }
@@ -452,23 +452,42 @@ asio::awaitable<void> Supervisor::close_after_success() {
   events_.push(Event{Event::Kind::left});
 }
 
+/// No round formed: the rendezvous failed (exit 1), or the job stopped because restarting
+/// would not help (a crash loop: the last attempt's failures are the job's, exit 3).
+int Supervisor::end_without_round(const Error& error) {
+  if (error.code != ErrorCode::given_up) {
+    spdlog::error("rendezvous failed: {}", error.message);
+    return util::k_exit_failure;
+  }
+  spdlog::error("[{}] {}; this agent exits with status {} (do not requeue)", cfg_.role,
+                error.message, util::k_exit_do_not_requeue);
+  if (hooks_.gave_up) {
+    hooks_.gave_up(error.message);
+  }
+  if (hooks_.failed && !workers_.empty()) {
+    hooks_.failed(collect_failures());
+  }
+  return util::k_exit_do_not_requeue;
+}
+
 asio::awaitable<int> Supervisor::run() {
   launcher_.become_subreaper();
   asio::co_spawn(ctx_, signal_loop(), asio::detached);
-  int remaining = cfg_.max_restarts;
+  int restarts = 0;  // failed attempts so far: this agent's, or the job's (multi-node)
   while (true) {
     phase_ = "rendezvous";
-    restart_count_ = cfg_.max_restarts - remaining;
-    auto joined = co_await next_round(cfg_.max_restarts - remaining);
+    restart_count_ = restarts;
+    auto joined = co_await next_round(restarts);
     if (!joined) {
       co_await leave_rendezvous();
       co_return util::k_exit_failure;
     }
     auto& round = *joined;
     if (!round) {
-      spdlog::error("rendezvous failed: {}", round.error().message);
-      co_return util::k_exit_failure;
+      co_return end_without_round(round.error());
     }
+    restarts = restart_count_ = round->info.restart_count;
+    const int remaining = std::max(0, cfg_.max_restarts - restarts);
     if (auto started = start_workers(*round); !started) {
       spdlog::error("{}", started.error().message);
       co_await stop_workers(SIGTERM);
@@ -497,7 +516,7 @@ asio::awaitable<int> Supervisor::run() {
     if (step == Step::restart) {
       spdlog::warn("[{}] Worker group {}. {}/{} attempts left; will restart worker group",
                    cfg_.role, to_string(outcome), remaining, cfg_.max_restarts);
-      --remaining;
+      ++restarts;  // a multi-node rendezvous sets the job's count with the next round
     } else {
       spdlog::info("[{}] membership changed; will restart worker group", cfg_.role);
     }

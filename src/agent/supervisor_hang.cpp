@@ -13,7 +13,6 @@
 // marks them stopping first, since taking a stack may end a worker.
 
 #include "ddprun/agent/supervisor.hpp"
-#include "ddprun/errors/failure.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -116,29 +115,6 @@ asio::awaitable<void> Supervisor::handle_timer_expired(Event ev) {
       "watchdog timer \"{}\" of pid {} expired, but pid {} is not a running worker "
       "of this agent; not signalled",
       ev.scope, ev.pid, ev.pid);
-}
-
-/// This group's failure for the rendezvous: its first worker's failure, or the stall.
-FailureNote Supervisor::failure_note() const {
-  if (!failure_order_.empty()) {
-    return FailureNote{workers_[failure_order_.front()].exit_time(), failure_reason()};
-  }
-  if (!stall_.empty()) {
-    return FailureNote{stalled_at_, "worker group stalled"};
-  }
-  return FailureNote{clock_.wall_now(), failure_reason()};  // a peer's failure: no claim here
-}
-
-/// "rank 1 failed (exitcode: 3)": the first failure seen.
-std::string Supervisor::failure_reason() const {
-  if (failure_order_.empty()) {
-    return "failure";
-  }
-  const auto& w = workers_[failure_order_.front()];
-  const auto name = w.exit().signaled ? errors::signal_name(w.exit().signal) : std::string();
-  return "rank " + std::to_string(w.ranks().rank) +
-         " failed (exitcode: " + std::to_string(w.exit().code()) +
-         (name.empty() ? std::string() : ", " + name) + ")";
 }
 
 }  // namespace ddprun::agent

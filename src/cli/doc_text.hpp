@@ -93,15 +93,20 @@ struct ExitStatus {
   std::string_view meaning;
 };
 
-inline constexpr std::array<ExitStatus, 4> k_exit_statuses{{
+inline constexpr std::array<ExitStatus, 5> k_exit_statuses{{
     {"0", "Every worker succeeded; also after --help, --version and a successful subcommand."},
     {"1",
-     "The worker group failed after the allowed restarts, or ddprun was stopped by a signal "
-     "before the job ended."},
+     "The worker group failed after the allowed restarts (--max-restarts), the agent lost "
+     "its rendezvous store, or a runtime error."},
     {"2", "A usage or configuration error; nothing was started."},
     {"3",
-     "This node was left out of an elastic job: it was the root cause of max_node_failures "
-     "failed rounds in a row (--rdzv-conf) and the other nodes went on without it."},
+     "Do not requeue: restarting would not help. The job stopped in a crash loop (the same "
+     "failure --crash-loop-limit attempts in a row, each within --crash-loop-window of its "
+     "start), or this node was left out of an elastic job (the root cause of max_node_failures "
+     "failed rounds in a row, --rdzv-conf) and the other nodes went on without it."},
+    {"128+N",
+     "Stopped by the handled signal N before the job ended (143: SIGTERM, 138: SIGUSR1): "
+     "preempted or at its time limit, so requeueing is right. torchrun exits 1 then."},
 }};
 
 /// "default: 1:1; env PET_NNODES" for valued and boolean flags, "" for --help/--version.

@@ -160,10 +160,36 @@ std::vector<FlagSpec> info_extras() {
   };
 }
 
+/// Stopping a restart loop that cannot help (rdzv/crash_loop.hpp).
+std::vector<FlagSpec> recovery_extras() {
+  const auto g = FlagGroup::extras;
+  return {
+      {.dest = flag::k_crash_loop_limit,
+       .spellings = {"--crash-loop-limit", "--crash_loop_limit"},
+       .kind = FlagKind::valued,
+       .default_value = "3",
+       .metavar = "K",
+       .group = g,
+       .help = "Stop the job, exit status 3 (do not requeue), once K attempts in a row failed "
+               "the same way (the same root-cause rank, exit code or signal and last stderr "
+               "line) each within --crash-loop-window of its start, instead of spending the "
+               "rest of --max-restarts. Decided once for the whole job. 0 turns it off."},
+      {.dest = flag::k_crash_loop_window,
+       .spellings = {"--crash-loop-window", "--crash_loop_window"},
+       .kind = FlagKind::valued,
+       .default_value = "300",
+       .metavar = "SECONDS",
+       .group = g,
+       .help = "An attempt that fails within this long of its start made no progress, so its "
+               "failure counts towards --crash-loop-limit; a longer attempt ends the streak."},
+  };
+}
+
 }  // namespace
 
 std::vector<FlagSpec> ddprun_flags() {
   auto flags = command_extras();
+  append(flags, recovery_extras());
   append(flags, agent_extras());
   append(flags, placement_extras());
   append(flags, info_extras());

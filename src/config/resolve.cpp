@@ -129,6 +129,7 @@ class Resolver {
   Result<void> etcd_endpoints(const std::string& endpoint_text);
   Result<void> local_addr();
   Result<void> rdzv_settings();
+  Result<void> crash_loop();
   Result<void> check_is_host() const;
   void warn_if_set(FlagKey dest, bool matters, const std::string& why);
 
@@ -559,10 +560,28 @@ Result<void> Resolver::check_is_host() const {
   return {};
 }
 
+// After rdzv_settings(): the crash-loop bounds travel with the rendezvous settings, which both
+// the rendezvous that decides (the header's streak) and a node alone (LocalRendezvous) read.
+Result<void> Resolver::crash_loop() {
+  auto limit = int_in(flag::k_crash_loop_limit, 0, 1 << 20, "a non-negative count (0: off)");
+  if (!limit) {
+    return limit.error();
+  }
+  auto window = util::parse_seconds(text(flag::k_crash_loop_window));
+  if (!window || window->count() <= 0) {
+    return bad(flag::k_crash_loop_window, "a positive number of seconds");
+  }
+  cfg_.rdzv_settings.crash_loop_limit = *limit;
+  cfg_.rdzv_settings.crash_loop_window = *window;
+  note(flag::k_crash_loop_limit, text(flag::k_crash_loop_limit));
+  note(flag::k_crash_loop_window, text(flag::k_crash_loop_window));
+  return {};
+}
+
 Result<LaunchConfig> Resolver::run() {
   for (auto step : {&Resolver::nodes_and_workers, &Resolver::placement, &Resolver::rendezvous,
                     &Resolver::worker_command, &Resolver::supervision, &Resolver::logging,
-                    &Resolver::rdzv_settings}) {
+                    &Resolver::rdzv_settings, &Resolver::crash_loop}) {
     if (auto r = (this->*step)(); !r) {
       return r.error();
     }

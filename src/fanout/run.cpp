@@ -320,8 +320,9 @@ int Runner::run() {
   loop();
   close(signal_fd_);
   sigprocmask(SIG_SETMASK, &old, nullptr);
-  // Like the agent (and torchrun), a launch stopped by a signal exits 1.
-  return received_signal_ != 0 ? util::k_exit_stopped_by_signal : status_;
+  // Like the agent, a launch stopped by a signal exits 128 + N (torchrun: 1), whatever the
+  // nodes' own statuses: the job was stopped, it did not fail.
+  return received_signal_ != 0 ? util::exit_for_signal(received_signal_) : status_;
 }
 
 }  // namespace

@@ -23,6 +23,8 @@
 
 #include "ddprun/rdzv/decide.hpp"
 
+#include "ddprun/rdzv/crash_loop.hpp"
+
 #include <algorithm>
 
 namespace ddprun::rdzv {
@@ -189,6 +191,9 @@ std::optional<RoundHeader> with_next_round(const RoundHeader& h, int round, Phas
   n.failed_round = h.failed_round;
   n.causes = h.causes;
   n.excluded = h.excluded;
+  n.failures = h.failures;
+  n.streak = h.streak;
+  n.streak_before = h.streak_before;
   n.ended = RoundEnd{round, capped(left), capped(lost)};
   return n;
 }
@@ -230,6 +235,7 @@ std::optional<RoundHeader> with_failure(const RoundHeader& h, const FailedRound&
       return std::nullopt;
     }
     n.failed_round = report;
+    n.streak = next_streak(h.streak_before, report);
     if (!n.causes.empty()) {
       n.causes.back() = report.reporter;
     }
@@ -239,6 +245,9 @@ std::optional<RoundHeader> with_failure(const RoundHeader& h, const FailedRound&
     return std::nullopt;
   }
   n.failed_round = report;
+  ++n.failures;
+  n.streak_before = h.streak;
+  n.streak = next_streak(h.streak, report);
   if (n.causes.size() >= k_max_named_ids) {
     n.causes.erase(n.causes.begin());
   }

@@ -122,7 +122,9 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::await_ass
     slot_round_ = -1;
     co_return std::optional<RoundResult>();
   }
-  RoundResult r{h.round, *a, {}};
+  // Only a failure of the round now running changes `failures`: what this node read while
+  // the round formed is the count the round starts with.
+  RoundResult r{h.round, *a, h.failures, {}};
   if (a->group_world_size <= static_cast<int>(k_max_named_ids)) {
     auto members = co_await read_one(members_key(settings_.run_id, h.round));
     if (members) {
@@ -208,6 +210,10 @@ asio::awaitable<void> DynamicRendezvous::log_progress(const RoundHeader& h) {
 asio::awaitable<Error> DynamicRendezvous::join_failed(const RoundHeader& h, JoinStep step) {
   if (step == JoinStep::error_closed) {
     (void)co_await withdraw();
+    if (!h.stop_reason.empty()) {
+      co_return Error{ErrorCode::given_up,
+                      "rendezvous " + settings_.run_id + " stopped: " + h.stop_reason};
+    }
     co_return Error{ErrorCode::closed, render_closed(settings_)};
   }
   // Every node that took a slot arrived, including one that timed out a moment before this

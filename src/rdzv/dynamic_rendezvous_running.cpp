@@ -3,6 +3,7 @@
 // member this node watches), failure reports, the leave op, the MASTER_ADDR/PORT exchange, the
 // exit barrier and the close op.
 
+#include "ddprun/rdzv/crash_loop.hpp"
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
 #include "ddprun/rdzv/waits.hpp"
 #include "ddprun/util/strings.hpp"
@@ -217,14 +218,23 @@ asio::awaitable<bool> DynamicRendezvous::slot_won(int round) {
   co_return a && a->member;
 }
 
-asio::awaitable<Result<void>> DynamicRendezvous::report_failure(WallMs at, std::string reason) {
+asio::awaitable<Result<void>> DynamicRendezvous::report_failure(FailedRound report) {
   auto keep = shared_from_this();
   if (!last_round_) {
     co_return Result<void>{};
   }
-  const FailedRound report{last_round_->round, self_.id(), at, std::move(reason)};
-  auto done = co_await update([&](const RoundHeader& c) { return with_failure(c, report); },
-                              wall_now() + settings_.read_timeout.count());
+  report.round = last_round_->round;
+  report.reporter = self_.id();
+  auto record = [&](const RoundHeader& c) -> std::optional<RoundHeader> {
+    auto n = with_failure(c, report);
+    if (n) {
+      if (auto stopped = with_crash_loop_stop(*n, settings_)) {
+        return stopped;
+      }
+    }
+    return n;
+  };
+  auto done = co_await update(record, wall_now() + settings_.read_timeout.count());
   if (!done) {
     co_return make_error(done.error().code,
                          "rendezvous " + settings_.run_id +

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int k_state_version = 3;
+constexpr int k_state_version = 4;
 constexpr std::string_view k_key_prefix = "ddprun/rdzv/";
 
 json node_to_json(const NodeDesc& n) {
@@ -44,6 +44,14 @@ Phase phase_from(const std::string& s) {
   throw std::invalid_argument("unknown phase '" + s + "'");
 }
 
+CrashStreak streak_from_json(const json& j) {
+  return CrashStreak{j.at("signature").get<std::string>(), j.at("count").get<int>()};
+}
+
+json streak_to_json(const CrashStreak& s) {
+  return json{{"signature", s.signature}, {"count", s.count}};
+}
+
 RoundHeader header_from_json(const json& j) {
   if (j.at("version").get<int>() != k_state_version) {
     throw std::invalid_argument("unsupported version " + j.at("version").dump());
@@ -63,9 +71,17 @@ RoundHeader header_from_json(const json& j) {
   h.error = j.at("error").get<std::string>();
   h.closed = j.at("closed").get<bool>();
   if (const auto& f = j.at("failed_round"); !f.is_null()) {
-    h.failed_round = FailedRound{f.at("round").get<int>(), f.at("reporter").get<std::string>(),
-                                 f.at("at").get<WallMs>(), f.at("reason").get<std::string>()};
+    h.failed_round = FailedRound{f.at("round").get<int>(),
+                                 f.at("reporter").get<std::string>(),
+                                 f.at("at").get<WallMs>(),
+                                 f.at("reason").get<std::string>(),
+                                 f.at("signature").get<std::string>(),
+                                 f.at("quick").get<bool>()};
   }
+  h.failures = j.at("failures").get<int>();
+  h.streak = streak_from_json(j.at("streak"));
+  h.streak_before = streak_from_json(j.at("streak_before"));
+  h.stop_reason = j.at("stop_reason").get<std::string>();
   h.causes = j.at("causes").get<std::vector<std::string>>();
   for (const auto& x : j.at("excluded")) {
     h.excluded.push_back(Exclusion{x.at("node").get<std::string>(), x.at("round").get<int>(),
@@ -212,9 +228,15 @@ std::string encode_header(const RoundHeader& h) {
   j["failed_round"] = h.failed_round ? json{{"round", h.failed_round->round},
                                             {"reporter", h.failed_round->reporter},
                                             {"at", h.failed_round->at},
-                                            {"reason", h.failed_round->reason}}
+                                            {"reason", h.failed_round->reason},
+                                            {"signature", h.failed_round->signature},
+                                            {"quick", h.failed_round->quick}}
                                      : json(nullptr);
   j["causes"] = h.causes;
+  j["failures"] = h.failures;
+  j["streak"] = streak_to_json(h.streak);
+  j["streak_before"] = streak_to_json(h.streak_before);
+  j["stop_reason"] = h.stop_reason;
   json excluded = json::array();
   for (const auto& x : h.excluded) {
     excluded.push_back(

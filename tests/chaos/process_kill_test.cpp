@@ -87,9 +87,12 @@ TEST(ChaosProcess, HundredWorkerKillsRestartExactlyAndLeaveNothing) {
   auto dir = make_temp_dir("ddprun-chaos-kill-");
   auto logs = dir + "/logs";
   auto tag = unique_tag();
-  auto bg = start({"/usr/bin/env", tag, ddprun_bin(), "--nproc_per_node=2",
-                   "--max_restarts=" + std::to_string(k_kills), "--log_dir=" + logs,
-                   "--redirects=3", "--no_python", write_kill_target(dir), dir});
+  // Every attempt dies of SIGKILL at once, as a crash loop would: the limit is off to count
+  // exactly k_kills restarts.
+  auto bg =
+      start({"/usr/bin/env", tag, ddprun_bin(), "--nproc_per_node=2",
+             "--max_restarts=" + std::to_string(k_kills), "--crash-loop-limit=0",
+             "--log_dir=" + logs, "--redirects=3", "--no_python", write_kill_target(dir), dir});
   std::mt19937 rng(std::random_device{}());
   for (int attempt = 0; attempt < k_kills; ++attempt) {
     auto pid_file = [&](int rank) {

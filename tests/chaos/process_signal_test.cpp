@@ -93,7 +93,7 @@ TEST(ChaosSignals, IgnoringWorkersGetTheGraceThenSigkill) {
     SCOPED_TRACE(sig.name);
     auto l = start_agent(0, {k_handled});
     kill(l.bg.pid, sig.number);
-    EXPECT_EQ(wait_for(l.bg.pid, k_exit_timeout), 1);
+    EXPECT_EQ(wait_for(l.bg.pid, k_exit_timeout), 128 + sig.number);
     auto err = read_file(l.bg.err_path);
     EXPECT_NE(err.find(std::string("Received SIG") + sig.name + " death signal"), std::string::npos)
         << err;
@@ -115,7 +115,7 @@ TEST(ChaosSignals, HandlingWorkersFinishTheirCleanupWithoutSigkill) {
     SCOPED_TRACE(sig.name);
     auto l = start_agent(3, {k_handled});
     kill(l.bg.pid, sig.number);
-    EXPECT_EQ(wait_for(l.bg.pid, k_exit_timeout), 1);
+    EXPECT_EQ(wait_for(l.bg.pid, k_exit_timeout), 128 + sig.number);
     auto err = read_file(l.bg.err_path);
     EXPECT_EQ(err.find("forcefully exiting via SIGKILL"), std::string::npos) << err;
     for (int rank = 0; rank < 2; ++rank) {

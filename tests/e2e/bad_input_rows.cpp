@@ -91,6 +91,10 @@ const std::vector<OptionRow>& option_rows() {
       {"stacks_on_failure", "x", "takes no value"},
       {"stall_timeout", "x", "expected a non-negative number of seconds (0: off)"},
       {"stall_timeout", "-1", "expected a non-negative number of seconds (0: off)"},
+      {"crash_loop_limit", "x", "expected a non-negative count (0: off)"},
+      {"crash_loop_limit", "-1", "expected a non-negative count (0: off)"},
+      {"crash_loop_window", "0", "expected a positive number of seconds"},
+      {"crash_loop_window", "x", "expected a positive number of seconds"},
   };
   return rows;
 }

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "crash_loop_scenario.hpp"
 #include "exclusion_scenario.hpp"
 #include "multinode_agents.hpp"
 #include "support/etcd_cluster.hpp"
@@ -359,6 +360,15 @@ TEST_F(EtcdE2E, ANodeWhoseWorkersAlwaysFailIsLeftOut) {
           false,
           {"--rdzv_backend", "etcd-v3", "--rdzv_endpoint", endpoints, "--rdzv_id", "excl"}},
       0);
+}
+
+TEST_F(EtcdE2E, ACrashLoopStopsBothNodesWithDoNotRequeue) {
+  const std::string endpoints = cluster_.endpoints();
+  expect_crash_loop_stops_the_job(
+      CrashLoopJob{[&](std::size_t i) {
+                     return etcd_flags("2", endpoints, "loop", static_cast<int>(i), k_fast_conf);
+                   },
+                   false});
 }
 
 namespace {

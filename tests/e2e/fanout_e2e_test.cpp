@@ -117,7 +117,7 @@ TEST_F(FanoutE2E, ASignalInSignalsToHandleIsForwardedToEveryNodesAgent) {
       std::chrono::seconds(60));
   ASSERT_TRUE(up) << read_file(bg.err_path);
   kill(bg.pid, SIGUSR1);
-  EXPECT_EQ(wait_for(bg.pid, std::chrono::seconds(60)), 1) << read_file(bg.err_path);
+  EXPECT_EQ(wait_for(bg.pid, std::chrono::seconds(60)), 128 + SIGUSR1) << read_file(bg.err_path);
   auto err = read_file(bg.err_path);
   EXPECT_FALSE(has(err, "failed with exit code")) << err;
   for (int rank = 0; rank < 2; ++rank) {

@@ -146,7 +146,7 @@ TEST(LauncherE2E, SigtermLeavesNoProcessBehind) {
                  std::chrono::seconds(20)));
   EXPECT_GE(processes_with_env(tag).size(), 7u);  // agent + 2 x (shell + 2 sleeps)
   kill(bg.pid, SIGTERM);
-  EXPECT_EQ(wait_for(bg.pid, std::chrono::seconds(20)), 1);
+  EXPECT_EQ(wait_for(bg.pid, std::chrono::seconds(20)), 128 + SIGTERM);
   EXPECT_TRUE(eventually([&] { return processes_with_env(tag).empty(); }, std::chrono::seconds(5)));
   auto err = read_file(bg.err_path);
   EXPECT_NE(err.find("Received SIGTERM death signal"), std::string::npos) << err;
@@ -160,8 +160,11 @@ TEST(LauncherE2E, SignalIsForwardedAsIs) {
                      "--signals_to_handle=SIGTERM,SIGINT,SIGHUP,SIGUSR1", "--no_python",
                      worker("record_signal.sh"), dir});
     ASSERT_TRUE(eventually([&] { return fs::exists(dir + "/ready_1"); }, std::chrono::seconds(20)));
-    kill(bg.pid, std::string(sig) == "INT" ? SIGINT : std::string(sig) == "HUP" ? SIGHUP : SIGUSR1);
-    EXPECT_EQ(wait_for(bg.pid, std::chrono::seconds(20)), 1) << sig;
+    const int number = std::string(sig) == "INT"   ? SIGINT
+                       : std::string(sig) == "HUP" ? SIGHUP
+                                                   : SIGUSR1;
+    kill(bg.pid, number);
+    EXPECT_EQ(wait_for(bg.pid, std::chrono::seconds(20)), 128 + number) << sig;
     EXPECT_EQ(read_file(dir + "/signal_0"), std::string(sig) + "\n");
     EXPECT_EQ(read_file(dir + "/signal_1"), std::string(sig) + "\n");
   }

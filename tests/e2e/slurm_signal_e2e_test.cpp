@@ -104,14 +104,15 @@ void expect_nothing_left(const std::string& tag) {
 TEST_F(SlurmE2E, TimeLimitSignalHandledByDdprunLetsEveryWorkerCheckpoint) {
   auto job = run_job(dir_, k_handle_usr1);
   const auto& err = job.srun.err;
-  // Each agent exits 1 (stopped by a signal); srun passes on the highest task status.
-  EXPECT_EQ(job.srun.status, 1) << err;
+  // Each agent exits 138 (128 + SIGUSR1: stopped by a signal before the job ended); srun passes
+  // on the highest task status.
+  EXPECT_EQ(job.srun.status, 138) << err;
   EXPECT_EQ(count_of(err, "Received SIGUSR1 death signal"), 2u) << err;
   EXPECT_EQ(count_of(err, "closing signal SIGUSR1"), 4u) << err;
   EXPECT_EQ(err.find("forcefully exiting via SIGKILL"), std::string::npos) << err;
   EXPECT_EQ(err.find("guardian"), std::string::npos) << err;
   expect_every_worker_checkpointed(dir_, err);
-  expect_job_failed_with(dir_, "1:0");
+  expect_job_failed_with(dir_, "138:0");
   expect_nothing_left(job.tag);
 }
 
@@ -144,11 +145,11 @@ TEST_F(SlurmE2E, TimeLimitSignalToTheBatchShellReachesEveryNodeThroughTheFanOut)
   auto r = slurm("sbatch --wait -N2 --time=1 --signal=B:USR1@10 -o " + dir_ + "/out.txt " + script,
                  k_job_timeout);
   auto out = read_file(dir_ + "/out.txt");
-  EXPECT_EQ(r.status, 1) << r.err << out;  // sbatch --wait: the script's status
+  EXPECT_EQ(r.status, 138) << r.err << out;  // sbatch --wait: the script's status
   EXPECT_EQ(count_of(out, "Received SIGUSR1 death signal"), 2u) << out;
   EXPECT_EQ(out.find("failed with exit code"), std::string::npos) << out;
   EXPECT_EQ(out.find("forcefully exiting via SIGKILL"), std::string::npos) << out;
   expect_every_worker_checkpointed(dir_, out);
-  expect_job_failed_with(dir_, "1:0");
+  expect_job_failed_with(dir_, "138:0");
   expect_nothing_left(tag);
 }

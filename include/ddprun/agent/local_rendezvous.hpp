@@ -4,6 +4,7 @@
 
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/rdzv/state.hpp"
 
 #include <functional>
 #include <optional>
@@ -26,7 +27,9 @@ class LocalRendezvous final : public Rendezvous {
 
   asio::awaitable<Result<Round>> next_round(int restart_count) override;
   asio::awaitable<RdzvSignal> watch() override;
-  asio::awaitable<void> report_failure(FailureNote /*note*/) override { co_return; }
+  /// Counts the same failure before progress, attempt after attempt: once that is a crash
+  /// loop (rdzv/crash_loop.hpp, cfg.rdzv_settings' limit) next_round() gives up.
+  asio::awaitable<void> report_failure(FailureNote note) override;
   asio::awaitable<void> exit_barrier(bool) override { co_return; }
   asio::awaitable<void> shutdown() override;
   asio::awaitable<void> leave(std::chrono::milliseconds) override { co_return; }
@@ -38,6 +41,7 @@ class LocalRendezvous final : public Rendezvous {
   std::function<void()> before_round_;
   asio::steady_timer watch_timer_;
   int round_ = 0;
+  rdzv::CrashStreak streak_;
 };
 
 }  // namespace ddprun::agent

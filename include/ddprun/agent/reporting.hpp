@@ -44,6 +44,7 @@ class Reporter {
   std::optional<std::string> parent_error_file_;
   const util::Clock& clock_;
   std::optional<errors::EventLog> events_;
+  bool gave_up_ = false;  ///< the job stopped in a crash loop
   errors::OomCounters oom_baseline_;
   int attempt_ = 0;
   std::chrono::system_clock::time_point started_;  ///< when this attempt's workers started

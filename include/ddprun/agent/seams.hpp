@@ -36,12 +36,18 @@ enum class RdzvSignal { none, membership_changed, peer_failed, store_lost, stack
 struct FailureNote {
   std::chrono::system_clock::time_point at;  ///< its first worker's failure, or the stall
   std::string reason;                        ///< "rank 3 failed (exitcode: 1)"
+  /// How it failed, to tell a repeated failure: "rank 3: exitcode 1: ValueError: bad value"
+  /// (empty: a peer's failure, no claim here).
+  std::string signature{};
+  bool quick = false;  ///< the attempt failed within --crash-loop-window of its start
 };
 
 class Rendezvous {
  public:
   virtual ~Rendezvous() = default;
-  /// Joins the next round. `restart_count` is this agent's failure-restart count.
+  /// Joins the next round. `restart_count` is this agent's failure-restart count; a multi-node
+  /// rendezvous uses the job's instead (Round::info.restart_count). ErrorCode::given_up: the
+  /// job stopped because restarting would not help (a crash loop), with the reason.
   virtual asio::awaitable<Result<Round>> next_round(int restart_count) = 0;
   /// Completes when the rendezvous needs the running round to end (or never).
   virtual asio::awaitable<RdzvSignal> watch() = 0;

@@ -43,6 +43,8 @@ struct SupervisorHooks {
   std::function<void(const WorkerRanks&, pid_t, const process::ExitInfo&)> worker_exited;
   std::function<void(Outcome, Step, int restarts_left)> round_ended;
   std::function<void(const std::vector<WorkerFailure>&)> failed;  ///< final failure report
+  /// The job stopped because restarting would not help (a crash loop): why, before `failed`.
+  std::function<void(const std::string& reason)> gave_up;
   /// Workers failed and the group restarts (a restart is left): what failed, for the log.
   std::function<void(const std::vector<WorkerFailure>&)> attempt_failed;
   /// A worker's file timer ran out; its signal is being sent.
@@ -116,12 +118,16 @@ class Supervisor {
   std::vector<StackTarget> stack_targets(pid_t keep_running = 0);
   asio::awaitable<void> take_stacks(std::string reason, bool stall, pid_t keep_running = 0);
   asio::awaitable<void> answer_stacks_request();
+  // The group's failure for the rendezvous (supervisor_failure.cpp).
   std::string failure_reason() const;
   FailureNote failure_note() const;
+  std::string failure_signature(const WorkerRecord& w) const;
+  std::string last_error_line(int local_rank) const;
   bool all_stopped() const;
   void signal_all(int sig);
   WorkerFailure failure_of(const WorkerRecord& w, std::string reason) const;
   std::vector<WorkerFailure> collect_failures() const;
+  int end_without_round(const Error& error);
   asio::awaitable<int> finish(Step step);
   asio::awaitable<int> finish_success();
   asio::awaitable<void> close_after_success();

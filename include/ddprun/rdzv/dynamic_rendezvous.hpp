@@ -23,6 +23,7 @@ namespace ddprun::rdzv {
 struct RoundResult {
   int round = 0;
   Assignment assignment;  ///< this node's ranks and worker prefix sums
+  int restarts = 0;       ///< the job's failed rounds before this one (RoundHeader::failures)
   /// The members in group-rank order when there are at most k_max_named_ids of them (for
   /// messages); empty for larger rounds, which no node reads whole.
   std::vector<NodeDesc> members;
@@ -97,9 +98,10 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   void stop_watch();
 
   /// Tells peers that this node's group failed in the current round (their watch() returns
-  /// peer_failed): at `at` (wall ms of its first failure), for `reason`. Call before
-  /// next_round().
-  asio::awaitable<Result<void>> report_failure(WallMs at, std::string reason);
+  /// peer_failed): `report` without its round and reporter, which this fills in. Call before
+  /// next_round(). When the failure makes a crash loop (crash_loop.hpp) the same update closes
+  /// the run, and every node's next_round() fails with ErrorCode::given_up and the reason.
+  asio::awaitable<Result<void>> report_failure(FailedRound report);
 
   /// After report_failure(): when this node was the root cause of max_node_failures failed
   /// rounds in a row and its last round can go on without it (exclusion.hpp), records its

@@ -40,6 +40,12 @@ struct RdzvSettings {
   /// A node that was the root cause of this many failed rounds in a row is left out of the
   /// job when the others can go on without it (exclusion.hpp); 0: never.
   int max_node_failures = 2;
+  /// This many failed rounds in a row that failed the same way before making progress close
+  /// the run as a crash loop (crash_loop.hpp); 0: never. From --crash-loop-limit.
+  int crash_loop_limit = 3;
+  /// An attempt that fails within this long of its start made no progress (for the message;
+  /// the reporting agent decides). From --crash-loop-window.
+  std::chrono::milliseconds crash_loop_window{300s};
   /// The static backend: node_index is --node-rank and two members may not share one.
   bool unique_node_index = false;
 };

@@ -58,7 +58,18 @@ struct FailedRound {
   std::string reporter;  ///< NodeDesc::id()
   WallMs at = 0;         ///< when its first worker failed or it found the group stalled
   std::string reason;    ///< "rank 3 failed (exitcode: 1)", "... stalled ...": for messages
+  /// How it failed, for telling a repeated failure (crash_loop.hpp): the root-cause rank, its
+  /// exit code or signal and its last error line.
+  std::string signature{};
+  bool quick = false;  ///< the attempt failed before it made progress (--crash-loop-window)
   bool operator==(const FailedRound&) const = default;
+};
+
+/// The latest failed rounds that failed the same way before making progress, in a row.
+struct CrashStreak {
+  std::string signature;  ///< FailedRound::signature they share
+  int count = 0;          ///< 0: the latest failure made progress
+  bool operator==(const CrashStreak&) const = default;
 };
 
 /// A node left out of the job because it was the root cause of `failures` failed rounds in a
@@ -102,7 +113,15 @@ struct RoundHeader {
   /// The root causes (reporter ids) of the latest failed rounds, oldest first, at most
   /// k_max_named_ids; the last is failed_round's. Cleared when a node is excluded.
   std::vector<std::string> causes;
-  std::vector<Exclusion> excluded;       ///< nodes left out of the job, at most k_max_named_ids
+  std::vector<Exclusion> excluded;  ///< nodes left out of the job, at most k_max_named_ids
+  /// Failed rounds so far: the job's restart count (TORCHELASTIC_RESTART_COUNT of the next
+  /// round), the same on every node however late it joined.
+  int failures = 0;
+  CrashStreak streak;         ///< up to and including failed_round
+  CrashStreak streak_before;  ///< before failed_round (a report of the same round replaces it)
+  /// closed: why the run stopped before the job ended ("" when it finished or was shut down):
+  /// a crash loop; every node exits with k_exit_do_not_requeue and this text.
+  std::string stop_reason;
   int waiting = 0;                       ///< nodes waiting for the next round
   std::vector<std::string> waiting_ids;  ///< the first k_max_named_ids of them
   RoundEnd ended;                        ///< why round `round - 1` ended, when known

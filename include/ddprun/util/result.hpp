@@ -10,7 +10,8 @@
 namespace ddprun {
 
 /// What kind of failure an Error reports; app maps usage/config errors to exit 2.
-enum class ErrorCode { usage, config, io, protocol, timeout, closed, internal };
+/// given_up: the job stopped on purpose because going on would not help (a crash loop).
+enum class ErrorCode { usage, config, io, protocol, timeout, closed, given_up, internal };
 
 /// One failure: a code and a one-line message naming the value and what was expected.
 struct Error {

@@ -35,8 +35,15 @@ class ScriptedRendezvous final : public Rendezvous, public StackExchange {
     if (hang_join) {
       co_await wait_forever();
     }
+    const int join = static_cast<int>(joins.size()) - 1;
+    if (join == give_up_at_join) {
+      co_return make_error(ErrorCode::given_up, "stopped: a crash loop");
+    }
+    if (auto it = job_restarts.find(join); it != job_restarts.end()) {
+      restart_count = it->second;  // the job's count, as a multi-node rendezvous gives it
+    }
     Round round;
-    round.round_number = static_cast<int>(joins.size()) - 1;
+    round.round_number = join;
     round.info =
         RoundInfo{"127.0.0.1", 29500, restart_count, cfg_.max_restarts, "fake", false, cfg_.role};
     const int n = cfg_.nproc_per_node;
@@ -96,6 +103,8 @@ class ScriptedRendezvous final : public Rendezvous, public StackExchange {
   }
 
   bool hang_join = false;
+  int give_up_at_join = -1;         ///< this join fails with ErrorCode::given_up
+  std::map<int, int> job_restarts;  ///< join -> the restart count the round carries
   bool hang_barrier = false;  ///< the exit barrier waits for a node that never comes (SIGTERM)
   std::map<int, RdzvSignal> raise_in_round;  ///< round number -> what watch() says at once
   std::vector<int> joins;                    ///< restart_count of each next_round call
@@ -227,6 +236,7 @@ class SupervisorTest : public ::testing::Test {
       watchdog_hits_.push_back({r.local_rank, e.scope_id});
     };
     hooks.stacks_taken = [&](const StackReport& r) { reports_.push_back(r); };
+    hooks.gave_up = [&](const std::string& reason) { gave_up_.push_back(reason); };
     auto supervisor = std::make_unique<Supervisor>(ctx_, cfg_, util::Env{}, launcher_, clock_,
                                                    rdzv_, io_, std::move(hooks));
     supervisor->set_watchdog(watchdog_);
@@ -259,6 +269,7 @@ class SupervisorTest : public ::testing::Test {
   FakeWatchdog timers_;
   std::vector<std::pair<int, std::string>> watchdog_hits_;  ///< (local_rank, scope)
   std::vector<StackReport> reports_;
+  std::vector<std::string> gave_up_;
 };
 
 const std::vector<int> k_term_plan{SIGCONT, SIGTERM};
@@ -309,7 +320,7 @@ TEST_F(SupervisorTest, StacksAreTakenAtEveryFailedAttemptButNotOnASignal) {
       raise_signal(SIGTERM);
     }
   });
-  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(rc, 128 + SIGTERM);
   EXPECT_EQ(capture_.captured, (std::vector<int>{1}));  // round 1 ended by SIGTERM: none
   EXPECT_EQ(rdzv_.joins.size(), 2U);
 }
@@ -400,7 +411,7 @@ TEST_F(SupervisorTest, SignalWhileJoiningExitsWithoutStartingWorkers) {
 TEST_F(SupervisorTest, SignalWhileRunningIsForwardedThenTheAgentLeaves) {
   configure(2, 3);
   int rc = run([](int, const std::vector<pid_t>&) { raise_signal(SIGINT); });
-  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(rc, 128 + SIGINT);
   for (pid_t pid : launcher_.pids()) {
     EXPECT_EQ(launcher_.signals_to(pid), (std::vector<int>{SIGCONT, SIGINT}));
   }
@@ -409,7 +420,7 @@ TEST_F(SupervisorTest, SignalWhileRunningIsForwardedThenTheAgentLeaves) {
   EXPECT_TRUE(rdzv_.barriers.empty());
 }
 
-TEST_F(SupervisorTest, SignalInTheExitBarrierExitsOneNotZero) {
+TEST_F(SupervisorTest, SignalInTheExitBarrierExitsWithTheSignalNotZero) {
   configure(2, 3);
   rdzv_.hang_barrier = true;
   int rc = run([&](int, const std::vector<pid_t>& pids) {
@@ -417,7 +428,7 @@ TEST_F(SupervisorTest, SignalInTheExitBarrierExitsOneNotZero) {
       launcher_.exit_with(pid, 0);
     }
   });
-  EXPECT_EQ(rc, 1) << "a job stopped before every node finished did not succeed";
+  EXPECT_EQ(rc, 128 + SIGTERM) << "a job stopped before every node finished did not succeed";
   EXPECT_EQ(rdzv_.barriers, (std::vector<bool>{true}));
   EXPECT_EQ(rdzv_.shutdowns, 0);
 }
@@ -659,6 +670,51 @@ TEST_F(SupervisorTest, JobWideReportMergesThePeersAndNamesTheSilentOnes) {
   ASSERT_EQ(rdzv_.answers.size(), 1U);  // its own stacks are published for the others too
   // Every node holds its ranks frozen while the others' watches see the request.
   EXPECT_EQ(capture_.holds, std::vector<std::chrono::milliseconds>{k_freeze_hold});
+}
+
+TEST_F(SupervisorTest, CrashLoopReportsCarryTheSignatureAndWhetherTheAttemptWasQuick) {
+  configure(2, 1);
+  int rc = run([&](int round, const std::vector<pid_t>& pids) {
+    if (round == 0) {
+      launcher_.exit_with(pids[1], 5);
+    } else {
+      launcher_.kill_with(pids[0], SIGSEGV);
+    }
+  });
+  EXPECT_EQ(rc, 1);
+  ASSERT_EQ(rdzv_.notes.size(), 2U);
+  EXPECT_EQ(rdzv_.notes[0].signature, "rank 1: exitcode 5");
+  EXPECT_TRUE(rdzv_.notes[0].quick) << "it failed at once, well within the 300 s window";
+  EXPECT_EQ(rdzv_.notes[1].signature, "rank 0: SIGSEGV");
+}
+
+TEST_F(SupervisorTest, AnAttemptLongerThanTheWindowMadeProgress) {
+  configure(1, 0);
+  cfg_.rdzv_settings.crash_loop_window = 0ms;
+  int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[0], 1); });
+  EXPECT_EQ(rc, 1);
+  ASSERT_EQ(rdzv_.notes.size(), 1U);
+  EXPECT_FALSE(rdzv_.notes[0].quick);
+}
+
+TEST_F(SupervisorTest, AJobThatGaveUpExitsDoNotRequeueWithTheLastAttemptsFailure) {
+  configure(2, 10);
+  rdzv_.give_up_at_join = 2;
+  int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[1], 7); });
+  EXPECT_EQ(rc, util::k_exit_do_not_requeue);
+  EXPECT_EQ(rdzv_.joins.size(), 3U);
+  EXPECT_EQ(gave_up_, std::vector<std::string>{"stopped: a crash loop"});
+  ASSERT_EQ(failures_.size(), 1U) << "the last attempt's failure is the summary";
+  EXPECT_EQ(failures_[0].ranks.local_rank, 1);
+  EXPECT_TRUE(rdzv_.barriers.empty()) << "the run is closed already: no exit barrier";
+}
+
+TEST_F(SupervisorTest, TheRoundsRestartCountIsTheBudget) {
+  configure(1, 3);
+  rdzv_.job_restarts = {{0, 3}};  // this agent rejoined a job that spent its restarts
+  int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[0], 1); });
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(rdzv_.joins.size(), 1U) << "no restart past the job's --max-restarts";
 }
 
 }  // namespace

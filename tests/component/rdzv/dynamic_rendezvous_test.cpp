@@ -202,7 +202,8 @@ TEST(RdzvHandler, ReportedFailureReachesPeersAndBothRestart) {
   c.add(make_node("node-b"), fast_settings(2, 2));
   ASSERT_EQ(c.form({0, 1}).size(), 2U);
   auto watch_b = c.watch(1);
-  auto reported = start(c.ctx_, c.agents_[0]->report_failure(1, "rank 0 failed"));
+  auto reported =
+      start(c.ctx_, c.agents_[0]->report_failure(FailedRound{0, "", 1, "rank 0 failed"}));
   ASSERT_TRUE(c.wait_for(reported));
   ASSERT_TRUE(reported->value()) << reported->value().error().message;
   ASSERT_TRUE(c.wait_for(watch_b));
@@ -369,7 +370,7 @@ TEST(RdzvHandler, StoreFailureIsReported) {
 
 TEST(RdzvHandler, CorruptStateIsReported) {
   std::string old_version = encode_header(RoundHeader{});
-  old_version.replace(old_version.find("\"version\":3"), 11, "\"version\":2");
+  old_version.replace(old_version.find("\"version\":4"), 11, "\"version\":3");
   for (const std::string& bad : {std::string("Y2FuaW1hZGFt"), old_version}) {
     Cluster c;
     c.add(make_node("node-a"), fast_settings(1, 1));

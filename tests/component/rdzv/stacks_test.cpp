@@ -91,7 +91,8 @@ TEST(RdzvStacks, AnAnsweredNodeWatchesOnAndStillSeesAPeerFailure) {
   watch_b = c.watch(1);
   EXPECT_FALSE(run_until(
       c.ctx_, [&] { return watch_b->has_value(); }, 300ms));
-  auto reported = start(c.ctx_, c.agents_[2]->report_failure(1, "rank 0 failed"));
+  auto reported =
+      start(c.ctx_, c.agents_[2]->report_failure(FailedRound{0, "", 1, "rank 0 failed"}));
   ASSERT_TRUE(c.wait_for(reported));
   ASSERT_TRUE(c.wait_for(watch_b));
   EXPECT_EQ(**watch_b, RunSignal::peer_failed);
@@ -117,7 +118,8 @@ TEST(RdzvStacks, ARequestOfAnEarlierRoundIsNotSeenInTheNextRound) {
   Cluster c;
   form_three(c);
   ASSERT_TRUE(request(c, 0, "stall in round 0"));
-  auto reported = start(c.ctx_, c.agents_[0]->report_failure(1, "rank 0 failed"));
+  auto reported =
+      start(c.ctx_, c.agents_[0]->report_failure(FailedRound{0, "", 1, "rank 0 failed"}));
   ASSERT_TRUE(c.wait_for(reported));
   const auto rounds = c.form({0, 1, 2});
   ASSERT_EQ(rounds.size(), 3U);

@@ -17,7 +17,16 @@ RoundHeader rich_header() {
   h.closing_since = 1'700'000'000'000;
   h.workers = 12;
   h.error = "--node-rank 0 is used by two agents";
-  h.failed_round = FailedRound{5, "10.0.0.2_22_1", 1'700'000'020'000, "rank 3 \"failed\""};
+  h.failed_round = FailedRound{5,
+                               "10.0.0.2_22_1",
+                               1'700'000'020'000,
+                               "rank 3 \"failed\"",
+                               "rank 3: exitcode 1: ValueError",
+                               true};
+  h.failures = 4;
+  h.streak = CrashStreak{"rank 3: exitcode 1: ValueError", 2};
+  h.streak_before = CrashStreak{"rank 3: exitcode 1: ValueError", 1};
+  h.stop_reason = "a crash loop";
   h.causes = {"10.0.0.2_22_1", "10.0.0.2_22_1"};
   h.excluded = {Exclusion{"10.0.0.8_1_0", 2, 2, "worker group stalled"}};
   h.waiting = 40;
@@ -90,12 +99,12 @@ void expect_one_line_protocol_error(const Error& e, const std::string& what,
 TEST(RdzvState, HeaderRejectsGarbage) {
   std::string good = encode_header(RoundHeader{});
   std::string old_version = good;
-  old_version.replace(old_version.find("\"version\":3"), 11, "\"version\":2");
+  old_version.replace(old_version.find("\"version\":4"), 11, "\"version\":3");
   std::string bad_phase = good;
   bad_phase.replace(bad_phase.find("joining"), 7, "bogus");
   const std::string inputs[] = {
       "",          "not json", "Y2FuaW1hZGFt",  // torch's base64 "no state" sentinel
-      "[]",        "{}",       R"({"version":3,"round":0})",
+      "[]",        "{}",       R"({"version":4,"round":0})",
       old_version, bad_phase,  good.substr(0, good.size() - 1)};
   for (const auto& in : inputs) {
     auto r = decode_header(in);
@@ -104,7 +113,7 @@ TEST(RdzvState, HeaderRejectsGarbage) {
   }
   auto bad = decode_header(old_version);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("unsupported version 2"), std::string::npos)
+  EXPECT_NE(bad.error().message.find("unsupported version 3"), std::string::npos)
       << bad.error().message;
 }
 
