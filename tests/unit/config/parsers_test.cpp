@@ -90,6 +90,41 @@ TEST(Resolve, StandaloneForcesC10dFreePortAndRandomId) {
   EXPECT_EQ(cfg->rdzv_id, "11111111-2222-4333-8444-555555555555");
 }
 
+TEST(Resolve, StallTimeoutSecondsOffOrAuto) {
+  using namespace std::chrono_literals;
+  auto fixed = resolve_args({"--stall-timeout", "90", "t.py"});
+  ASSERT_TRUE(fixed) << fixed.error().message;
+  EXPECT_EQ(fixed->stall_timeout, 90s);
+  EXPECT_FALSE(fixed->stall_auto);
+  auto off = resolve_args({"--stall-timeout", "0", "t.py"});
+  ASSERT_TRUE(off);
+  EXPECT_EQ(off->stall_timeout, 0s);
+  EXPECT_FALSE(off->stall_auto);
+  auto learned = resolve_args({"t.py"}, util::Env{{"PET_STALL_TIMEOUT", "auto"}});
+  ASSERT_TRUE(learned) << learned.error().message;
+  ASSERT_TRUE(learned->stall_auto);
+  EXPECT_EQ(learned->stall_auto->factor, 5.0);
+  EXPECT_EQ(learned->stall_auto->startup, 1800s);
+  EXPECT_EQ(learned->stall_auto->floor, 60s);
+  EXPECT_EQ(learned->stall_timeout, 1800s) << "on, at the start-up bound until it learns";
+  auto tuned = resolve_args({"--stall-timeout=auto:2.5", "--stall-startup-timeout=3",
+                             "--stall-timeout-floor=0.5", "t.py"});
+  ASSERT_TRUE(tuned) << tuned.error().message;
+  EXPECT_EQ(tuned->stall_auto->factor, 2.5);
+  EXPECT_EQ(tuned->stall_auto->startup, 3s);
+  EXPECT_EQ(tuned->stall_auto->floor, 500ms);
+  for (const char* bad : {"auto:0", "auto:0.5", "auto:", "auto:x", "auto:5:9", "Auto", "-1"}) {
+    auto r = resolve_args({"--stall-timeout", bad, "t.py"});
+    ASSERT_FALSE(r) << bad;
+    EXPECT_NE(r.error().message.find("auto or auto:FACTOR"), std::string::npos)
+        << r.error().message;
+  }
+  auto unread = resolve_args({"--stall-timeout=60", "--stall-timeout-floor=5", "t.py"});
+  ASSERT_FALSE(unread);
+  EXPECT_EQ(unread.error().message,
+            "--stall-timeout-floor '5': only --stall-timeout auto reads it (it is '60')");
+}
+
 TEST(Resolve, NprocKeywords) {
   EXPECT_EQ(resolve_args({"--nproc_per_node=cpu", "t.py"})->nproc_per_node, 8);
   EXPECT_EQ(resolve_args({"--nproc_per_node=gpu", "t.py"})->nproc_per_node, 2);
