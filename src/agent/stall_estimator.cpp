@@ -12,7 +12,7 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds k_sample_interval{1000};
 constexpr milliseconds k_min_sample_interval{10};
-constexpr int k_floor_samples = 4;       // the floor spans at least this many samples
+constexpr int k_floor_samples = 4;        // the floor spans at least this many samples
 constexpr double k_notable_change = 0.1;  // a change of 10% or more is logged
 constexpr std::int64_t k_ms_per_s = 1000;
 constexpr std::int64_t k_s_per_min = 60;
@@ -30,7 +30,8 @@ std::string seconds_text(milliseconds d) {
 
 }  // namespace
 
-std::optional<StallEstimator> make_stall_estimator(const std::optional<config::StallAuto>& settings) {
+std::optional<StallEstimator> make_stall_estimator(
+    const std::optional<config::StallAuto>& settings) {
   if (!settings) {
     return std::nullopt;
   }
@@ -87,8 +88,8 @@ void StallEstimator::observe(util::SteadyTime last) {
 void StallEstimator::adopt(const rdzv::StallFigures& job) { adopted_ = merge(adopted_, job); }
 
 milliseconds StallEstimator::running_now() const {
-  const auto round = first_ ? std::chrono::duration_cast<milliseconds>(last_ - *first_)
-                            : milliseconds(0);
+  const auto round =
+      first_ ? std::chrono::duration_cast<milliseconds>(last_ - *first_) : milliseconds(0);
   return own_.running + round;
 }
 
@@ -144,8 +145,8 @@ std::string StallEstimator::learned_text() const {
   if (!f.gap) {
     return "";
   }
-  return "; longest gap in " + render_span(f.running) + " of healthy running: " +
-         render_span(*f.gap);
+  return "; longest gap in " + render_span(f.running) +
+         " of healthy running: " + render_span(*f.gap);
 }
 
 milliseconds StallEstimator::sample_interval() const {

@@ -71,7 +71,8 @@ class StallEstimator {
 };
 
 /// An estimator for `auto` (nullopt: a fixed timeout or none).
-std::optional<StallEstimator> make_stall_estimator(const std::optional<config::StallAuto>& settings);
+std::optional<StallEstimator> make_stall_estimator(
+    const std::optional<config::StallAuto>& settings);
 
 /// A span as a person reads it: "0.3 s", "58 s", "12m30s", "2h05m".
 std::string render_span(std::chrono::milliseconds d);

@@ -11,6 +11,7 @@
 // The figures only grow, so the maximum is the same whichever order the members write in.
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,6 +43,13 @@ struct NodeStall {
   StallFigures figures;
 };
 std::optional<NodeStall> decode_node_stall(std::string_view text);
+
+/// How a node takes part (DynamicRendezvous::set_stall_share): `mine` says its timeout and
+/// figures (nullopt: not learning) at each keep-alive; `adopt` gets the round's maximum.
+struct StallShare {
+  std::function<std::optional<NodeStall>()> mine;
+  std::function<void(const StallFigures&)> adopt;
+};
 
 /// "ddprun/rdzv/<id>/stall/<node id>".
 std::string node_stall_key(const std::string& run_id, const std::string& node_id);

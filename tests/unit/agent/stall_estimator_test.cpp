@@ -79,8 +79,8 @@ TEST(StallEstimator, BurstyOutputLearnsFactorTimesTheLongestGap) {
   w.silent(1s);
   w.print();
   for (int burst = 0; burst < 70; ++burst) {
-    w.steady(1s, 5s);   // a burst of log lines
-    w.silent(37s);      // an optimizer step that prints nothing
+    w.steady(1s, 5s);  // a burst of log lines
+    w.silent(37s);     // an optimizer step that prints nothing
     w.print();
   }
   EXPECT_EQ(w.est.figures().gap, milliseconds(37s));
@@ -119,7 +119,8 @@ TEST(StallEstimator, ARestartKeepsWhatWasLearnedAndTimesItsStartUpApart) {
   w.print();
   EXPECT_EQ(w.est.figures().startup, milliseconds(7min));
   EXPECT_EQ(w.est.figures().gap, milliseconds(30s));
-  EXPECT_EQ(w.est.current(), learned) << "the first progress goes straight back to the learned value";
+  EXPECT_EQ(w.est.current(), learned)
+      << "the first progress goes straight back to the learned value";
   w.restart();
   EXPECT_EQ(w.est.current(), (StallTimeout{35min, StallBasis::startup_learned}));
   EXPECT_EQ(w.est.explain(), "--stall-timeout auto: 5 × the longest start-up, 420 s");
