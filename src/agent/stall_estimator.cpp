@@ -119,7 +119,7 @@ std::string StallEstimator::explain() const {
   const auto f = figures();
   const auto factor = fmt::format("{:g}", settings_.factor);
   const auto gap = f.gap.value_or(milliseconds(0));
-  const std::string head = "--stall-timeout auto: ";
+  std::string head = "--stall-timeout auto: ";
   switch (current().basis) {
     case StallBasis::startup:
       return head + "the start-up bound (--stall-startup-timeout " +
