@@ -18,6 +18,13 @@ last output) and all times wall-clock (events-file "ts", the agent log's glog pr
                event is written after all P spawns, so with many workers it can be < 0)
   last start = max(start_*) - silent - T
 
+Part 3, learned vs fixed timeout (`--parts learned`): the same stall, but the worker first
+prints a line every --tick-s for --learn-s (a training loop's log), then stamps and falls
+silent. Each configuration in LEARNED_CONFIGS (`--stall-timeout auto` with a start-up bound
+of 5 s and a floor of 1 s, and fixed timeouts of 5 s and 30 s) runs --learned-runs times with
+P = 2: detection = "worker group stalled" log line - silent (the time a hang goes unnoticed),
+and the stall line's "(--stall-timeout auto: ...)" says what the learned value was.
+
 Part 2, piping overhead (launchers alternate): `<launcher> --standalone --nproc_per_node P
 --log_dir DIR FLOOD.py` (a Python worker: ddprun gets `--python PYTHON`, torchrun-patched runs
 /usr/bin/python3), the launcher's stdout and stderr on /dev/null (--sink null) or a file
@@ -38,6 +45,7 @@ inherited, ddprun --stall-timeout 60 (every stream through the agent) and ddprun
 (through the agent, and into the log files).
 
     /usr/bin/python3 bench/hang_bench.py --ddprun build/src/ddprun --runs 5 --flood-runs 3
+    /usr/bin/python3 bench/hang_bench.py --ddprun build/src/ddprun --parts learned
 """
 import argparse
 import datetime
@@ -68,6 +76,34 @@ stamp = time.time_ns()
 with open(os.path.join(directory, "start_" + rank), "w") as f:
     f.write(str(stamp))
 """
+
+LEARN_WORKER = """
+import os, sys, time
+directory, rank = os.environ["HANG_BENCH_DIR"], os.environ["LOCAL_RANK"]
+tick, learn = float(os.environ["HANG_BENCH_TICK"]), float(os.environ["HANG_BENCH_LEARN"])
+if os.environ["TORCHELASTIC_RESTART_COUNT"] == "0":
+    end = time.monotonic() + learn
+    step = 0
+    while time.monotonic() < end:
+        print(f"rank {rank} step {step}", flush=True)
+        step += 1
+        time.sleep(tick)
+    print(f"rank {rank} hangs", flush=True)
+    stamp = time.time_ns()
+    with open(os.path.join(directory, "silent_" + rank), "w") as f:
+        f.write(str(stamp))
+    while True:
+        time.sleep(3600)
+"""
+
+# name -> the stall flags of one learned-vs-fixed configuration (part 3).
+LEARNED_CONFIGS = {
+    "auto (start-up 5 s, floor 1 s)": ["--stall-timeout", "auto", "--stall-startup-timeout", "5",
+                                       "--stall-timeout-floor", "1"],
+    "fixed 5 s": ["--stall-timeout", "5"],
+    "fixed 30 s": ["--stall-timeout", "30"],
+}
+LEARNED_BASIS = re.compile(r"worker group stalled: [^\n]*?(\(--stall-timeout[^\n]*\))")
 
 FLOOD_WORKER = """
 import json, os, resource, sys, time
@@ -111,10 +147,14 @@ GLOG_STALLED = re.compile(
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--parts", default="stall,flood", help="which parts to run: stall,flood")
+    p.add_argument("--parts", default="stall,flood",
+                   help="which parts to run: stall,learned,flood")
     p.add_argument("--runs", type=int, default=5, help="stall runs per --nprocs value")
     p.add_argument("--nprocs", default="2,8", help="stall: --nproc-per-node values")
     p.add_argument("--stall-timeout", type=float, default=2.0, help="stall: T in seconds")
+    p.add_argument("--learned-runs", type=int, default=3, help="learned: runs per config")
+    p.add_argument("--tick-s", type=float, default=0.5, help="learned: seconds between lines")
+    p.add_argument("--learn-s", type=float, default=8.0, help="learned: seconds of lines")
     p.add_argument("--flood-runs", type=int, default=3, help="flood runs per workload+launcher")
     p.add_argument("--flood-nproc", type=int, default=2, help="flood: --nproc_per_node")
     p.add_argument("--bytes", type=int, default=500_000_000,
@@ -197,6 +237,50 @@ def stall_run(ddprun: str, python: str, worker: str, nproc: int, stall_timeout: 
         "last_start_s": last - silent - stall_timeout,
         "method": stall.get("method", "?"),
     }
+
+
+def learned_run(args: argparse.Namespace, worker: str, flags: list) -> dict:
+    directory = tempfile.mkdtemp(prefix="ddprun_hang_bench_")
+    log = os.path.join(directory, "agent.log")
+    argv = [args.ddprun, "--standalone", "--nproc-per-node", "2"] + flags + [
+        "--max-restarts", "0", "--log-dir", os.path.join(directory, "logs"), "--python",
+        args.python, worker]
+    env = dict(worker_env(), HANG_BENCH_DIR=directory, HANG_BENCH_TICK=str(args.tick_s),
+               HANG_BENCH_LEARN=str(args.learn_s))
+    with open(log, "wb") as out:
+        code = subprocess.run(argv, stdout=out, stderr=out, env=env, timeout=args.timeout,
+                              stdin=subprocess.DEVNULL).returncode
+    silents = read_ints(directory, "silent")
+    if code != 1 or len(silents) != 2:
+        sys.exit(f"learned run: exit {code} (want 1: the stall), {len(silents)} silent stamps; "
+                 f"see {directory}")
+    silent = max(silents) / 1e9
+    logged = glog_stalled_time(log, silent)
+    with open(log, errors="replace") as f:
+        basis = LEARNED_BASIS.search(f.read())
+    shutil.rmtree(directory)
+    return {"detect_s": None if logged is None else logged - silent,
+            "basis": basis.group(1) if basis else "?"}
+
+
+def run_learned(args: argparse.Namespace, workdir: str) -> dict:
+    worker = os.path.join(workdir, "learn_worker.py")
+    with open(worker, "w") as f:
+        f.write(LEARN_WORKER)
+    results = {name: [learned_run(args, worker, flags) for _ in range(args.learned_runs)]
+               for name, flags in LEARNED_CONFIGS.items()}
+    print(f"  ddprun --standalone --nproc-per-node 2 FLAGS --max-restarts 0 --log-dir DIR "
+          f"--python {args.python} LEARN.py  (a line every {args.tick_s:g} s for "
+          f"{args.learn_s:g} s, then silent); median (min–max) over {args.learned_runs} runs")
+    print()
+    print("| configuration | flags | hang found after (s) | the stall line's basis (first run) |")
+    print("| --- | --- | ---: | --- |")
+    for name, rows in results.items():
+        values = [r["detect_s"] for r in rows if r["detect_s"] is not None]
+        print(f"| {name} | `{' '.join(LEARNED_CONFIGS[name])}` "
+              f"| {fmt_range(values) if values else 'n/a'} | {rows[0]['basis']} |")
+    print()
+    return results
 
 
 # name -> launcher prefix from (ddprun, python). Python workers (no --no_python): ddprun sets
@@ -350,6 +434,8 @@ def main() -> None:
         if not os.access(args.ddprun, os.X_OK):
             sys.exit(f"ddprun not found at {args.ddprun} (use --ddprun PATH)")
         raw["stall"] = run_stall(args, workdir)
+    if "learned" in parts:
+        raw["learned"] = run_learned(args, workdir)
     if "flood" in parts:
         raw["flood"] = run_flood(args, workdir)
     shutil.rmtree(workdir)

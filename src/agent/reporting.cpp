@@ -96,6 +96,13 @@ SupervisorHooks Reporter::hooks() {
     }
   };
   h.stacks_taken = [this](const StackReport& r) { on_stacks(r); };
+  h.stall_timeout_changed = [this](std::chrono::milliseconds timeout, const std::string& why) {
+    if (events_) {
+      events_->emit(
+          errors::event::stall_timeout,
+          {{"timeout_s", std::chrono::duration<double>(timeout).count()}, {"basis", why}});
+    }
+  };
   h.watchdog_expired = [this](const WorkerRanks& r, const TimerExpiry& e) {
     if (events_) {
       events_->watchdog_expired(r.local_rank, r.rank, e.pid, e.scope_id, e.signal);

@@ -20,7 +20,8 @@
 //     this round's workers are signalled: the FIFO is a file any local process may write to,
 //     and it must not become a way to kill arbitrary processes.
 //   - the stall watchdog (--stall-timeout): monitor() waits for events with a deadline at
-//     the last output / file-timer request plus the timeout (supervisor_hang.cpp).
+//     the last output / file-timer request plus the timeout (supervisor_hang.cpp); with
+//     `auto` it also wakes each sample interval to learn the gaps (stall_estimator.hpp).
 // monitor() consumes events until the round's outcome is known; next_step() (pure) decides
 // what follows. Stopping always signals whole process groups, including groups whose leader
 // already exited, and finishes only when every group is empty, so no grandchild survives.
@@ -145,6 +146,7 @@ Result<void> Supervisor::start_workers(const Round& round) {
   stall_.clear();
   job_stacks_.new_round();
   round_started_ = clock_.now();
+  stall_round_started();
   auto timer_file = start_watchdog();
   if (!timer_file) {
     return timer_file.error();
@@ -220,12 +222,9 @@ bool Supervisor::all_succeeded() const {
 
 asio::awaitable<Outcome> Supervisor::monitor() {
   while (true) {
-    auto next = co_await events_.pop_until(stall_deadline());
+    auto next = co_await events_.pop_until(watch_deadline());
     if (!next) {
-      if (clock_.now() >= stall_deadline()) {  // output may have come in meanwhile
-        stall_ = stall_reason();
-        stalled_at_ = clock_.wall_now();
-        spdlog::error("[{}] {}", cfg_.role, stall_);
+      if (found_stall()) {
         co_return Outcome::stalled;
       }
       continue;

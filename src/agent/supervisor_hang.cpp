@@ -3,7 +3,9 @@
 // Stall: the group is watched while one of its workers runs and was not asked to stop. Its
 // deadline is the latest of the round's start, the last byte any worker wrote to a stream the
 // agent reads (WorkerIo::last_output) and the last file-timer request (Watchdog::last_request),
-// plus --stall-timeout; monitor() waits for events until then.
+// plus --stall-timeout; monitor() waits for events until then. With `auto` the timeout is the
+// StallEstimator's (stall_estimator.hpp), which monitor() feeds a sample of the last progress
+// every sample_interval(); the rendezvous hands it the job's figures (adopt_stall_figures).
 //
 // Expired file timer: when its signal will end the worker, every rank's stack is taken first
 // (handle_timer_expired), the worker itself left to that signal.
@@ -28,13 +30,75 @@ std::string seconds_text(std::chrono::milliseconds d) {
 
 }  // namespace
 
+std::chrono::milliseconds Supervisor::stall_timeout() const {
+  return stall_est_ ? stall_est_->current().value : cfg_.stall_timeout;
+}
+
+std::optional<rdzv::StallFigures> Supervisor::stall_figures() const {
+  return stall_est_ ? std::optional(stall_est_->figures()) : std::nullopt;
+}
+
+void Supervisor::adopt_stall_figures(const rdzv::StallFigures& job) {
+  if (stall_est_) {
+    stall_est_->adopt(job);
+    note_stall_timeout();
+  }
+}
+
 util::SteadyTime Supervisor::stall_deadline() const {
   const bool watched = std::any_of(workers_.begin(), workers_.end(),
                                    [](const WorkerRecord& w) { return w.watched(); });
   if (cfg_.stall_timeout.count() <= 0 || !watched) {
     return util::SteadyTime::max();
   }
-  return std::max(round_started_, last_progress()) + cfg_.stall_timeout;
+  return std::max(round_started_, last_progress()) + stall_timeout();
+}
+
+/// monitor()'s wake-up: the stall deadline, or with `auto` the next sample if sooner.
+util::SteadyTime Supervisor::watch_deadline() const {
+  const auto deadline = stall_deadline();
+  return stall_est_ && deadline != util::SteadyTime::max() ? std::min(deadline, next_stall_sample_)
+                                                           : deadline;
+}
+
+/// At a wake-up without events: learns from the latest progress (auto), then whether the
+/// group stalled; output may have come in since the deadline was set.
+bool Supervisor::found_stall() {
+  const auto now = clock_.now();
+  if (stall_est_) {
+    stall_est_->observe(last_progress());
+    next_stall_sample_ = now + stall_est_->sample_interval();
+    note_stall_timeout();
+  }
+  if (now < stall_deadline()) {
+    return false;
+  }
+  stall_ = stall_reason();
+  stalled_at_ = clock_.wall_now();
+  spdlog::error("[{}] {}", cfg_.role, stall_);
+  return true;
+}
+
+void Supervisor::stall_round_started() {
+  if (stall_est_) {
+    stall_est_->round_started(round_started_);
+    next_stall_sample_ = round_started_ + stall_est_->sample_interval();
+    note_stall_timeout();
+  }
+}
+
+/// Logs the learned timeout (and tells the hooks) when it changed notably: not per sample.
+void Supervisor::note_stall_timeout() {
+  const auto now = stall_est_->current();
+  if (stall_logged_ && !is_notable_change(*stall_logged_, now)) {
+    return;
+  }
+  stall_logged_ = now;
+  const auto why = stall_est_->explain() + stall_est_->learned_text();
+  spdlog::info("[{}] stall timeout: {} ({})", cfg_.role, render_span(now.value), why);
+  if (hooks_.stall_timeout_changed) {
+    hooks_.stall_timeout_changed(now.value, why);
+  }
 }
 
 util::SteadyTime Supervisor::last_progress() const {
@@ -55,8 +119,15 @@ HealthSnapshot Supervisor::health() const {
 }
 
 std::string Supervisor::stall_reason() const {
-  return "worker group stalled: no output and no file-timer request for " +
-         seconds_text(cfg_.stall_timeout) + " s (--stall-timeout)";
+  const std::string head = "worker group stalled: no output and no file-timer request for ";
+  if (!stall_est_) {
+    return head + seconds_text(cfg_.stall_timeout) + " s (--stall-timeout)";
+  }
+  const bool started = last_progress() > round_started_;
+  const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
+      clock_.now() - std::max(round_started_, last_progress()));
+  return head + render_span(silent) + (started ? "" : " since the workers started") +
+         stall_est_->learned_text() + " (" + stall_est_->explain() + ")";
 }
 
 std::vector<StackTarget> Supervisor::stack_targets(pid_t keep_running) {

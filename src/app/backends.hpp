@@ -32,6 +32,7 @@ struct ElasticParts {
 
   void observe(RendezvousBackend::ProgressSource progress,
                RendezvousBackend::ExclusionListener excluded);
+  void share_stall(const rdzv::StallShare& share) const { dyn->set_stall_share(share); }
 };
 
 std::unique_ptr<RendezvousBackend> make_local_backend(asio::io_context& ctx,

@@ -62,6 +62,7 @@ class EtcdBackend final : public RendezvousBackend {
   void observe(const ProgressSource& progress, const ExclusionListener& excluded) override {
     parts_.observe(progress, excluded);
   }
+  void share_stall(const rdzv::StallShare& share) override { parts_.share_stall(share); }
 
  private:
   std::unique_ptr<etcd::Client> etcd_;  ///< declared first: outlives the rest

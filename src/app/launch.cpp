@@ -122,6 +122,20 @@ std::function<std::optional<rdzv::WallMs>()> progress_source(const agent::Superv
   };
 }
 
+/// With --stall-timeout auto: the supervisor's figures go to the round's other members, and
+/// their maximum comes back (rdzv/stall_figures.hpp).
+rdzv::StallShare stall_share(agent::Supervisor& supervisor) {
+  return rdzv::StallShare{
+      [&supervisor]() -> std::optional<rdzv::NodeStall> {
+        auto figures = supervisor.stall_figures();
+        if (!figures) {
+          return std::nullopt;
+        }
+        return rdzv::NodeStall{supervisor.stall_timeout(), *figures};
+      },
+      [&supervisor](const rdzv::StallFigures& job) { supervisor.adopt_stall_figures(job); }};
+}
+
 /// The guardian kills the workers' groups (grandchildren included) if this agent is killed.
 process::Guardian start_guardian() {
   auto guardian = process::Guardian::start();
@@ -176,6 +190,9 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, agent::WorkerEnvPla
   backend->observe(
       progress_source(supervisor, clock),
       [&reporter](const rdzv::Exclusion& e, bool self) { reporter.on_exclusion(e, self); });
+  if (cfg.stall_auto) {
+    backend->share_stall(stall_share(supervisor));
+  }
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
                util::quoted(cfg.training_script), backend->rendezvous().describe(),
                cfg.max_restarts);

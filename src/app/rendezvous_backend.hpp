@@ -17,6 +17,7 @@
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/agent/stack_exchange.hpp"
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/rdzv/stall_figures.hpp"
 #include "ddprun/rdzv/state.hpp"
 #include "ddprun/util/clock.hpp"
 
@@ -40,6 +41,9 @@ class RendezvousBackend {
   virtual agent::StackExchange* peers() { return nullptr; }
   /// Publishes this node's progress and reports left-out nodes (backends with peers).
   virtual void observe(const ProgressSource& /*progress*/, const ExclusionListener& /*excluded*/) {}
+  /// With --stall-timeout auto: shares what this node learned with the round's other members
+  /// and hands it back their maximum (backends with peers; a node alone keeps its own).
+  virtual void share_stall(const rdzv::StallShare& /*share*/) {}
 };
 
 /// Throws Fatal when a store cannot be hosted, or (etcd-v3) when no etcd member answered

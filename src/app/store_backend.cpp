@@ -170,6 +170,7 @@ class StoreBackend final : public RendezvousBackend {
   void observe(const ProgressSource& progress, const ExclusionListener& excluded) override {
     parts_.observe(progress, excluded);
   }
+  void share_stall(const rdzv::StallShare& share) override { parts_.share_stall(share); }
 
  private:
   std::unique_ptr<store::Server> server_;  ///< the rendezvous store, when this agent hosts it

@@ -84,11 +84,31 @@ std::vector<FlagSpec> agent_extras() {
        .kind = FlagKind::valued,
        .default_value = "0",
        .env_var = "PET_STALL_TIMEOUT",
-       .metavar = "SECONDS",
+       .metavar = "TIMEOUT",
        .group = g,
        .help = "Treat the worker group as hung when for this long no worker wrote any output "
                "and no file-timer request arrived: take every rank's stack, then stop and restart "
-               "the group (within --max-restarts). 0 (the default) turns it off."},
+               "the group (within --max-restarts). 0 (the default) turns it off. auto or "
+               "auto:FACTOR learns it: FACTOR (default 5) times the longest silent gap seen "
+               "after the first progress (the maximum over the job's nodes, kept across "
+               "restarts), at least --stall-timeout-floor; --stall-startup-timeout applies "
+               "until then."},
+      {.dest = flag::k_stall_startup_timeout,
+       .spellings = {"--stall-startup-timeout", "--stall_startup_timeout"},
+       .kind = FlagKind::valued,
+       .default_value = "1800",
+       .metavar = "SECONDS",
+       .group = g,
+       .help = "With --stall-timeout auto: the timeout while ddprun learns, from the group's "
+               "start until it has made progress for this long (and at least FACTOR times the "
+               "longest start-up seen, before each round's first progress)."},
+      {.dest = flag::k_stall_timeout_floor,
+       .spellings = {"--stall-timeout-floor", "--stall_timeout_floor"},
+       .kind = FlagKind::valued,
+       .default_value = "60",
+       .metavar = "SECONDS",
+       .group = g,
+       .help = "With --stall-timeout auto: the learned timeout is never below this."},
       {.dest = flag::k_log_level,
        .spellings = {"--log-level", "--log_level"},
        .kind = FlagKind::valued,

@@ -11,6 +11,10 @@ using util::quoted;
 namespace {
 constexpr std::string_view k_nnodes_expected = "expected N or MIN:MAX (positive integers)";
 constexpr std::string_view k_endpoint_expected = "expected host[:port] with a port 0-65535";
+constexpr double k_stall_default_factor = 5.0;  // NVIDIA ft_launcher's safety factor
+constexpr double k_stall_max_factor = 1000.0;
+constexpr std::string_view k_stall_auto = "auto";
+constexpr std::string_view k_stall_auto_prefix = "auto:";
 }  // namespace
 
 bool is_host_text(std::string_view text) {
@@ -35,6 +39,26 @@ Result<NodeRange> parse_nnodes(std::string_view text) {
     return make_error(ErrorCode::usage, quoted(text) + ": MIN must not be greater than MAX");
   }
   return NodeRange{static_cast<int>(*lo), static_cast<int>(*hi)};
+}
+
+Result<StallTimeoutText> parse_stall_timeout(std::string_view text) {
+  const auto t = util::trim(text);
+  if (t == k_stall_auto) {
+    return StallTimeoutText{std::chrono::milliseconds(0), k_stall_default_factor};
+  }
+  if (util::starts_with(t, k_stall_auto_prefix)) {
+    auto factor = util::parse_double(t.substr(k_stall_auto_prefix.size()));
+    if (!factor || *factor < 1.0 || *factor > k_stall_max_factor) {
+      return make_error(ErrorCode::usage, "stall timeout " + quoted(text) +
+                                              ": FACTOR of auto:FACTOR must be 1 to 1000");
+    }
+    return StallTimeoutText{std::chrono::milliseconds(0), *factor};
+  }
+  auto seconds = util::parse_seconds(t);
+  if (!seconds) {
+    return seconds.error();
+  }
+  return StallTimeoutText{*seconds, std::nullopt};
 }
 
 Result<RdzvBackend> parse_rdzv_backend(std::string_view text) {

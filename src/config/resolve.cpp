@@ -121,6 +121,8 @@ class Resolver {
   Result<void> rendezvous();
   Result<void> worker_command();
   Result<void> supervision();
+  Result<void> stall_watch();
+  Result<std::chrono::milliseconds> positive_seconds(FlagKey dest);
   Result<void> agent_store();
   Result<void> logging();
   Result<void> worker_output();
@@ -407,12 +409,9 @@ Result<void> Resolver::supervision() {
   note(flag::k_start_method, cfg_.start_method);
   cfg_.stacks_on_failure = on(flag::k_stacks_on_failure);
   note(flag::k_stacks_on_failure, cfg_.stacks_on_failure ? "1" : "0");
-  auto stall = util::parse_seconds(text(flag::k_stall_timeout));
-  if (!stall || stall->count() < 0) {
-    return bad(flag::k_stall_timeout, "a non-negative number of seconds (0: off)");
+  if (auto ok = stall_watch(); !ok) {
+    return ok.error();
   }
-  cfg_.stall_timeout = *stall;
-  note(flag::k_stall_timeout, text(flag::k_stall_timeout));
   auto grace = util::parse_seconds(text(flag::k_shutdown_timeout));
   if (!grace) {
     return bad(flag::k_shutdown_timeout, "a non-negative number of seconds");
@@ -431,6 +430,47 @@ Result<void> Resolver::supervision() {
 // --agent-store, and torch >= 2.4's opt-out of TCPStore sharing (TORCH_DISABLE_SHARE_RDZV_TCP_STORE
 // =1): its dynamic (c10d) handler then gives the workers TORCHELASTIC_USE_AGENT_STORE=False;
 // the static backend always shares.
+/// --stall-timeout SECONDS, or auto[:FACTOR] with its start-up bound and floor, which only
+/// auto reads (given without it they are a usage error: they would change nothing).
+Result<void> Resolver::stall_watch() {
+  auto stall = parse_stall_timeout(text(flag::k_stall_timeout));
+  if (!stall) {
+    return bad(flag::k_stall_timeout,
+               "a non-negative number of seconds (0: off), auto or auto:FACTOR (FACTOR 1 to "
+               "1000)");
+  }
+  note(flag::k_stall_timeout, text(flag::k_stall_timeout));
+  auto startup = positive_seconds(flag::k_stall_startup_timeout);
+  auto floor = positive_seconds(flag::k_stall_timeout_floor);
+  if (!startup || !floor) {
+    return !startup ? startup.error() : floor.error();
+  }
+  note(flag::k_stall_startup_timeout, text(flag::k_stall_startup_timeout));
+  note(flag::k_stall_timeout_floor, text(flag::k_stall_timeout_floor));
+  if (!stall->auto_factor) {
+    for (auto key : {flag::k_stall_startup_timeout, flag::k_stall_timeout_floor}) {
+      if (at(key).origin != cli::Origin::default_value) {
+        return make_error(ErrorCode::usage, who(key) + " " + quoted(text(key)) +
+                                                ": only --stall-timeout auto reads it (it is " +
+                                                quoted(text(flag::k_stall_timeout)) + ")");
+      }
+    }
+    cfg_.stall_timeout = stall->fixed;
+    return {};
+  }
+  cfg_.stall_auto = StallAuto{*stall->auto_factor, *startup, *floor};
+  cfg_.stall_timeout = *startup;
+  return {};
+}
+
+Result<std::chrono::milliseconds> Resolver::positive_seconds(FlagKey dest) {
+  auto v = util::parse_seconds(text(dest));
+  if (!v || v->count() <= 0) {
+    return bad(dest, "a positive number of seconds");
+  }
+  return *v;
+}
+
 Result<void> Resolver::agent_store() {
   const auto& store = text(flag::k_agent_store);
   if (!is_choice(flag::k_agent_store, store)) {

@@ -59,10 +59,17 @@ asio::awaitable<void> DynamicRendezvous::beat_once() {
     pairs.emplace_back(progress_key(settings_.run_id, self_.id()),
                        render_progress_value(progress_source_()));
   }
+  const auto stall = stall_share_.mine ? stall_share_.mine() : std::nullopt;
+  if (stall) {
+    pairs.emplace_back(node_stall_key(settings_.run_id, self_.id()),
+                       encode_node_stall(stall->timeout, stall->figures));
+  }
   auto ok = co_await kv_.multi_set(std::move(pairs));
   if (!ok) {
     spdlog::warn("rendezvous {}: node {} has failed to send a keep-alive heartbeat: {}",
                  settings_.run_id, self_.id(), ok.error().message);
+  } else if (stall) {
+    co_await share_stall_figures(stall->figures);
   }
 }
 

@@ -39,7 +39,8 @@ bool is_node_own_key(std::string_view run_id, std::string_view key) {
     return false;
   }
   const std::string_view rest = key.substr(dir.size());
-  if (rest.substr(0, 3) == "hb/" || rest.substr(0, 9) == "progress/") {
+  if (rest.substr(0, 3) == "hb/" || rest.substr(0, 9) == "progress/" ||
+      rest.substr(0, 6) == "stall/") {
     return true;
   }
   const auto slash = rest.find('/');

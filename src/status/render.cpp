@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 
 namespace ddprun::status {
 namespace {
@@ -36,6 +37,19 @@ std::string heartbeat_text(const Snapshot& s, const std::string& id, rdzv::WallM
 std::string progress_text(const Snapshot& s, const std::string& id, rdzv::WallMs now) {
   const auto it = s.progress.find(id);
   return it == s.progress.end() ? k_none : render_elapsed(it->second, now);
+}
+
+std::optional<double> stall_seconds(const Snapshot& s, const std::string& id) {
+  const auto it = s.stall_timeouts.find(id);
+  if (it == s.stall_timeouts.end()) {
+    return std::nullopt;
+  }
+  return static_cast<double>(it->second.count()) / k_ms_per_s;
+}
+
+std::string stall_text(const Snapshot& s, const std::string& id) {
+  const auto seconds = stall_seconds(s, id);
+  return seconds ? fmt::format("{:.0f}s", *seconds) : k_none;
 }
 
 /// `key_ms` (the time) and `key_age` (seconds before `now`) of `id` in `times`, null if absent.
@@ -123,13 +137,20 @@ std::string participants_section(const Snapshot& s, rdzv::WallMs now) {
   if (s.nodes.empty()) {
     return out;
   }
+  const bool learned = !s.stall_timeouts.empty();
   std::vector<Row> rows{
       {"RANK", "NODE", "ADDR", "PID", "NPROC", "ROLE", "HEARTBEAT", "LAST PROGRESS"}};
+  if (learned) {
+    rows.back().emplace_back("STALL TIMEOUT");
+  }
   for (std::size_t i = 0; i < s.nodes.size(); ++i) {
     const auto& n = s.nodes[i];
     rows.push_back({is_complete(s) ? std::to_string(i) : k_none, n.id(), n.addr,
                     std::to_string(n.pid), std::to_string(n.nproc), n.role,
                     heartbeat_text(s, n.id(), now), progress_text(s, n.id(), now)});
+    if (learned) {
+      rows.back().push_back(stall_text(s, n.id()));
+    }
   }
   return out + render_rows(rows);
 }
@@ -158,6 +179,8 @@ json node_json(const Snapshot& s, const rdzv::NodeDesc& n, rdzv::WallMs now) {
   j["node_index"] = n.node_index ? json(*n.node_index) : json(nullptr);
   put_time(j, s.heartbeats, n.id(), now, "last_heartbeat_ms", "heartbeat_age_s");
   put_time(j, s.progress, n.id(), now, "last_progress_ms", "progress_age_s");
+  const auto stall = stall_seconds(s, n.id());
+  j["stall_timeout_s"] = stall ? json(*stall) : json(nullptr);
   return j;
 }
 

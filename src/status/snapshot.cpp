@@ -1,8 +1,9 @@
-// read_snapshot: the header, then the round's nodes, then two keys per node, each step one
+// read_snapshot: the header, then the round's nodes, then three keys per node, each step one
 // Reader::multi_get.
 
 #include "ddprun/status/snapshot.hpp"
 
+#include "ddprun/rdzv/stall_figures.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <algorithm>
@@ -57,25 +58,32 @@ Result<std::vector<rdzv::NodeDesc>> read_nodes(Reader& reader, const std::string
   return text->empty() ? std::vector<rdzv::NodeDesc>{} : rdzv::decode_members(*text);
 }
 
-/// Each node's heartbeat and last progress, in one pass over 2 keys per node.
+/// Each node's heartbeat, last progress and learned stall timeout, in one pass over 3 keys per
+/// node.
 Result<void> read_times(Reader& reader, const std::string& id, Snapshot& snap) {
+  constexpr std::size_t k_per_node = 3;
   std::vector<std::string> keys;
-  keys.reserve(2 * snap.nodes.size());
+  keys.reserve(k_per_node * snap.nodes.size());
   for (const auto& n : snap.nodes) {
     keys.push_back(rdzv::heartbeat_key(id, n.id()));
     keys.push_back(rdzv::progress_key(id, n.id()));
+    keys.push_back(rdzv::node_stall_key(id, n.id()));
   }
   auto texts = reader.multi_get(std::move(keys));
   if (!texts) {
     return texts.error();
   }
-  for (std::size_t i = 0; i < snap.nodes.size() && 2 * i + 1 < texts->size(); ++i) {
+  for (std::size_t i = 0; i < snap.nodes.size() && k_per_node * i + 2 < texts->size(); ++i) {
     const std::string node = snap.nodes[i].id();
-    if (auto ms = rdzv::parse_heartbeat((*texts)[2 * i])) {
+    const std::size_t at = k_per_node * i;
+    if (auto ms = rdzv::parse_heartbeat((*texts)[at])) {
       snap.heartbeats[node] = *ms;
     }
-    if (auto ms = rdzv::parse_progress_value((*texts)[2 * i + 1])) {
+    if (auto ms = rdzv::parse_progress_value((*texts)[at + 1])) {
       snap.progress[node] = *ms;
+    }
+    if (auto stall = rdzv::decode_node_stall((*texts)[at + 2])) {
+      snap.stall_timeouts[node] = stall->timeout;
     }
   }
   return {};

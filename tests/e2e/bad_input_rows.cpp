@@ -95,6 +95,13 @@ const std::vector<OptionRow>& option_rows() {
       {"crash_loop_limit", "-1", "expected a non-negative count (0: off)"},
       {"crash_loop_window", "0", "expected a positive number of seconds"},
       {"crash_loop_window", "x", "expected a positive number of seconds"},
+      {"stall_timeout", "auto:0", "FACTOR 1 to 1000"},
+      {"stall_timeout", "auto:x", "FACTOR 1 to 1000"},
+      {"stall_timeout", "automatic", "auto or auto:FACTOR"},
+      {"stall_startup_timeout", "0", "expected a positive number of seconds"},
+      {"stall_startup_timeout", "600", "only --stall-timeout auto reads it"},
+      {"stall_timeout_floor", "x", "expected a positive number of seconds"},
+      {"stall_timeout_floor", "30", "only --stall-timeout auto reads it"},
   };
   return rows;
 }

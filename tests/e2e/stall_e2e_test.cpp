@@ -155,3 +155,51 @@ TEST(MultinodeStallE2E, ReportOfTheDetectingNodeNamesTheStuckRankOnTheOtherNode)
       << agents.all_logs();
   EXPECT_TRUE(contains(agents.out(0) + agents.out(1), "sum 2")) << agents.all_logs();
 }
+
+// --stall-timeout auto, with a start-up bound and a floor small enough for a test: the agent
+// learns the gaps of 30 healthy gloo steps, then finds the silent hang on the learned value,
+// reports how it came about, takes every rank's stack and restarts.
+TEST(StallAutoE2E, GlooHangIsFoundOnTheLearnedTimeout) {
+  if (!have_torch()) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
+  }
+  auto dir = make_temp_dir("ddprun-stall-auto-");
+  auto r = run_ddprun({"--stall-timeout", "auto", "--stall-startup-timeout", "4",
+                       "--stall-timeout-floor", "2", "--max-restarts", "1", "--python",
+                       "/usr/bin/python3", "--log-level", "INFO", "--log-dir", dir + "/logs",
+                       "--events-file", dir + "/events.jsonl",
+                       source_path("tests/support/workers/stall_learned.py")});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("worker group stalled: no output and no file-timer request for [0-9.]+ "
+                        "s; longest gap in [0-9.]+ s of healthy running: [0-9.]+ s "
+                        "\\(--stall-timeout auto: ")))
+      << r.err;
+  EXPECT_FALSE(std::regex_search(r.err, std::regex("worker group stalled[^\n]*start-up bound")))
+      << "it stalled on the learned value, not the start-up bound: " << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("rank 1: wait_for_data \\(stall_learned\\.py:")))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, "stall timeout: 4 s (--stall-timeout auto: the start-up bound"))
+      << "INFO says the value at the start: " << r.err;
+  const auto events = read_file(dir + "/events.jsonl");
+  EXPECT_TRUE(contains(events, "\"event\":\"stall_timeout\"")) << events;
+  EXPECT_TRUE(contains(events, "\"event\":\"stall\"")) << events;
+  EXPECT_TRUE(contains(r.out, "sum 2\n")) << "the restarted group finished: " << r.out;
+}
+
+// PET_STALL_TIMEOUT=auto, a shell worker (no torch): 3 s of lines, then silence.
+TEST(StallAutoE2E, EnvironmentTurnsItOnAndASilentWorkerIsStopped) {
+  auto dir = make_temp_dir("ddprun-stall-auto-");
+  auto script = dir + "/w.sh";
+  std::ofstream(script) << "#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do echo "
+                           "step $i; sleep 0.2; done\nexec /bin/sleep 60\n";
+  fs::permissions(script, fs::perms::owner_all);
+  auto r = run_ddprun({"--no-python", "--stall-startup-timeout", "2", "--stall-timeout-floor", "1",
+                       "--max-restarts", "0", script},
+                      {{"PET_STALL_TIMEOUT", "auto"}});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "worker group stalled: no output and no file-timer request for "))
+      << r.err;
+  EXPECT_TRUE(contains(r.err, " of healthy running: ")) << r.err;
+  EXPECT_TRUE(contains(r.out, "step 15\n")) << "the workers ran before the silence: " << r.out;
+}

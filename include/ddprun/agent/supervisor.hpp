@@ -8,6 +8,7 @@
 #include "ddprun/agent/policy.hpp"
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/agent/stack_exchange.hpp"
+#include "ddprun/agent/stall_estimator.hpp"
 #include "ddprun/agent/worker_env.hpp"
 #include "ddprun/agent/worker_state.hpp"
 #include "ddprun/config/launch_config.hpp"
@@ -52,6 +53,10 @@ struct SupervisorHooks {
   /// Stacks were taken (a stall, an expired timer, a failure with --stacks-on-failure, or a
   /// peer's request): this node's, or the whole job's when this node asked.
   std::function<void(const StackReport&)> stacks_taken;
+  /// With --stall-timeout auto: the timeout changed notably (stall_estimator.hpp); `why` says
+  /// how it came about ("--stall-timeout auto: 5 × 58 s; longest gap in ...").
+  std::function<void(std::chrono::milliseconds timeout, const std::string& why)>
+      stall_timeout_changed;
 };
 
 /// Drives the OS only through its seams: `launcher` (spawn, signal, reap, group liveness),
@@ -85,6 +90,14 @@ class Supervisor {
   /// it got (the epoch: none yet). The stall watchdog and `ddprun status` read it.
   util::SteadyTime last_progress() const;
 
+  /// The stall timeout that applies now (0: off); with `auto`, the learned one.
+  std::chrono::milliseconds stall_timeout() const;
+  /// With --stall-timeout auto, what this node learned (merged with the job's), for the
+  /// rendezvous to combine; nullopt otherwise.
+  std::optional<rdzv::StallFigures> stall_figures() const;
+  /// The job's figures, the maximum over the round's members (ignored without auto).
+  void adopt_stall_figures(const rdzv::StallFigures& job);
+
   /// What the health-check endpoint reports now (health.hpp): the phase, the group's restart
   /// count, the running workers and, while they run, the seconds since their last progress.
   HealthSnapshot health() const;
@@ -114,6 +127,10 @@ class Supervisor {
   asio::awaitable<void> stop_workers(int first_signal);
   // Hangs (supervisor_hang.cpp).
   util::SteadyTime stall_deadline() const;
+  util::SteadyTime watch_deadline() const;
+  bool found_stall();
+  void stall_round_started();
+  void note_stall_timeout();
   std::string stall_reason() const;
   std::vector<StackTarget> stack_targets(pid_t keep_running = 0);
   asio::awaitable<void> take_stacks(std::string reason, bool stall, pid_t keep_running = 0);
@@ -160,6 +177,9 @@ class Supervisor {
   int restart_count_ = 0;             ///< of the group being joined or run
   std::string stall_;                 ///< why the current round stalled ("" if it did not)
   std::chrono::system_clock::time_point stalled_at_{};
+  std::optional<StallEstimator> stall_est_ = make_stall_estimator(cfg_.stall_auto);
+  std::optional<StallTimeout> stall_logged_;  ///< the value last logged (auto)
+  util::SteadyTime next_stall_sample_{};
 };
 
 }  // namespace ddprun::agent

@@ -75,6 +75,8 @@ inline constexpr FlagKey k_stacks_on_failure{"stacks_on_failure"};
 inline constexpr FlagKey k_stall_timeout{"stall_timeout"};
 inline constexpr FlagKey k_crash_loop_limit{"crash_loop_limit"};
 inline constexpr FlagKey k_crash_loop_window{"crash_loop_window"};
+inline constexpr FlagKey k_stall_startup_timeout{"stall_startup_timeout"};
+inline constexpr FlagKey k_stall_timeout_floor{"stall_timeout_floor"};
 inline constexpr FlagKey k_log_level{"log_level"};
 inline constexpr FlagKey k_omp_threads{"omp_threads"};
 inline constexpr FlagKey k_pin_gpus{"pin_gpus"};

@@ -31,6 +31,21 @@ struct Endpoint {
   int port = 0;
 };
 
+/// `--stall-timeout auto[:FACTOR]`: the timeout is learned from the workers' progress
+/// (docs/reliability.md, "The learned stall timeout").
+struct StallAuto {
+  double factor = 5.0;  ///< FACTOR: the timeout is this many times the longest healthy gap
+  /// --stall-startup-timeout: the timeout until the group has made progress for this long.
+  std::chrono::milliseconds startup{1800000};
+  std::chrono::milliseconds floor{60000};  ///< --stall-timeout-floor: the least learned timeout
+};
+
+/// `--stall-timeout` text: SECONDS (0: off), `auto` or `auto:FACTOR`.
+struct StallTimeoutText {
+  std::chrono::milliseconds fixed{0};  ///< SECONDS; 0 for `auto`
+  std::optional<double> auto_factor;   ///< set for `auto` (5) and `auto:FACTOR`
+};
+
 enum class AgentStore { automatic, on, off };
 
 /// --rdzv-backend: static (ranks from --node-rank, the store at --master-addr:--master-port),
@@ -175,8 +190,10 @@ struct LaunchConfig {
   std::string events_file;
   bool stacks_on_failure = false;
   /// --stall-timeout: the group is hung after this long without output or a file-timer
-  /// request; 0 is off.
+  /// request; 0 is off. With `auto` it is the start-up bound (stall_auto.startup), which the
+  /// learned value replaces once it settles (agent/stall_estimator.hpp).
   std::chrono::milliseconds stall_timeout{0};
+  std::optional<StallAuto> stall_auto;  ///< --stall-timeout auto[:FACTOR]
   AgentStore agent_store = AgentStore::automatic;
   std::string training_script;
   std::vector<std::string> training_script_args;
@@ -199,6 +216,9 @@ Result<LaunchConfig> resolve(const cli::ParsedArgs& args, const util::Env& env,
 /// or environment variable the text came from.
 /// `--nnodes` text: "N" or "MIN:MAX" with 0 < MIN <= MAX.
 Result<NodeRange> parse_nnodes(std::string_view text);
+/// `--stall-timeout` text: a non-negative number of seconds, `auto` or `auto:FACTOR` with
+/// 1 <= FACTOR <= 1000 (a factor below 1 could stop a group for a gap it already came through).
+Result<StallTimeoutText> parse_stall_timeout(std::string_view text);
 /// `--rdzv-conf` text: "k1=v1,k2=v2" (keys and values stripped, neither may be empty).
 Result<std::map<std::string, std::string>> parse_rdzv_conf(std::string_view text);
 /// A host name or address as the endpoints accept it: letters, digits, '.', '-', '_', ':'.

@@ -26,6 +26,8 @@ inline constexpr std::string_view stop = "stop";
 inline constexpr std::string_view result = "result";
 inline constexpr std::string_view stacks = "stacks";
 inline constexpr std::string_view stall = "stall";
+/// --stall-timeout auto: the learned timeout changed (`timeout_s`, `basis`: how it came about).
+inline constexpr std::string_view stall_timeout = "stall_timeout";
 inline constexpr std::string_view excluded = "excluded";
 inline constexpr std::string_view crash_loop = "crash_loop";
 }  // namespace event

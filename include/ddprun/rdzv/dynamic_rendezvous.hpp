@@ -7,6 +7,7 @@
 #include "ddprun/rdzv/exclusion.hpp"
 #include "ddprun/rdzv/kv.hpp"
 #include "ddprun/rdzv/stacks.hpp"
+#include "ddprun/rdzv/stall_figures.hpp"
 #include "ddprun/util/clock.hpp"
 
 #include <functional>
@@ -147,6 +148,11 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   /// When this node's workers last made progress (wall ms; nullopt: unknown or no workers).
   /// Each heartbeat then also writes it (progress_key) in the same request.
   void set_progress_source(std::function<std::optional<WallMs>()> source);
+  /// With --stall-timeout auto: each heartbeat also writes this node's timeout and figures
+  /// (node_stall_key) and, once it is in a round, raises the round's maximum (round_stall_key)
+  /// to them and hands that to `share.adopt`: one more read per keep-alive, and a write only
+  /// when this node learned more than the round knew (stall_figures.hpp).
+  void set_stall_share(StallShare share) { stall_share_ = std::move(share); }
 
   const NodeDesc& self() const { return self_; }
   const RdzvSettings& settings() const { return settings_; }
@@ -178,6 +184,7 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   asio::awaitable<Result<RoundResult>> join();
   asio::awaitable<Error> join_failed(const RoundHeader& h, JoinStep step);
   asio::awaitable<void> log_progress(const RoundHeader& h);
+  asio::awaitable<void> share_stall_figures(StallFigures mine);
   /// Who took a slot of a round: counts, and the nodes of the first k_max_named_ids slots.
   struct Arrivals {
     int live = 0;   ///< slots taken minus withdrawn
@@ -247,6 +254,7 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   int stacks_round_ = -1;  ///< the round of stacks_seen_
   int stacks_seen_ = 0;
   std::function<std::optional<WallMs>()> progress_source_;
+  StallShare stall_share_;
   std::vector<Exclusion> exclusions_seen_;  ///< the header's, as last read
   std::function<void(const Exclusion&)> exclusion_listener_;
 };

@@ -4,6 +4,7 @@
 
 #include "ddprun/rdzv/state.hpp"
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct Snapshot {
   /// When each node's workers last made progress, by NodeDesc::id(); a node that knows none
   /// (or whose agent does not say) is absent.
   std::map<std::string, rdzv::WallMs> progress;
+  /// The stall timeout each node applies now, by NodeDesc::id(): only nodes under
+  /// --stall-timeout auto say it (rdzv/stall_figures.hpp).
+  std::map<std::string, std::chrono::milliseconds> stall_timeouts;
 };
 
 /// "3.2s ago" for a heartbeat at `then` seen at `now` (milliseconds since the epoch); a
@@ -31,12 +35,13 @@ std::string render_elapsed(rdzv::WallMs then, rdzv::WallMs now);
 
 /// The table: a summary line (round, phase, open/closed), the last reported failure and the
 /// last membership change, then the nodes in group-rank order with address, pid, nproc, role,
-/// heartbeat age and how long ago their workers last made progress ("-": unknown), and the
-/// waiting nodes. Ends with a newline.
+/// heartbeat age and how long ago their workers last made progress ("-": unknown), a STALL
+/// TIMEOUT column when a node says its learned one (--stall-timeout auto), and the waiting
+/// nodes. Ends with a newline.
 std::string render_status_table(const Snapshot& snap, rdzv::WallMs now);
 
-/// The same facts as one JSON object (one line, sorted keys), heartbeat and progress ages in
-/// seconds.
+/// The same facts as one JSON object (one line, sorted keys), heartbeat and progress ages and
+/// the learned stall timeout (`stall_timeout_s`, null unless learned) in seconds.
 std::string render_status_json(const Snapshot& snap, rdzv::WallMs now);
 
 }  // namespace ddprun::status

@@ -237,6 +237,9 @@ class SupervisorTest : public ::testing::Test {
     };
     hooks.stacks_taken = [&](const StackReport& r) { reports_.push_back(r); };
     hooks.gave_up = [&](const std::string& reason) { gave_up_.push_back(reason); };
+    hooks.stall_timeout_changed = [&](std::chrono::milliseconds v, const std::string& why) {
+      stall_changes_.emplace_back(v, why);
+    };
     auto supervisor = std::make_unique<Supervisor>(ctx_, cfg_, util::Env{}, launcher_, clock_,
                                                    rdzv_, io_, std::move(hooks));
     supervisor->set_watchdog(watchdog_);
@@ -268,6 +271,8 @@ class SupervisorTest : public ::testing::Test {
   Watchdog* watchdog_ = nullptr;  ///< set to &timers_ to arm the fake watchdog
   FakeWatchdog timers_;
   std::vector<std::pair<int, std::string>> watchdog_hits_;  ///< (local_rank, scope)
+  /// What stall_timeout_changed said, in order (--stall-timeout auto).
+  std::vector<std::pair<std::chrono::milliseconds, std::string>> stall_changes_;
   std::vector<StackReport> reports_;
   std::vector<std::string> gave_up_;
 };
@@ -614,6 +619,79 @@ TEST_F(SupervisorTest, OutputKeepsTheStallWatchdogQuiet) {
   int rc = run([&](int, const std::vector<pid_t>&) { talk(12); });  // 1.2 s of output
   EXPECT_EQ(rc, 0);
   EXPECT_TRUE(capture_.captured.empty());
+}
+
+/// --stall-timeout auto as resolve() sets it, with bounds small enough for a test.
+void learn_stall_timeout(config::LaunchConfig& cfg) {
+  cfg.stall_auto = config::StallAuto{5.0, 1s, 300ms};
+  cfg.stall_timeout = cfg.stall_auto->startup;
+}
+
+/// Plays a worker that prints every 50 ms, `lines` times, then falls silent (`then` runs).
+class Chatter {
+ public:
+  Chatter(asio::io_context& ctx, const util::Clock& clock, SilentIo& io)
+      : timer_(ctx), clock_(clock), io_(io) {}
+  void talk(int lines, std::function<void()> then) {
+    io_.last = clock_.now();
+    if (lines == 0) {
+      if (then) {
+        then();
+      }
+      return;
+    }
+    timer_.expires_after(50ms);
+    timer_.async_wait([this, lines, then = std::move(then)](const boost::system::error_code&) {
+      talk(lines - 1, then);
+    });
+  }
+
+ private:
+  asio::steady_timer timer_;
+  const util::Clock& clock_;
+  SilentIo& io_;
+};
+
+TEST_F(SupervisorTest, AutoStallLearnsTheGapsThenStopsASilentGroup) {
+  configure(2, 0);
+  learn_stall_timeout(cfg_);
+  Chatter chatter(ctx_, clock_, io_);
+  int rc = run([&](int, const std::vector<pid_t>&) { chatter.talk(30, nullptr); });  // 1.5 s
+  EXPECT_EQ(rc, 1);
+  ASSERT_EQ(failures_.size(), 1U);
+  const auto& why = failures_[0].reason;
+  EXPECT_TRUE(contains(why, "worker group stalled: no output and no file-timer request for "))
+      << why;
+  EXPECT_TRUE(contains(why, " of healthy running: ")) << why;
+  EXPECT_TRUE(contains(why, "(--stall-timeout auto: ")) << why;
+  EXPECT_FALSE(contains(why, "start-up bound")) << "it stalled on the learned value: " << why;
+  ASSERT_EQ(capture_.reasons.size(), 1U);  // every rank's stack first, as for a fixed timeout
+  ASSERT_GE(stall_changes_.size(), 2U);
+  EXPECT_EQ(stall_changes_.front().first, 1s);
+  EXPECT_TRUE(contains(stall_changes_.front().second, "until the first progress"));
+  EXPECT_LT(stall_changes_.back().first, 1s) << stall_changes_.back().second;
+}
+
+TEST_F(SupervisorTest, AutoStallKeepsWhatItLearnedAcrossARestart) {
+  configure(1, 1);
+  learn_stall_timeout(cfg_);
+  Chatter chatter(ctx_, clock_, io_);
+  std::size_t changes_before_restart = 0;
+  int rc = run([&](int round, const std::vector<pid_t>& pids) {
+    if (round == 0) {
+      chatter.talk(30, nullptr);  // learns, then stalls
+      return;
+    }
+    changes_before_restart = stall_changes_.size();
+    chatter.talk(4, [&, pid = pids[0]] { launcher_.exit_with(pid, 0); });
+  });
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(rdzv_.joins, (std::vector<int>{0, 1}));
+  ASSERT_GT(stall_changes_.size(), changes_before_restart);
+  for (auto i = changes_before_restart; i < stall_changes_.size(); ++i) {
+    EXPECT_FALSE(contains(stall_changes_[i].second, "until 1 s of healthy running"))
+        << "the restart forgot what was learned: " << stall_changes_[i].second;
+  }
 }
 
 TEST_F(SupervisorTest, ExpiredTimerTakesEveryStackBeforeItsSignal) {

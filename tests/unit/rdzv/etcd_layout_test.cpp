@@ -1,5 +1,6 @@
 #include "ddprun/rdzv/etcd_layout.hpp"
 
+#include "ddprun/rdzv/stall_figures.hpp"
 #include "ddprun/rdzv/state.hpp"
 
 #include <gtest/gtest.h>
@@ -27,6 +28,7 @@ TEST(EtcdLayout, AGenerationKeyNamesAPositiveInteger) {
 TEST(EtcdLayout, OnlyANodesOwnKeysCarryItsLease) {
   EXPECT_TRUE(is_node_own_key("j", heartbeat_key("j", "a_1_0")));
   EXPECT_TRUE(is_node_own_key("j", progress_key("j", "a_1_0")));
+  EXPECT_TRUE(is_node_own_key("j", node_stall_key("j", "a_1_0")));
   EXPECT_TRUE(is_node_own_key("j", slot_key("j", 12, 3)));
   EXPECT_FALSE(is_node_own_key("j", state_key("j")));
   EXPECT_FALSE(is_node_own_key("j", slots_key("j", 12)));
@@ -34,6 +36,7 @@ TEST(EtcdLayout, OnlyANodesOwnKeysCarryItsLease) {
   EXPECT_FALSE(is_node_own_key("j", members_key("j", 12)));
   EXPECT_FALSE(is_node_own_key("j", gone_key("j", 12)));
   EXPECT_FALSE(is_node_own_key("j", stacks_request_key("j", 2)));
+  EXPECT_FALSE(is_node_own_key("j", round_stall_key("j", 2)));  // the round's, not one node's
   EXPECT_FALSE(is_node_own_key("other", heartbeat_key("j", "a_1_0")));
 }
 

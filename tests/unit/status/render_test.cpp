@@ -33,6 +33,7 @@ Snapshot running_snapshot() {
   s.heartbeats[a.id()] = k_now - 3'200;
   s.heartbeats[b.id()] = k_now + 500;    // clock skew
   s.progress[a.id()] = k_now - 185'400;  // b's agent says nothing about its workers
+  s.stall_timeouts[a.id()] = std::chrono::milliseconds(290'000);  // a learns it: auto
   return s;
 }
 
@@ -58,9 +59,9 @@ TEST(StatusRender, CompleteRoundTableMatchesGolden) {
 last failure: round 0, root cause 10.0.0.1_4242_0: rank 9 failed (exitcode: 1)
 excluded: 10.0.0.9_5_0 after 2 failed rounds in a row (last in round 0: rank 20 failed (exitcode: 1))
 participants: 2 nodes, 12 workers
-  RANK  NODE             ADDR       PID   NPROC  ROLE     HEARTBEAT  LAST PROGRESS
-  0     10.0.0.22_77_0   10.0.0.22  77    4      default  0.0s ago   -
-  1     10.0.0.1_4242_0  10.0.0.1   4242  8      default  3.2s ago   3m05s ago
+  RANK  NODE             ADDR       PID   NPROC  ROLE     HEARTBEAT  LAST PROGRESS  STALL TIMEOUT
+  0     10.0.0.22_77_0   10.0.0.22  77    4      default  0.0s ago   -              -
+  1     10.0.0.1_4242_0  10.0.0.1   4242  8      default  3.2s ago   3m05s ago      290s
 waiting: 1 nodes
   10.0.0.3_9_0
 )";
@@ -132,11 +133,11 @@ TEST(StatusRender, JsonMatchesGolden) {
       {"rank": 0, "id": "10.0.0.22_77_0", "addr": "10.0.0.22", "pid": 77, "local_id": 0,
        "nproc": 4, "role": "default", "endpoint_host": true, "node_index": null,
        "last_heartbeat_ms": 1700000010500, "heartbeat_age_s": 0.0,
-       "last_progress_ms": null, "progress_age_s": null},
+       "last_progress_ms": null, "progress_age_s": null, "stall_timeout_s": null},
       {"rank": 1, "id": "10.0.0.1_4242_0", "addr": "10.0.0.1", "pid": 4242, "local_id": 0,
        "nproc": 8, "role": "default", "endpoint_host": false, "node_index": null,
        "last_heartbeat_ms": 1700000006800, "heartbeat_age_s": 3.2,
-       "last_progress_ms": 1699999824600, "progress_age_s": 185.4}],
+       "last_progress_ms": 1699999824600, "progress_age_s": 185.4, "stall_timeout_s": 290.0}],
     "waiting": 1,
     "waiting_ids": ["10.0.0.3_9_0"]
   })J");

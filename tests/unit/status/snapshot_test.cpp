@@ -2,6 +2,8 @@
 // a joining round, and how a missing or unreadable state and a failing reader come out.
 #include "ddprun/status/snapshot.hpp"
 
+#include "ddprun/rdzv/stall_figures.hpp"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -60,6 +62,7 @@ TEST(StatusSnapshot, CompleteRoundReadsItsMembersAndTheirTimes) {
   reader.data[rdzv::progress_key(k_id, a.id())] = "1699999990000";
   reader.data[rdzv::heartbeat_key(k_id, b.id())] = "1700000000500";
   reader.data[rdzv::progress_key(k_id, b.id())] = rdzv::k_progress_unknown;
+  reader.data[rdzv::node_stall_key(k_id, a.id())] = "290000 41000 58000 7500000";
   auto snap = read_snapshot(reader, k_id);
   ASSERT_TRUE(snap) << snap.error().message;
   ASSERT_TRUE(*snap);
@@ -69,6 +72,8 @@ TEST(StatusSnapshot, CompleteRoundReadsItsMembersAndTheirTimes) {
   EXPECT_EQ((*snap)->heartbeats.at(b.id()), 1700000000500);
   EXPECT_EQ((*snap)->progress.at(a.id()), 1699999990000);
   EXPECT_EQ((*snap)->progress.count(b.id()), 0U) << "'-': the node knows no progress";
+  EXPECT_EQ((*snap)->stall_timeouts.at(a.id()), std::chrono::milliseconds(290000));
+  EXPECT_EQ((*snap)->stall_timeouts.count(b.id()), 0U) << "b does not learn its timeout";
 }
 
 TEST(StatusSnapshot, JoiningRoundReadsTheSlotCounterAndLeavesWithdrawnSlotsOut) {
