@@ -220,7 +220,13 @@ bool Supervisor::all_succeeded() const {
 
 asio::awaitable<Outcome> Supervisor::monitor() {
   while (true) {
-    auto next = co_await events_.pop_until(stall_deadline());
+    auto next = co_await events_.pop_until(std::min(stall_deadline(), health_due()));
+    if (const auto tick = co_await on_health_event(next); tick != HealthTick::none) {
+      if (tick == HealthTick::unhealthy) {
+        co_return Outcome::failed;
+      }
+      continue;
+    }
     if (!next) {
       if (clock_.now() >= stall_deadline()) {  // output may have come in meanwhile
         stall_ = stall_reason();
@@ -459,6 +465,9 @@ asio::awaitable<int> Supervisor::run() {
   while (true) {
     phase_ = "rendezvous";
     restart_count_ = cfg_.max_restarts - remaining;
+    if (auto unhealthy = co_await check_before_join(); unhealthy) {
+      co_return *unhealthy;
+    }
     auto joined = co_await next_round(cfg_.max_restarts - remaining);
     if (!joined) {
       co_await leave_rendezvous();
@@ -477,6 +486,9 @@ asio::awaitable<int> Supervisor::run() {
     asio::co_spawn(ctx_, rdzv_watch_loop(++generation_), asio::detached);
     phase_ = "running";
     Outcome outcome = co_await monitor();
+    if (!unhealthy_.healthy) {
+      co_return co_await fail_unhealthy_group();
+    }
     phase_ = "stopping";
     Step step = next_step(outcome, remaining);
     if (outcome == Outcome::stalled) {

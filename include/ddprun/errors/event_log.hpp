@@ -27,6 +27,7 @@ inline constexpr std::string_view result = "result";
 inline constexpr std::string_view stacks = "stacks";
 inline constexpr std::string_view stall = "stall";
 inline constexpr std::string_view excluded = "excluded";
+inline constexpr std::string_view unhealthy = "unhealthy";
 }  // namespace event
 
 using EventFields = nlohmann::ordered_json;
