@@ -114,8 +114,7 @@ asio::awaitable<std::optional<HealthVerdict>> Supervisor::run_health_check() {
   co_await settle_health_group();  // a check still running from the last round goes
   const auto started = clock_.now();
   if (auto ok = check.start(); !ok) {
-    co_return judge_health_check(
-        CheckEnd::not_started_because(ok.error().message), {});
+    co_return judge_health_check(CheckEnd::not_started_because(ok.error().message), {});
   }
   std::optional<HealthVerdict> verdict;
   while (!verdict) {
@@ -205,8 +204,7 @@ asio::awaitable<Supervisor::HealthTick> Supervisor::on_health_event(
     if (ok) {
       co_return HealthTick::handled;
     }
-    verdict = judge_health_check(
-        CheckEnd::not_started_because(ok.error().message), {});
+    verdict = judge_health_check(CheckEnd::not_started_because(ok.error().message), {});
   } else {
     co_return HealthTick::none;
   }

@@ -39,8 +39,7 @@ class RendezvousBackend {
   /// The other nodes, for a job-wide hang report; null for a node alone.
   virtual agent::StackExchange* peers() { return nullptr; }
   /// Publishes this node's progress and reports left-out nodes (backends with peers).
-  virtual void observe(const ProgressSource& /*progress*/,
-                       const ExclusionListener& /*excluded*/) {}
+  virtual void observe(const ProgressSource& /*progress*/, const ExclusionListener& /*excluded*/) {}
 };
 
 /// Throws Fatal when a store cannot be hosted, or (etcd-v3) when no etcd member answered

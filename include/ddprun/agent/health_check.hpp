@@ -26,8 +26,8 @@ inline constexpr std::chrono::milliseconds k_gpu_memory_poll{500};
 /// How one run of the health command ended.
 struct CheckEnd {
   enum class How { exited, timed_out, not_started } how = How::exited;
-  process::ExitInfo exit;      ///< exited: its status
-  std::string error;           ///< not_started: why ("exec /bin/sh: ...")
+  process::ExitInfo exit;                ///< exited: its status
+  std::string error;                     ///< not_started: why ("exec /bin/sh: ...")
   std::chrono::milliseconds timeout{0};  ///< timed_out: the bound it hit
 
   static CheckEnd exited_with(process::ExitInfo exit) {
