@@ -100,8 +100,8 @@ asio::awaitable<std::optional<HealthVerdict>> Supervisor::wait_for_gpu_memory() 
     }
     if (first_busy.empty()) {
       first_busy = step.busy;
-      spdlog::info("[{}] waiting up to {} s for the stopped workers' GPU memory to be freed",
-                   cfg_.role, seconds_text(bound));
+      spdlog::info("[{}] waiting up to {:g} s for the stopped workers' GPU memory to be freed",
+                   cfg_.role, std::chrono::duration<double>(bound).count());
     }
     if (!co_await pause_until(step.next)) {
       co_return std::nullopt;
