@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <utility>
 
 namespace ddprun::agent {
 
@@ -221,7 +222,9 @@ asio::awaitable<Supervisor::HealthTick> Supervisor::on_health_event(
 asio::awaitable<int> Supervisor::fail_unhealthy_group() {
   phase_ = "stopping";
   spdlog::error("[{}] {}: stopping the worker group", cfg_.role, unhealthy_.reason);
-  co_await rdzv_.report_failure(FailureNote{unhealthy_at_, unhealthy_.reason});
+  // A named note: g++ 12 destroys a braced temporary argument of a co_await'ed call twice.
+  FailureNote note{unhealthy_at_, unhealthy_.reason};
+  co_await rdzv_.report_failure(std::move(note));
   co_await stop_workers(SIGTERM);
   co_await io_.drain(std::chrono::seconds(5));
   co_return co_await leave_unhealthy(unhealthy_);
@@ -236,7 +239,8 @@ asio::awaitable<int> Supervisor::leave_unhealthy(const HealthVerdict& verdict) {
     hooks_.unhealthy(verdict.reason, verdict.lines);
   }
   co_await rdzv_.mark_unhealthy(verdict.reason);
-  co_return co_await leave_job("this node is unhealthy: " + verdict.reason);
+  const std::string why = "this node is unhealthy: " + verdict.reason;
+  co_return co_await leave_job(why);
 }
 
 }  // namespace ddprun::agent

@@ -44,8 +44,8 @@ TEST(HealthVerdict, KeepsTheLastFewLinesOnly) {
 }
 
 TEST(HealthVerdict, NamesTheSignalTheTimeoutOrWhyItDidNotStart) {
-  auto killed = judge_health_check(CheckEnd::exited_with(process::ExitInfo{0, 11, true, false}),
-                                   {});
+  auto killed =
+      judge_health_check(CheckEnd::exited_with(process::ExitInfo{0, 11, true, false}), {});
   EXPECT_EQ(killed.reason, "health check failed: killed by SIGSEGV");
   auto slow = judge_health_check(CheckEnd::timed_out_after(2500ms), {"probing nvlink"});
   EXPECT_FALSE(slow.healthy);
