@@ -24,8 +24,8 @@ RunResult run_single(const std::vector<std::string>& flags, const std::string& w
                      const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv{"/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/root"};
   argv.insert(argv.end(), env.begin(), env.end());
-  argv = concat(argv, {ddprun_bin(), "--log_level", "INFO", "--standalone", "--nproc_per_node",
-                       "1", "--monitor_interval", "0.1"});
+  argv = concat(argv, {ddprun_bin(), "--log_level", "INFO", "--standalone", "--nproc_per_node", "1",
+                       "--monitor_interval", "0.1"});
   argv = concat(argv, flags);
   argv = concat(argv, {"--no_python", "/bin/sh", "-c", worker});
   return run(argv, RunOptions{{}, {}, "", std::chrono::seconds(90)});
@@ -42,14 +42,16 @@ TEST(HealthCheckE2E, SingleNodeWhoseCheckFailsExitsThreeWithTheCheckOutputAsTheR
                       "touch " + dir + "/ran");
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_TRUE(contains(r.err, "health check output: probing GPUs")) << r.err;
-  EXPECT_TRUE(contains(r.err, "this node is unhealthy: health check failed: GPU 3: ECC errors "
-                              "(exit status 4); this agent exits with status 3"))
+  EXPECT_TRUE(contains(r.err,
+                       "this node is unhealthy: health check failed: GPU 3: ECC errors "
+                       "(exit status 4); this agent exits with status 3"))
       << r.err;
   EXPECT_FALSE(contains(read_file(dir + "/events.jsonl"), "\"event\":\"workers_started\""));
   const auto events = read_file(dir + "/events.jsonl");
-  EXPECT_TRUE(contains(events, "\"event\":\"unhealthy\",\"reason\":\"health check failed: GPU 3: "
-                               "ECC errors (exit status 4)\",\"lines\":[\"probing GPUs\",\"GPU "
-                               "3: ECC errors\"]"))
+  EXPECT_TRUE(contains(events,
+                       "\"event\":\"unhealthy\",\"reason\":\"health check failed: GPU 3: "
+                       "ECC errors (exit status 4)\",\"lines\":[\"probing GPUs\",\"GPU "
+                       "3: ECC errors\"]"))
       << events;
   EXPECT_TRUE(contains(events, "\"state\":\"EXCLUDED\",\"exit_code\":3")) << events;
   EXPECT_TRUE(read_file(dir + "/ran").empty());
@@ -68,13 +70,14 @@ TEST(HealthCheckE2E, PassingCheckRunsBeforeEveryRound) {
 TEST(HealthCheckE2E, HangingCheckTimesOutAndLeavesNoProcessBehind) {
   const auto dir = make_temp_dir("ddprun-hc-");
   const auto pid_file = dir + "/child.pid";
-  auto r = run_single({"--health-check",
-                       "sleep 300 & echo $! > " + pid_file + "; echo still probing; sleep 300",
-                       "--health-check-timeout", "1"},
-                      "true");
+  auto r = run_single(
+      {"--health-check", "sleep 300 & echo $! > " + pid_file + "; echo still probing; sleep 300",
+       "--health-check-timeout", "1"},
+      "true");
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_TRUE(contains(r.err, "health check failed: still probing (timed out after 1 s "
-                              "(--health-check-timeout))"))
+  EXPECT_TRUE(contains(r.err,
+                       "health check failed: still probing (timed out after 1 s "
+                       "(--health-check-timeout))"))
       << r.err;
   std::string pid;
   std::ifstream(pid_file) >> pid;
@@ -86,14 +89,15 @@ TEST(HealthCheckE2E, HangingCheckTimesOutAndLeavesNoProcessBehind) {
 TEST(HealthCheckE2E, FailingCheckWhileWorkersRunFailsTheGroupAndTheNodeWithdraws) {
   const auto dir = make_temp_dir("ddprun-hc-");
   const auto sick = dir + "/sick";
-  auto r = run_single({"--health-check",
-                       "if [ -e " + sick + " ]; then echo 'GPU fell off the bus'; exit 1; fi",
-                       "--health-check-interval", "0.2", "--max_restarts", "3", "--events-file",
-                       dir + "/events.jsonl"},
-                      "sleep 120 & echo $! > " + dir + "/worker.pid; touch " + sick + "; wait");
+  auto r = run_single(
+      {"--health-check", "if [ -e " + sick + " ]; then echo 'GPU fell off the bus'; exit 1; fi",
+       "--health-check-interval", "0.2", "--max_restarts", "3", "--events-file",
+       dir + "/events.jsonl"},
+      "sleep 120 & echo $! > " + dir + "/worker.pid; touch " + sick + "; wait");
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_TRUE(contains(r.err, "health check failed: GPU fell off the bus (exit status 1): "
-                              "stopping the worker group"))
+  EXPECT_TRUE(contains(r.err,
+                       "health check failed: GPU fell off the bus (exit status 1): "
+                       "stopping the worker group"))
       << r.err;
   std::string pid;
   std::ifstream(dir + "/worker.pid") >> pid;
@@ -120,8 +124,9 @@ RunResult run_with_busy_gpu(const std::string& memory, const std::vector<std::st
 TEST(HealthCheckE2E, RestartWaitsForTheGpuMemoryToBeFreed) {
   auto r = run_with_busy_gpu("4096 2", {});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "for the GPUs' memory to fall under 512 MiB: GPU 0 (GPU-fake-0) "
-                              "had 4096 MiB used"))
+  EXPECT_TRUE(contains(r.err,
+                       "for the GPUs' memory to fall under 512 MiB: GPU 0 (GPU-fake-0) "
+                       "had 4096 MiB used"))
       << r.err;
   EXPECT_TRUE(contains(r.err, "attempt 2 of 2")) << r.err;
 }
@@ -129,9 +134,10 @@ TEST(HealthCheckE2E, RestartWaitsForTheGpuMemoryToBeFreed) {
 TEST(HealthCheckE2E, GpuMemoryThatIsNeverFreedMakesTheNodeUnhealthy) {
   auto r = run_with_busy_gpu("4096", {"--gpu-memory-wait", "1", "--gpu-memory-tolerance", "1024"});
   EXPECT_EQ(r.status, 3) << r.err;
-  EXPECT_TRUE(contains(r.err, "this node is unhealthy: GPU memory not freed: GPU 0 (GPU-fake-0) "
-                              "still has 4096 MiB used after 1 s (--gpu-memory-wait; tolerance "
-                              "1024 MiB)"))
+  EXPECT_TRUE(contains(r.err,
+                       "this node is unhealthy: GPU memory not freed: GPU 0 (GPU-fake-0) "
+                       "still has 4096 MiB used after 1 s (--gpu-memory-wait; tolerance "
+                       "1024 MiB)"))
       << r.err;
   EXPECT_FALSE(contains(r.err, "attempt 2 of 2")) << r.err;
 }
@@ -159,12 +165,12 @@ TEST(HealthCheckE2E, C10dNodeWhoseCheckFailsIsLeftOutAndTheOtherFinishesAlone) {
   EXPECT_EQ(agents.wait(1), 3) << agents.all_logs();
   EXPECT_TRUE(contains(agents.err(1), "health check failed: node marked bad (exit status 1)"))
       << agents.all_logs();
-  EXPECT_TRUE(eventually([&] { return contains(agents.err(0), "it is unhealthy"); },
-                         k_event_timeout))
+  EXPECT_TRUE(
+      eventually([&] { return contains(agents.err(0), "it is unhealthy"); }, k_event_timeout))
       << "agent 0 never learnt why agent 1 left\n"
       << agents.all_logs();
-  EXPECT_TRUE(eventually([&] { return last_start_has(dirs[0], "group_world", "1"); },
-                         k_event_timeout))
+  EXPECT_TRUE(
+      eventually([&] { return last_start_has(dirs[0], "group_world", "1"); }, k_event_timeout))
       << agents.all_logs();
   touch(release);
   EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
