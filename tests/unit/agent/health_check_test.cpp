@@ -34,6 +34,7 @@ TEST(HealthVerdict, NonZeroExitGivesTheLastLineAndTheStatus) {
 
 TEST(HealthVerdict, KeepsTheLastFewLinesOnly) {
   std::vector<std::string> tail;
+  tail.reserve(12);
   for (int i = 0; i < 12; ++i) {
     tail.push_back("line " + std::to_string(i));
   }
