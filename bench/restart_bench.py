@@ -12,6 +12,12 @@ start-up plus one `date` fork+exec (~1-3 ms); "floor" measures exactly that by s
 start half directly from this script. Medians over --runs runs, launchers round-robin.
 
     /usr/bin/python3 bench/restart_bench.py --ddprun build/src/ddprun --runs 10
+
+--health-checks times ddprun alone, with and without its node health checks before each
+round (issue #27): no check at all (--gpu-memory-wait 0), --health-check true, and the
+GPU-memory wait over the fake NVML of tests/support/fake_nvml (--fake-nvml DIR, default
+build/tests/fake_nvml; memory already free, so one NVML open and one read per restart). The
+differences between the medians are the checks' cost per round.
 """
 import argparse
 import glob
@@ -38,6 +44,11 @@ def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--runs", type=int, default=10)
     p.add_argument("--nproc", type=int, default=2, help="--nproc_per_node")
+    p.add_argument("--health-checks", action="store_true",
+                   help="time ddprun with and without its node health checks instead")
+    p.add_argument("--fake-nvml", default=os.path.join(benchlib.REPO_ROOT, "build", "tests",
+                                                       "fake_nvml"),
+                   help="directory of the fake libnvidia-ml.so.1 (with --health-checks)")
     benchlib.add_launcher_args(p)
     args = p.parse_args()
     if args.runs < 1 or args.nproc < 1:
@@ -86,9 +97,26 @@ def floor_latency() -> float:
     return (stamp - before) / 1e9
 
 
+def health_check_launchers(ddprun: str, fake_nvml: str) -> list:
+    """ddprun without any check, with --health-check true, and with the GPU-memory wait."""
+    if not os.access(ddprun, os.X_OK) or not os.path.isdir(fake_nvml):
+        sys.exit(f"--health-checks needs {ddprun} and the fake NVML in {fake_nvml}")
+    none = ["/usr/bin/env", "LD_LIBRARY_PATH=/nonexistent", ddprun, "--gpu-memory-wait", "0"]
+    return [
+        benchlib.Launcher("ddprun, no checks", none),
+        benchlib.Launcher("ddprun --health-check true", none + ["--health-check", "true"]),
+        benchlib.Launcher("ddprun, GPU-memory wait (fake NVML, memory free)",
+                          ["/usr/bin/env", "LD_LIBRARY_PATH=" + fake_nvml, "FAKE_NVML_GPUS=2",
+                           ddprun, "--gpu-memory-wait", "50"]),
+    ]
+
+
 def main() -> None:
     args = parse_args()
-    launchers = benchlib.default_launchers(args.ddprun, args.with_default_interval)
+    if args.health_checks:
+        launchers = health_check_launchers(args.ddprun, args.fake_nvml)
+    else:
+        launchers = benchlib.default_launchers(args.ddprun, args.with_default_interval)
     launchers += [benchlib.parse_extra_launcher(spec) for spec in args.launcher]
     results = {launcher.name: [] for launcher in launchers}
     for _ in range(args.runs):

@@ -181,6 +181,12 @@ asio::awaitable<std::string> ElasticRendezvous::exclusion() {
   co_return *e ? rdzv::render_exclusion(**e, dyn_->settings()) : std::string();
 }
 
+asio::awaitable<void> ElasticRendezvous::mark_unhealthy(std::string reason) {
+  if (auto ok = co_await dyn_->exclude_unhealthy(std::move(reason)); !ok) {
+    spdlog::warn("{}", ok.error().message);
+  }
+}
+
 asio::awaitable<void> ElasticRendezvous::withdraw() {
   worker_store_.reset();
   dyn_->stop();

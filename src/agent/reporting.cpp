@@ -103,6 +103,11 @@ SupervisorHooks Reporter::hooks() {
           {{"timeout_s", std::chrono::duration<double>(timeout).count()}, {"basis", why}});
     }
   };
+  h.unhealthy = [this](const std::string& reason, const std::vector<std::string>& lines) {
+    if (events_) {
+      events_->emit(errors::event::unhealthy, {{"reason", reason}, {"lines", lines}});
+    }
+  };
   h.watchdog_expired = [this](const WorkerRanks& r, const TimerExpiry& e) {
     if (events_) {
       events_->watchdog_expired(r.local_rank, r.rank, e.pid, e.scope_id, e.signal);

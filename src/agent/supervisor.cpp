@@ -222,7 +222,13 @@ bool Supervisor::all_succeeded() const {
 
 asio::awaitable<Outcome> Supervisor::monitor() {
   while (true) {
-    auto next = co_await events_.pop_until(watch_deadline());
+    auto next = co_await events_.pop_until(std::min(watch_deadline(), health_due()));
+    if (const auto tick = co_await on_health_event(next); tick != HealthTick::none) {
+      if (tick == HealthTick::unhealthy) {
+        co_return Outcome::failed;
+      }
+      continue;
+    }
     if (!next) {
       if (found_stall()) {
         co_return Outcome::stalled;
@@ -476,6 +482,9 @@ asio::awaitable<int> Supervisor::run() {
   while (true) {
     phase_ = "rendezvous";
     restart_count_ = restarts;
+    if (auto unhealthy = co_await check_before_join(); unhealthy) {
+      co_return *unhealthy;
+    }
     auto joined = co_await next_round(restarts);
     if (!joined) {
       co_await leave_rendezvous();
@@ -495,6 +504,9 @@ asio::awaitable<int> Supervisor::run() {
     asio::co_spawn(ctx_, rdzv_watch_loop(++generation_), asio::detached);
     phase_ = "running";
     Outcome outcome = co_await monitor();
+    if (!unhealthy_.healthy) {
+      co_return co_await fail_unhealthy_group();
+    }
     phase_ = "stopping";
     Step step = next_step(outcome, remaining);
     if (outcome == Outcome::stalled) {

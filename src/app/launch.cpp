@@ -30,6 +30,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "auto_config.hpp"
@@ -164,6 +165,22 @@ config::NcclNames nccl_names_for(const config::LaunchConfig& cfg, const util::En
   return current ? config::NcclNames::current : config::NcclNames::legacy;
 }
 
+/// --gpu-memory-wait's view of the workers' GPUs (NVML, opened after the first group stops);
+/// null when the wait is off.
+std::unique_ptr<host::GpuMemorySource> gpu_memory_for(const config::LaunchConfig& cfg,
+                                                      const util::Env& env) {
+  if (cfg.health.gpu_memory_wait.count() <= 0) {
+    return nullptr;
+  }
+  std::vector<std::optional<std::string>> pinned;
+  for (int lr = 0; lr < cfg.nproc_per_node; ++lr) {
+    const auto i = static_cast<std::size_t>(lr);
+    pinned.push_back(i < cfg.placements.size() ? cfg.placements[i].cuda_visible_devices
+                                               : std::nullopt);
+  }
+  return host::make_nvml_memory_source(std::move(pinned), env.get("CUDA_VISIBLE_DEVICES"));
+}
+
 int run_agent(config::LaunchConfig cfg, util::Env agent_env, agent::WorkerEnvPlan env_plan) {
   auto guardian = start_guardian();
   asio::io_context ctx(1);
@@ -177,10 +194,12 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, agent::WorkerEnvPla
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
   auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
   const auto health_port = agent_env.get(std::string(agent::k_health_port_env));
+  auto gpu_memory = gpu_memory_for(cfg, agent_env);
   agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock,
                                backend->rendezvous(), *io, reporter.hooks());
   supervisor.set_watchdog(watchdog.get());
   supervisor.set_worker_env_plan(std::move(env_plan));
+  supervisor.set_gpu_memory(gpu_memory.get());
   supervisor.set_stack_capture(*stacks);
   if (auto* peers = backend->peers()) {
     supervisor.set_stack_exchange(*peers);

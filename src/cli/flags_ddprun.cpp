@@ -1,7 +1,8 @@
 // ddprun's own options, plus --use-env from the legacy torch.distributed.launch parser.
-// Only --stall-timeout reads PET_ (PET_STALL_TIMEOUT, as the issue that asked for it named it);
-// the others are not torchrun's. --log-level and --shutdown-timeout fall back on the
-// environment variables torch itself reads for the same knobs.
+// Only --stall-timeout (PET_STALL_TIMEOUT, as the issue that asked for it named it) and the
+// node health checks read PET_; the others are not torchrun's. --log-level and
+// --shutdown-timeout fall back on the environment variables torch itself reads for the same
+// knobs.
 #include "flag_groups.hpp"
 
 namespace ddprun::cli::detail {
@@ -120,6 +121,62 @@ std::vector<FlagSpec> agent_extras() {
   };
 }
 
+/// Node health checks before each round (docs/reliability.md, "Node health checks"). Each reads
+/// its PET_ variable, so a job script can set them for every node at once.
+std::vector<FlagSpec> health_extras() {
+  const auto g = FlagGroup::extras;
+  return {
+      {.dest = flag::k_health_check,
+       .spellings = {"--health-check", "--health_check"},
+       .kind = FlagKind::valued,
+       .env_var = "PET_HEALTH_CHECK",
+       .metavar = "CMD",
+       .group = g,
+       .help = "Run this shell command (/bin/sh -c) before the node joins each round; a non-zero "
+               "exit or --health-check-timeout makes the node unhealthy: it does not join, it "
+               "withdraws and exits with status 3, its last output lines as the reason. Empty "
+               "(the default) runs nothing."},
+      {.dest = flag::k_health_check_timeout,
+       .spellings = {"--health-check-timeout", "--health_check_timeout"},
+       .kind = FlagKind::valued,
+       .default_value = "60",
+       .env_var = "PET_HEALTH_CHECK_TIMEOUT",
+       .metavar = "SECONDS",
+       .group = g,
+       .help = "How long --health-check may run; then its whole process group is killed and the "
+               "node is unhealthy."},
+      {.dest = flag::k_health_check_interval,
+       .spellings = {"--health-check-interval", "--health_check_interval"},
+       .kind = FlagKind::valued,
+       .default_value = "0",
+       .env_var = "PET_HEALTH_CHECK_INTERVAL",
+       .metavar = "SECONDS",
+       .group = g,
+       .help = "Also run --health-check every SECONDS while the workers run; a failing check is "
+               "the group's failure (its root cause), and the node then withdraws with status 3. "
+               "0 (the default) checks before rounds only."},
+      {.dest = flag::k_gpu_memory_wait,
+       .spellings = {"--gpu-memory-wait", "--gpu_memory_wait"},
+       .kind = FlagKind::valued,
+       .default_value = "50",
+       .env_var = "PET_GPU_MEMORY_WAIT",
+       .metavar = "SECONDS",
+       .group = g,
+       .help = "After a worker group stops, wait up to this long for the used memory of each GPU "
+               "the workers use (NVML) to fall under --gpu-memory-tolerance before joining the "
+               "next round; a GPU that stays above makes the node unhealthy (status 3). 0 turns "
+               "it off; no NVML, no wait."},
+      {.dest = flag::k_gpu_memory_tolerance,
+       .spellings = {"--gpu-memory-tolerance", "--gpu_memory_tolerance"},
+       .kind = FlagKind::valued,
+       .default_value = "512",
+       .env_var = "PET_GPU_MEMORY_TOLERANCE",
+       .metavar = "MIB",
+       .group = g,
+       .help = "Used memory (MiB) under which a GPU counts as freed by the stopped workers."},
+  };
+}
+
 std::vector<FlagSpec> placement_extras() {
   const auto g = FlagGroup::extras;
   return {
@@ -211,6 +268,7 @@ std::vector<FlagSpec> ddprun_flags() {
   auto flags = command_extras();
   append(flags, recovery_extras());
   append(flags, agent_extras());
+  append(flags, health_extras());
   append(flags, placement_extras());
   append(flags, info_extras());
   return flags;

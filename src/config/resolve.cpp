@@ -124,6 +124,9 @@ class Resolver {
   Result<void> stall_watch();
   Result<std::chrono::milliseconds> positive_seconds(FlagKey dest);
   Result<void> agent_store();
+  Result<void> health_checks();
+  Result<std::chrono::milliseconds> seconds_at_least(FlagKey dest, std::chrono::milliseconds lo,
+                                                     const std::string& expected);
   Result<void> logging();
   Result<void> worker_output();
   Result<void> static_node();
@@ -496,6 +499,48 @@ Result<void> Resolver::agent_store() {
   return {};
 }
 
+Result<std::chrono::milliseconds> Resolver::seconds_at_least(FlagKey dest,
+                                                             std::chrono::milliseconds lo,
+                                                             const std::string& expected) {
+  auto v = util::parse_seconds(text(dest));
+  if (!v || *v < lo) {
+    return bad(dest, expected);
+  }
+  note(dest, text(dest));
+  return *v;
+}
+
+// --health-check and its bounds, --gpu-memory-wait and --gpu-memory-tolerance.
+Result<void> Resolver::health_checks() {
+  auto& h = cfg_.health;
+  h.command = text(flag::k_health_check);
+  note(flag::k_health_check, h.command);
+  auto timeout = seconds_at_least(flag::k_health_check_timeout, std::chrono::milliseconds(1),
+                                  "a positive number of seconds");
+  auto interval = seconds_at_least(flag::k_health_check_interval, std::chrono::milliseconds(0),
+                                   "a non-negative number of seconds (0: off)");
+  auto wait = seconds_at_least(flag::k_gpu_memory_wait, std::chrono::milliseconds(0),
+                               "a non-negative number of seconds (0: off)");
+  for (const auto* r : {&timeout, &interval, &wait}) {
+    if (!*r) {
+      return r->error();
+    }
+  }
+  if (interval->count() > 0 && h.command.empty()) {
+    return bad(flag::k_health_check_interval, "0 without --health-check (nothing to run)");
+  }
+  h.timeout = *timeout;
+  h.interval = *interval;
+  h.gpu_memory_wait = *wait;
+  auto tolerance = util::parse_int_in(text(flag::k_gpu_memory_tolerance), 0, std::int64_t{1} << 40);
+  if (!tolerance) {
+    return bad(flag::k_gpu_memory_tolerance, "a non-negative number of MiB");
+  }
+  h.gpu_memory_tolerance_mib = static_cast<std::uint64_t>(*tolerance);
+  note(flag::k_gpu_memory_tolerance, text(flag::k_gpu_memory_tolerance));
+  return {};
+}
+
 // -r, -t and --local-ranks-filter, checked here so that a bad value stops the launch before
 // anything (a fan-out included) is started.
 Result<void> Resolver::worker_output() {
@@ -620,8 +665,8 @@ Result<void> Resolver::crash_loop() {
 
 Result<LaunchConfig> Resolver::run() {
   for (auto step : {&Resolver::nodes_and_workers, &Resolver::placement, &Resolver::rendezvous,
-                    &Resolver::worker_command, &Resolver::supervision, &Resolver::logging,
-                    &Resolver::rdzv_settings, &Resolver::crash_loop}) {
+                    &Resolver::worker_command, &Resolver::supervision, &Resolver::health_checks,
+                    &Resolver::logging, &Resolver::rdzv_settings, &Resolver::crash_loop}) {
     if (auto r = (this->*step)(); !r) {
       return r.error();
     }

@@ -79,27 +79,62 @@ std::optional<std::string> virtual_device_for_local_rank(
   return std::string(util::trim(items[idx]));
 }
 
-std::optional<std::string> pci_bus_id_of(std::string_view entry,
+std::optional<std::size_t> nvml_index_of(std::string_view entry,
                                          const std::vector<GpuDevice>& devices) {
-  std::optional<std::string> found;
+  std::optional<std::size_t> found;
   if (util::starts_with(entry, "GPU-")) {
-    for (const auto& d : devices) {
-      if (util::starts_with(d.uuid, entry)) {
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+      if (util::starts_with(devices[i].uuid, entry)) {
         if (found) {
           return std::nullopt;  // an ambiguous prefix names no device
         }
-        found = d.pci_bus_id;
+        found = i;
       }
     }
   } else if (auto index = util::parse_int_in(entry, 0, 1 << 16)) {
     if (static_cast<std::size_t>(*index) < devices.size()) {
-      found = devices[static_cast<std::size_t>(*index)].pci_bus_id;
+      found = static_cast<std::size_t>(*index);
     }
   }
-  if (found && found->empty()) {
+  return found;
+}
+
+std::optional<std::string> pci_bus_id_of(std::string_view entry,
+                                         const std::vector<GpuDevice>& devices) {
+  auto index = nvml_index_of(entry, devices);
+  if (!index || devices[*index].pci_bus_id.empty()) {
     return std::nullopt;
   }
-  return found;
+  return devices[*index].pci_bus_id;
+}
+
+std::vector<std::size_t> gpus_in_use(const std::vector<std::optional<std::string>>& pinned,
+                                     const std::optional<std::string>& cuda_visible_devices,
+                                     const std::vector<GpuDevice>& devices) {
+  std::vector<std::string> entries;
+  bool all = false;
+  for (const auto& own : pinned) {
+    if (own) {
+      entries.push_back(*own);
+    } else if (cuda_visible_devices) {
+      auto inherited = visible_device_entries(*cuda_visible_devices);
+      entries.insert(entries.end(), inherited.begin(), inherited.end());
+    } else {
+      all = true;
+    }
+  }
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; all && i < devices.size(); ++i) {
+    out.push_back(i);
+  }
+  for (const auto& e : entries) {
+    if (auto index = nvml_index_of(e, devices)) {
+      out.push_back(*index);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
 }  // namespace ddprun::host

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace ddprun::host {
 
@@ -30,14 +31,23 @@ using CountFn = int (*)(unsigned*);
 using HandleFn = int (*)(unsigned, NvmlDevice*);
 using UuidFn = int (*)(NvmlDevice, char*, unsigned);
 using PciFn = int (*)(NvmlDevice, void*);
+using MemoryFn = int (*)(NvmlDevice, void*);
 
 struct Api {
   InitFn init = nullptr;
   ShutdownFn shutdown = nullptr;
   CountFn count = nullptr;
   HandleFn handle = nullptr;
-  UuidFn uuid = nullptr;  // optional
-  PciFn pci = nullptr;    // optional
+  UuidFn uuid = nullptr;      // optional
+  PciFn pci = nullptr;        // optional
+  MemoryFn memory = nullptr;  // optional: the GPU-memory wait needs it
+};
+
+/// nvmlMemory_t (v1): total, free and used bytes.
+struct NvmlMemory {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
 };
 
 template <typename Fn>
@@ -53,6 +63,7 @@ Api load_api(void* lib) {
   api.handle = symbol<HandleFn>(lib, "nvmlDeviceGetHandleByIndex_v2");
   api.uuid = symbol<UuidFn>(lib, "nvmlDeviceGetUUID");
   api.pci = symbol<PciFn>(lib, "nvmlDeviceGetPciInfo_v3");
+  api.memory = symbol<MemoryFn>(lib, "nvmlDeviceGetMemoryInfo");
   return api;
 }
 
@@ -95,7 +106,97 @@ void list_devices(const Api& api, NvmlInfo& out) {
   }
 }
 
+/// NVML opened once for reading memory use; the library is closed with it.
+class NvmlMemorySource final : public GpuMemorySource {
+ public:
+  NvmlMemorySource(std::vector<std::optional<std::string>> pinned,
+                   std::optional<std::string> visible)
+      : pinned_(std::move(pinned)), visible_(std::move(visible)) {}
+  ~NvmlMemorySource() override {
+    if (initialized_) {
+      api_.shutdown();
+    }
+    if (lib_ != nullptr) {
+      dlclose(lib_);
+    }
+  }
+  NvmlMemorySource(const NvmlMemorySource&) = delete;
+  NvmlMemorySource& operator=(const NvmlMemorySource&) = delete;
+
+  Result<std::vector<GpuMemory>> read() override {
+    if (!opened_) {
+      opened_ = true;
+      failure_ = open();
+    }
+    if (!failure_.empty()) {
+      return make_error(ErrorCode::io, failure_);
+    }
+    std::vector<GpuMemory> out;
+    for (const auto& gpu : gpus_) {
+      NvmlMemory m{};
+      if (int rc = api_.memory(gpu.handle, &m); rc != k_nvml_success) {
+        return make_error(ErrorCode::io, "nvmlDeviceGetMemoryInfo(GPU " +
+                                             std::to_string(gpu.memory.index) + ") returned " +
+                                             std::to_string(rc));
+      }
+      out.push_back(gpu.memory);
+      out.back().used_bytes = m.used;
+    }
+    return out;
+  }
+
+ private:
+  struct Gpu {
+    NvmlDevice handle = nullptr;
+    GpuMemory memory;
+  };
+
+  /// Loads NVML and finds the workers' GPUs; "" on success, else why not.
+  std::string open() {
+    lib_ = dlopen(k_nvml_library, RTLD_NOW | RTLD_LOCAL);
+    if (lib_ == nullptr) {
+      const char* why = dlerror();
+      return std::string("dlopen(") + k_nvml_library + "): " + (why ? why : "failed");
+    }
+    api_ = load_api(lib_);
+    if (api_.init == nullptr || api_.shutdown == nullptr || api_.count == nullptr ||
+        api_.handle == nullptr || api_.memory == nullptr) {
+      return std::string(k_nvml_library) + " lacks an entry point the GPU-memory wait needs";
+    }
+    if (int rc = api_.init(); rc != k_nvml_success) {
+      return "nvmlInit_v2 returned " + std::to_string(rc);
+    }
+    initialized_ = true;
+    NvmlInfo info;
+    list_devices(api_, info);
+    for (auto index : gpus_in_use(pinned_, visible_, info.devices)) {
+      Gpu gpu;
+      gpu.memory.index = index;
+      gpu.memory.uuid = info.devices[index].uuid;
+      if (api_.handle(static_cast<unsigned>(index), &gpu.handle) == k_nvml_success) {
+        gpus_.push_back(gpu);
+      }
+    }
+    return gpus_.empty() ? "NVML lists none of the workers' GPUs" : "";
+  }
+
+  std::vector<std::optional<std::string>> pinned_;
+  std::optional<std::string> visible_;
+  void* lib_ = nullptr;
+  Api api_;
+  bool opened_ = false;
+  bool initialized_ = false;
+  std::string failure_;
+  std::vector<Gpu> gpus_;
+};
+
 }  // namespace
+
+std::unique_ptr<GpuMemorySource> make_nvml_memory_source(
+    std::vector<std::optional<std::string>> pinned,
+    std::optional<std::string> cuda_visible_devices) {
+  return std::make_unique<NvmlMemorySource>(std::move(pinned), std::move(cuda_visible_devices));
+}
 
 NvmlInfo query_nvml() {
   NvmlInfo out;

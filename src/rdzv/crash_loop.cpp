@@ -25,9 +25,8 @@ bool is_crash_loop(const CrashStreak& streak, int limit) {
 }
 
 std::string render_crash_loop(const CrashStreak& streak, const RdzvSettings& settings) {
-  return "the last " + std::to_string(streak.count) +
-         " attempts failed the same way within " + seconds_text(settings.crash_loop_window) +
-         " of their start (" + streak.signature +
+  return "the last " + std::to_string(streak.count) + " attempts failed the same way within " +
+         seconds_text(settings.crash_loop_window) + " of their start (" + streak.signature +
          "): restarting would not help (--crash-loop-limit " +
          std::to_string(settings.crash_loop_limit) + ")";
 }

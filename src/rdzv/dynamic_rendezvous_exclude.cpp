@@ -33,6 +33,23 @@ asio::awaitable<Result<std::optional<Exclusion>>> DynamicRendezvous::exclude_if_
   co_return e;
 }
 
+asio::awaitable<Result<void>> DynamicRendezvous::exclude_unhealthy(std::string reason) {
+  auto keep = shared_from_this();
+  auto done = co_await update(
+      [&](const RoundHeader& c) {
+        return with_exclusion(c, Exclusion{self_.id(), c.round, 0, reason});
+      },
+      wall_now() + settings_.read_timeout.count());
+  stop();
+  if (!done) {
+    co_return make_error(done.error().code, "rendezvous " + settings_.run_id +
+                                                ": could not record that this node is unhealthy: " +
+                                                done.error().message);
+  }
+  note_exclusions(*done);
+  co_return Result<void>{};
+}
+
 asio::awaitable<Result<bool>> DynamicRendezvous::run_closed() {
   auto keep = shared_from_this();
   auto h = co_await read_header();

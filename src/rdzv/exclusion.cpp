@@ -35,6 +35,10 @@ std::optional<RoundHeader> with_exclusion(const RoundHeader& h, const Exclusion&
 }
 
 std::string render_exclusion(const Exclusion& e, const RdzvSettings& settings) {
+  if (e.failures == 0) {  // a node that failed its health checks (exclude_unhealthy)
+    return "node " + e.node + " is left out of rendezvous '" + settings.run_id +
+           "': it is unhealthy (before round " + std::to_string(e.round) + ": " + e.reason + ")";
+  }
   return "node " + e.node + " is left out of rendezvous '" + settings.run_id +
          "': it was the root cause of " + std::to_string(e.failures) +
          " failed rounds in a row (max_node_failures=" +

@@ -116,6 +116,11 @@ std::string history_lines(const Snapshot& s) {
                       f->reason.empty() ? "" : ": " + f->reason);
   }
   for (const auto& e : h.excluded) {
+    if (e.failures == 0) {  // it failed its health checks
+      out +=
+          fmt::format("excluded: {}, unhealthy before round {}: {}\n", e.node, e.round, e.reason);
+      continue;
+    }
     out += fmt::format("excluded: {} after {} failed rounds in a row (last in round {}: {})\n",
                        e.node, e.failures, e.round, e.reason);
   }

@@ -102,6 +102,13 @@ const std::vector<OptionRow>& option_rows() {
       {"stall_startup_timeout", "600", "only --stall-timeout auto reads it"},
       {"stall_timeout_floor", "x", "expected a positive number of seconds"},
       {"stall_timeout_floor", "30", "only --stall-timeout auto reads it"},
+      {"health_check_timeout", "x", "expected a positive number of seconds"},
+      {"health_check_timeout", "0", "expected a positive number of seconds"},
+      {"health_check_interval", "x", "expected a non-negative number of seconds (0: off)"},
+      {"health_check_interval", "5", "expected 0 without --health-check (nothing to run)"},
+      {"gpu_memory_wait", "-1", "expected a non-negative number of seconds (0: off)"},
+      {"gpu_memory_tolerance", "x", "expected a non-negative number of MiB"},
+      {"gpu_memory_tolerance", "-5", "expected a non-negative number of MiB"},
   };
   return rows;
 }
@@ -122,6 +129,8 @@ const std::map<std::string, std::string>& options_without_bad_values() {
       {"PET_DUPLICATE_STDOUT_FILTERS", "as --duplicate-stdout-filters"},
       {"duplicate_stderr_filters", "as --duplicate-stdout-filters"},
       {"PET_DUPLICATE_STDERR_FILTERS", "as --duplicate-stdout-filters"},
+      {"health_check", "any text is a shell command; empty runs none"},
+      {"PET_HEALTH_CHECK", "as --health-check"},
       {"PET_START_METHOD",
        "torchrun does not check a PET_ value against the choices and never uses it for a "
        "program; ddprun warns and uses spawn"},

@@ -33,9 +33,10 @@ TEST(CrashLoopE2E, OneNodeStopsAfterThreeIdenticalFailuresWithDoNotRequeue) {
                RunOptions{{}, {}, "", std::chrono::seconds(120)});
   EXPECT_EQ(r.status, 3) << r.err;
   EXPECT_EQ(attempt_lines(dir, 1).size(), 3U) << r.err;
-  EXPECT_TRUE(contains(r.err, "stopped: the last 3 attempts failed the same way within 300 s of "
-                              "their start (rank 1: exitcode 4): restarting would not help "
-                              "(--crash-loop-limit 3)"))
+  EXPECT_TRUE(contains(r.err,
+                       "stopped: the last 3 attempts failed the same way within 300 s of "
+                       "their start (rank 1: exitcode 4): restarting would not help "
+                       "(--crash-loop-limit 3)"))
       << r.err;
   EXPECT_TRUE(contains(r.err, "Root Cause")) << "the last attempt's summary: " << r.err;
   EXPECT_TRUE(contains(read_file(dir + "/events.jsonl"), "\"state\":\"CRASH_LOOP\"")) << r.err;
@@ -43,10 +44,10 @@ TEST(CrashLoopE2E, OneNodeStopsAfterThreeIdenticalFailuresWithDoNotRequeue) {
 
 TEST(CrashLoopE2E, ALimitOfZeroSpendsEveryRestart) {
   const std::string dir = make_temp_dir("ddprun-loop0-");
-  auto r = run(concat(clean_ddprun(), {"--nproc_per_node", "1", "--max_restarts", "4",
-                                       "--crash-loop-limit", "0", "--no_python",
-                                       worker("attempts.sh"), dir, "0", "4"}),
-               RunOptions{{}, {}, "", std::chrono::seconds(120)});
+  auto r = run(
+      concat(clean_ddprun(), {"--nproc_per_node", "1", "--max_restarts", "4", "--crash-loop-limit",
+                              "0", "--no_python", worker("attempts.sh"), dir, "0", "4"}),
+      RunOptions{{}, {}, "", std::chrono::seconds(120)});
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(attempt_lines(dir, 0).size(), 5U) << r.err;
   EXPECT_FALSE(contains(r.err, "restarting would not help")) << r.err;
@@ -54,11 +55,11 @@ TEST(CrashLoopE2E, ALimitOfZeroSpendsEveryRestart) {
 
 TEST(CrashLoopE2E, TwoC10dNodesStopTogether) {
   const int port = free_port();
-  expect_crash_loop_stops_the_job(CrashLoopJob{
-      [port](std::size_t i) {
-        return c10d_flags("2", port, 1, loopback(static_cast<int>(i)), k_fast_conf);
-      },
-      true});
+  expect_crash_loop_stops_the_job(
+      CrashLoopJob{[port](std::size_t i) {
+                     return c10d_flags("2", port, 1, loopback(static_cast<int>(i)), k_fast_conf);
+                   },
+                   true});
 }
 
 // torchrun counts restarts per agent, so an agent started again begins at 0 and the job can
@@ -88,13 +89,13 @@ TEST(CrashLoopE2E, AnAgentStartedAgainContinuesTheJobsRestartCount) {
       << agents.all_logs();
   agents.signal(1, SIGKILL);
   EXPECT_EQ(agents.wait(1), 128 + SIGKILL);
-  ASSERT_TRUE(eventually([&] { return last_start_has(dirs[0], "group_world", "1"); },
-                         k_event_timeout))
+  ASSERT_TRUE(
+      eventually([&] { return last_start_has(dirs[0], "group_world", "1"); }, k_event_timeout))
       << "the survivor did not re-form alone\n"
       << agents.all_logs();
   agents.start(argv(2, 1, "fail_first"));  // fails again if it starts at 0
-  ASSERT_TRUE(eventually([&] { return last_start_has(dirs[2], "group_world", "2"); },
-                         k_event_timeout))
+  ASSERT_TRUE(
+      eventually([&] { return last_start_has(dirs[2], "group_world", "2"); }, k_event_timeout))
       << agents.all_logs();
   EXPECT_EQ(starts(dirs[2]).front().at("restart"), "1") << agents.all_logs();
   EXPECT_EQ(starts(dirs[0]).back().at("restart"), "1") << agents.all_logs();

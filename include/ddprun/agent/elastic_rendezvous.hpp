@@ -44,6 +44,7 @@ class ElasticRendezvous final : public Rendezvous, public StackExchange {
   asio::awaitable<void> report_failure(FailureNote note) override;
   asio::awaitable<std::string> exclusion() override;
   asio::awaitable<void> withdraw() override;
+  asio::awaitable<void> mark_unhealthy(std::string reason) override;
   asio::awaitable<void> exit_barrier(bool success) override;
   asio::awaitable<void> shutdown() override;
   asio::awaitable<void> leave(std::chrono::milliseconds bound) override;

@@ -62,6 +62,9 @@ class Rendezvous {
   /// A node left out of the job lets go of the rendezvous, without closing it. A node that
   /// hosts the others' rendezvous store keeps serving it until the job ends.
   virtual asio::awaitable<void> withdraw() { co_return; }
+  /// This node failed its health checks and is about to withdraw(): records `reason` where the
+  /// others and `ddprun status` see it (a node alone has no one to tell).
+  virtual asio::awaitable<void> mark_unhealthy(std::string /*reason*/) { co_return; }
   /// Waits (bounded) for every node to finish before the store host may exit.
   virtual asio::awaitable<void> exit_barrier(bool success) = 0;
   /// Closes the rendezvous for late joiners (not called when stopped by a signal).

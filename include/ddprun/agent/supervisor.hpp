@@ -4,6 +4,8 @@
 
 #include "ddprun/agent/event_queue.hpp"
 #include "ddprun/agent/health.hpp"
+#include "ddprun/agent/health_check.hpp"
+#include "ddprun/agent/health_command.hpp"
 #include "ddprun/agent/job_stacks.hpp"
 #include "ddprun/agent/policy.hpp"
 #include "ddprun/agent/seams.hpp"
@@ -12,6 +14,7 @@
 #include "ddprun/agent/worker_env.hpp"
 #include "ddprun/agent/worker_state.hpp"
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/host/gpus.hpp"
 #include "ddprun/process/exit_info.hpp"
 #include "ddprun/process/launcher.hpp"
 #include "ddprun/util/clock.hpp"
@@ -57,6 +60,9 @@ struct SupervisorHooks {
   /// how it came about ("--stall-timeout auto: 5 × 58 s; longest gap in ...").
   std::function<void(std::chrono::milliseconds timeout, const std::string& why)>
       stall_timeout_changed;
+  /// This node failed its health checks (health_check.hpp) and withdraws: the one-line reason
+  /// and the check's last output lines.
+  std::function<void(const std::string&, const std::vector<std::string>&)> unhealthy;
 };
 
 /// Drives the OS only through its seams: `launcher` (spawn, signal, reap, group liveness),
@@ -85,6 +91,9 @@ class Supervisor {
   /// What every worker's environment gets beyond `agent_env` and its round's variables
   /// (worker_env.hpp; default: the NCCL names, nothing else).
   void set_worker_env_plan(WorkerEnvPlan plan) { env_plan_ = std::move(plan); }
+  /// Where the used memory of the workers' GPUs is read after a group stops
+  /// (--gpu-memory-wait); nullptr: no wait. It must outlive run().
+  void set_gpu_memory(host::GpuMemorySource* source) { gpu_memory_ = source; }
 
   /// When a worker last showed progress: the last output the agent read or file-timer request
   /// it got (the epoch: none yet). The stall watchdog and `ddprun status` read it.
@@ -136,6 +145,18 @@ class Supervisor {
   asio::awaitable<void> take_stacks(std::string reason, bool stall, pid_t keep_running = 0);
   asio::awaitable<void> answer_stacks_request();
   // The group's failure for the rendezvous (supervisor_failure.cpp).
+  // Node health checks (supervisor_health.cpp).
+  enum class HealthTick { none, handled, unhealthy };
+  HealthCommand& health_command();
+  asio::awaitable<std::optional<int>> check_before_join();
+  asio::awaitable<bool> pause_until(util::SteadyTime until);
+  asio::awaitable<std::optional<HealthVerdict>> wait_for_gpu_memory();
+  asio::awaitable<std::optional<HealthVerdict>> run_health_check();
+  asio::awaitable<void> settle_health_group();
+  util::SteadyTime health_due() const;
+  asio::awaitable<HealthTick> on_health_event(const std::optional<Event>& next);
+  asio::awaitable<int> fail_unhealthy_group();
+  asio::awaitable<int> leave_unhealthy(const HealthVerdict& verdict);
   std::string failure_reason() const;
   FailureNote failure_note() const;
   std::string failure_signature(const WorkerRecord& w) const;
@@ -180,6 +201,11 @@ class Supervisor {
   std::optional<StallEstimator> stall_est_ = make_stall_estimator(cfg_.stall_auto);
   std::optional<StallTimeout> stall_logged_;  ///< the value last logged (auto)
   util::SteadyTime next_stall_sample_{};
+  std::unique_ptr<HealthCommand> health_check_;  ///< --health-check, made at the first check
+  host::GpuMemorySource* gpu_memory_ = nullptr;
+  util::SteadyTime last_health_check_{};  ///< when the last check ended
+  HealthVerdict unhealthy_;               ///< a failed check while workers ran
+  std::chrono::system_clock::time_point unhealthy_at_{};
 };
 
 }  // namespace ddprun::agent

@@ -11,6 +11,7 @@
 #include "ddprun/util/result.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -93,6 +94,16 @@ struct WorkerPlacement {
   std::vector<int> cpus;                            ///< empty: inherit the agent's mask
   std::optional<std::string> cuda_visible_devices;  ///< set: the worker's own value (--pin-gpus)
   std::optional<int> local_rank_env;  ///< set: LOCAL_RANK differs from the local rank (virtual)
+};
+
+/// The node health checks before each round (--health-check*, --gpu-memory-*;
+/// docs/reliability.md, "Node health checks").
+struct HealthChecks {
+  std::string command;                               ///< /bin/sh -c text; empty: no command
+  std::chrono::milliseconds timeout{60000};          ///< the command's bound
+  std::chrono::milliseconds interval{0};             ///< also while workers run, this often; 0: not
+  std::chrono::milliseconds gpu_memory_wait{50000};  ///< after a group stops; 0: off
+  std::uint64_t gpu_memory_tolerance_mib = 512;      ///< used memory that counts as freed
 };
 
 /// True when `path` names a file this process may execute (a symlink counts by its target).
@@ -194,6 +205,7 @@ struct LaunchConfig {
   /// learned value replaces once it settles (agent/stall_estimator.hpp).
   std::chrono::milliseconds stall_timeout{0};
   std::optional<StallAuto> stall_auto;  ///< --stall-timeout auto[:FACTOR]
+  HealthChecks health;
   AgentStore agent_store = AgentStore::automatic;
   std::string training_script;
   std::vector<std::string> training_script_args;

@@ -30,6 +30,7 @@ inline constexpr std::string_view stall = "stall";
 inline constexpr std::string_view stall_timeout = "stall_timeout";
 inline constexpr std::string_view excluded = "excluded";
 inline constexpr std::string_view crash_loop = "crash_loop";
+inline constexpr std::string_view unhealthy = "unhealthy";
 }  // namespace event
 
 using EventFields = nlohmann::ordered_json;

@@ -1,6 +1,10 @@
 #pragma once
 // CUDA_VISIBLE_DEVICES as the CUDA runtime reads it.
 
+#include "ddprun/util/result.hpp"
+
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,5 +60,34 @@ std::optional<std::string> virtual_device_for_local_rank(
 /// accepts unique prefixes). nullopt when nothing matches (MIG entries, unknown ids).
 std::optional<std::string> pci_bus_id_of(std::string_view entry,
                                          const std::vector<GpuDevice>& devices);
+
+/// The NVML index of a CUDA_VISIBLE_DEVICES entry, by pci_bus_id_of's rules; nullopt when
+/// nothing (or more than one device, for a uuid prefix) matches.
+std::optional<std::size_t> nvml_index_of(std::string_view entry,
+                                         const std::vector<GpuDevice>& devices);
+
+/// The NVML indices of the GPUs a node's workers use, sorted and unique: each worker's own
+/// device where it was given one (`pinned`, per local rank: --pin-gpus, --virtual-local-rank),
+/// else every entry of the inherited CUDA_VISIBLE_DEVICES (every device when it is unset).
+/// Entries NVML does not list (MIG instances, unknown ids) are left out.
+std::vector<std::size_t> gpus_in_use(const std::vector<std::optional<std::string>>& pinned,
+                                     const std::optional<std::string>& cuda_visible_devices,
+                                     const std::vector<GpuDevice>& devices);
+
+/// One GPU's memory use, as NVML reports it.
+struct GpuMemory {
+  std::size_t index = 0;  ///< NVML index
+  std::string uuid;       ///< may be empty
+  std::uint64_t used_bytes = 0;
+  friend bool operator==(const GpuMemory&, const GpuMemory&) = default;
+};
+
+/// Where the agent reads the memory use of its workers' GPUs (NVML in production, nvml.hpp).
+class GpuMemorySource {
+ public:
+  virtual ~GpuMemorySource() = default;
+  /// Every GPU the workers use, now; an error when that cannot be known (no NVML, no GPU).
+  virtual Result<std::vector<GpuMemory>> read() = 0;
+};
 
 }  // namespace ddprun::host

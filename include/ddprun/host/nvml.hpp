@@ -4,6 +4,8 @@
 
 #include "ddprun/host/gpus.hpp"
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,5 +20,12 @@ struct NvmlInfo {
 /// Opens NVML, lists the devices (uuid and PCI bus id) and shuts it down again. Never throws;
 /// any failure gives loaded = false.
 NvmlInfo query_nvml();
+
+/// GpuMemorySource over NVML for the GPUs of gpus_in_use(pinned, cuda_visible_devices, NVML's
+/// devices). NVML is opened at the first read() and stays open until the source goes; when it
+/// cannot be opened, or lists none of those GPUs, every read() says why.
+std::unique_ptr<GpuMemorySource> make_nvml_memory_source(
+    std::vector<std::optional<std::string>> pinned,
+    std::optional<std::string> cuda_visible_devices);
 
 }  // namespace ddprun::host

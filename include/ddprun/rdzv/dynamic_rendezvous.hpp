@@ -109,6 +109,10 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   /// exclusion for the others, stops heartbeats and watch(), and returns the exclusion; the
   /// node must not join again. nullopt: it stays.
   asio::awaitable<Result<std::optional<Exclusion>>> exclude_if_failing();
+  /// This node failed its health checks (agent/health_check.hpp): records an exclusion with no
+  /// failed rounds (Exclusion::failures 0) and `reason` for the others and `ddprun status`, and
+  /// stops heartbeats and watch(); the node must not join again.
+  asio::awaitable<Result<void>> exclude_unhealthy(std::string reason);
   /// Called once for each exclusion this node learns of (its own included), as it reads
   /// the header; each is also logged.
   void set_exclusion_listener(std::function<void(const Exclusion&)> listener);

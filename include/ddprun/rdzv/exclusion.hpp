@@ -27,7 +27,9 @@ std::optional<Exclusion> decide_exclusion(const RoundHeader& h, const std::strin
 std::optional<RoundHeader> with_exclusion(const RoundHeader& h, const Exclusion& e);
 
 /// "node X is left out of the job: it was the root cause of 2 failed rounds in a row
-/// (max_node_failures=2; last, in round 3: rank 5 failed (exitcode: 1))".
+/// (max_node_failures=2; last, in round 3: rank 5 failed (exitcode: 1))"; for a node that
+/// failed its health checks (no failed rounds): "node X is left out of rendezvous 'job': it is
+/// unhealthy (before round 4: health check failed: ...)".
 std::string render_exclusion(const Exclusion& e, const RdzvSettings& settings);
 
 /// The exclusions of `h` that `seen` (an older header's list) does not hold yet.

@@ -186,7 +186,7 @@ TEST(ParseArgs, PrintConfigNeedsNoScript) {
 }
 
 TEST(ParseArgs, HelpStopsParsingAndNeedsNoScript) {
-  for (const auto& args : {Args{"-h"}, Args{"--help"}, Args{"--nnodes=2", "--he"},
+  for (const auto& args : {Args{"-h"}, Args{"--help"}, Args{"--nnodes=2", "--hel"},
                            Args{"--bogus", "-h"}, Args{"-h", "--nnodes"}}) {
     auto r = parse(args);
     ASSERT_TRUE(r) << args[0] << ": " << r.error().message;
@@ -194,6 +194,14 @@ TEST(ParseArgs, HelpStopsParsingAndNeedsNoScript) {
     EXPECT_FALSE(r->training_script.has_value());
     EXPECT_EQ(r->at(flag::k_nproc_per_node).value, "1");  // settings are still complete
   }
+}
+
+TEST(ParseArgs, HeIsAmbiguousSinceTheHealthCheckOptions) {
+  auto r = parse({"--he"});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("ambiguous option: --he could match --health-check"),
+            std::string::npos)
+      << r.error().message;
 }
 
 TEST(ParseArgs, VersionStopsParsingAndNeedsNoScript) {

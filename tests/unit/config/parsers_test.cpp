@@ -69,6 +69,21 @@ TEST(ParseEndpoint, TorchrunRules) {
 
 namespace {
 
+/// Whether render_config's `text` has the line "<name><padding> = <rest>" (the padding is the
+/// longest item name's, which grows with the settings).
+bool has_config_line(const std::string& text, const std::string& name, const std::string& rest) {
+  for (std::size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    if (at != 0 && text[at - 1] != '\n') {
+      continue;
+    }
+    const auto eq = text.find_first_not_of(' ', at + name.size());
+    if (eq != std::string::npos && text.compare(eq, 2 + rest.size(), "= " + rest) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Result<LaunchConfig> resolve_args(const std::vector<std::string>& args, const util::Env& env = {}) {
   auto parsed = cli::parse_args(args, env);
   if (!parsed) {
@@ -77,20 +92,6 @@ Result<LaunchConfig> resolve_args(const std::vector<std::string>& args, const ut
   const HostFacts host =
       host_facts(8, 2, "11111111-2222-4333-8444-555555555555", "CUDA_VISIBLE_DEVICES");
   return resolve(*parsed, env, host, sched::Detected{});
-}
-
-/// Whether --print-config's listing has the line "NAME <padding> = REST...", whatever the
-/// padding (the longest setting name decides it).
-bool has_config_line(const std::string& text, const std::string& name, const std::string& rest) {
-  for (const auto& line : util::split(text, '\n')) {
-    const auto eq = line.find(" = ");
-    if (line.rfind(name + " ", 0) == 0 && eq != std::string::npos &&
-        line.find_first_not_of(' ', name.size()) == eq + 1 &&
-        line.compare(eq + 3, rest.size(), rest) == 0) {
-      return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace

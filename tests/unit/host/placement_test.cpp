@@ -52,6 +52,29 @@ TEST(PciBusIdOf, IndexOrUuidPrefix) {
   EXPECT_EQ(pci_bus_id_of("MIG-1234", devs), std::nullopt);
 }
 
+TEST(NvmlIndexOf, IndexOrUniqueUuidPrefix) {
+  const std::vector<GpuDevice> devs{{"GPU-aaaa-1", ""}, {"GPU-aaab-2", ""}, {"GPU-cccc-3", ""}};
+  EXPECT_EQ(nvml_index_of("2", devs), 2U);  // a device without a bus id still has an index
+  EXPECT_EQ(nvml_index_of("GPU-aaab", devs), 1U);
+  EXPECT_EQ(nvml_index_of("GPU-aaa", devs), std::nullopt);
+  EXPECT_EQ(nvml_index_of("3", devs), std::nullopt);
+  EXPECT_EQ(nvml_index_of("MIG-1234", devs), std::nullopt);
+}
+
+TEST(GpusInUse, PinnedDevicesElseTheInheritedListElseEveryDevice) {
+  const std::vector<GpuDevice> devs{{"GPU-a", ""}, {"GPU-b", ""}, {"GPU-c", ""}, {"GPU-d", ""}};
+  using Pinned = std::vector<std::optional<std::string>>;
+  EXPECT_EQ(gpus_in_use(Pinned(2), std::nullopt, devs), (std::vector<std::size_t>{0, 1, 2, 3}));
+  EXPECT_EQ(gpus_in_use(Pinned(2), std::string("3,GPU-b,MIG-x"), devs),
+            (std::vector<std::size_t>{1, 3}));
+  EXPECT_EQ(gpus_in_use(Pinned{"2", "GPU-a"}, std::nullopt, devs),
+            (std::vector<std::size_t>{0, 2}));
+  EXPECT_EQ(gpus_in_use(Pinned{"2", std::nullopt}, std::string("1"), devs),
+            (std::vector<std::size_t>{1, 2}));
+  EXPECT_TRUE(gpus_in_use(Pinned(2), std::string(""), devs).empty());  // no GPU at all
+  EXPECT_TRUE(gpus_in_use(Pinned(2), std::nullopt, {}).empty());
+}
+
 TEST(SmallCpuMask, WarnsOnlyWhenWorkersOutnumberCpus) {
   EXPECT_EQ(small_cpu_mask_warning(4, 4, ""), std::nullopt);
   auto line = small_cpu_mask_warning(2, 8, "");

@@ -70,5 +70,13 @@ TEST(RdzvExclusion, MessageNamesTheNodeTheCountAndTheLastFailure) {
             "1))");
 }
 
+TEST(RdzvExclusion, UnhealthyNodeMessageGivesItsHealthCheckReason) {
+  RdzvSettings s = elastic(2, 2);
+  s.run_id = "job7";
+  EXPECT_EQ(render_exclusion(Exclusion{"h3_9_0", 4, 0, "health check failed: disk full"}, s),
+            "node h3_9_0 is left out of rendezvous 'job7': it is unhealthy (before round 4: "
+            "health check failed: disk full)");
+}
+
 }  // namespace
 }  // namespace ddprun::rdzv

@@ -68,6 +68,17 @@ waiting: 1 nodes
   EXPECT_EQ(render_status_table(running_snapshot(), k_now), golden);
 }
 
+TEST(StatusRender, UnhealthyNodeShowsItsHealthCheckReason) {
+  auto s = running_snapshot();
+  s.header.excluded.push_back(
+      rdzv::Exclusion{"10.0.0.8_6_0", 1, 0, "health check failed: ECC errors (exit status 1)"});
+  const auto table = render_status_table(s, k_now);
+  EXPECT_NE(table.find("excluded: 10.0.0.8_6_0, unhealthy before round 1: health check failed: "
+                       "ECC errors (exit status 1)\n"),
+            std::string::npos)
+      << table;
+}
+
 TEST(StatusRender, JoiningRoundShowsNoRanksAndTheLastCall) {
   Snapshot s;
   s.header.deadline = k_now + 2'500;
