@@ -217,6 +217,20 @@ void Reporter::on_exclusion(const rdzv::Exclusion& e, bool self) {
   }
 }
 
+void Reporter::on_spare_joined(const rdzv::SpareJoined& s) {
+  if (!events_) {
+    return;
+  }
+  auto replaced = errors::EventFields::array();
+  for (const auto& r : s.replaced) {
+    replaced.push_back({{"node", r.node}, {"why", r.why}});
+  }
+  events_->emit(errors::event::spare_joined, {{"node", s.spare},
+                                              {"waited_round", s.waited_round},
+                                              {"round", s.round},
+                                              {"replaced", std::move(replaced)}});
+}
+
 void Reporter::finish(int exit_code) {
   if (!events_) {
     return;

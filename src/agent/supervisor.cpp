@@ -107,11 +107,21 @@ asio::awaitable<void> Supervisor::join_round(int restart_count) {
 }
 
 /// Joins the next round while still answering signals: a join can wait minutes for other
-/// nodes, and a SIGTERM then must not wait with it. nullopt: a handled signal arrived first.
+/// nodes (a spare for as long as the job runs), and a SIGTERM then must not wait with it.
+/// With --health-check-interval the check also runs meanwhile. nullopt: a handled signal
+/// arrived first, or the check failed (unhealthy_).
 asio::awaitable<std::optional<Result<Round>>> Supervisor::next_round(int restart_count) {
   asio::co_spawn(ctx_, join_round(restart_count), asio::detached);
   while (true) {
-    Event ev = co_await events_.pop();
+    auto next = co_await events_.pop_until(health_due());
+    const HealthTick tick = co_await on_health_event(next);
+    if (tick == HealthTick::unhealthy) {
+      co_return std::nullopt;
+    }
+    if (tick == HealthTick::handled || !next) {
+      continue;
+    }
+    Event& ev = *next;
     if (ev.kind == Event::Kind::round_ready) {
       co_return std::move(*ev.round);
     }
@@ -460,6 +470,10 @@ asio::awaitable<void> Supervisor::close_after_success() {
 /// No round formed: the rendezvous failed (exit 1), or the job stopped because restarting
 /// would not help (a crash loop: the last attempt's failures are the job's, exit 3).
 int Supervisor::end_without_round(const Error& error) {
+  if (error.code == ErrorCode::not_needed) {
+    spdlog::info("[{}] {}: the job did not need it", cfg_.role, error.message);
+    return util::k_exit_success;
+  }
   if (error.code != ErrorCode::given_up) {
     spdlog::error("rendezvous failed: {}", error.message);
     return util::k_exit_failure;
@@ -488,6 +502,9 @@ asio::awaitable<int> Supervisor::run() {
     auto joined = co_await next_round(restarts);
     if (!joined) {
       co_await leave_rendezvous();
+      if (!unhealthy_.healthy) {  // the check failed while this node waited
+        co_return co_await leave_unhealthy(unhealthy_);
+      }
       co_return util::k_exit_failure;
     }
     auto& round = *joined;

@@ -30,8 +30,7 @@ struct ElasticParts {
   std::shared_ptr<rdzv::DynamicRendezvous> dyn;
   std::unique_ptr<agent::ElasticRendezvous> rdzv;
 
-  void observe(RendezvousBackend::ProgressSource progress,
-               RendezvousBackend::ExclusionListener excluded);
+  void observe(const RendezvousBackend::Observers& observers);
   void share_stall(const rdzv::StallShare& share) const { dyn->set_stall_share(share); }
 };
 

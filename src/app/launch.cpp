@@ -207,8 +207,9 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, agent::WorkerEnvPla
   auto health = agent::make_health_server(ctx, health_port, cfg.stall_timeout,
                                           [&supervisor] { return supervisor.health(); });
   backend->observe(
-      progress_source(supervisor, clock),
-      [&reporter](const rdzv::Exclusion& e, bool self) { reporter.on_exclusion(e, self); });
+      {progress_source(supervisor, clock),
+       [&reporter](const rdzv::Exclusion& e, bool self) { reporter.on_exclusion(e, self); },
+       [&reporter](const rdzv::SpareJoined& s) { reporter.on_spare_joined(s); }});
   if (cfg.stall_auto) {
     backend->share_stall(stall_share(supervisor));
   }

@@ -58,11 +58,11 @@ rdzv::NodeDesc self_desc(const config::LaunchConfig& cfg, const config::Endpoint
   return self;
 }
 
-void ElasticParts::observe(RendezvousBackend::ProgressSource progress,
-                           RendezvousBackend::ExclusionListener excluded) {
-  dyn->set_progress_source(std::move(progress));
-  dyn->set_exclusion_listener([excluded = std::move(excluded), self = dyn->self().id()](
+void ElasticParts::observe(const RendezvousBackend::Observers& observers) {
+  dyn->set_progress_source(observers.progress);
+  dyn->set_exclusion_listener([excluded = observers.excluded, self = dyn->self().id()](
                                   const rdzv::Exclusion& e) { excluded(e, e.node == self); });
+  dyn->set_spare_listener(observers.spare);
 }
 
 std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx,

@@ -17,6 +17,7 @@
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/agent/stack_exchange.hpp"
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/rdzv/spares.hpp"
 #include "ddprun/rdzv/stall_figures.hpp"
 #include "ddprun/rdzv/state.hpp"
 #include "ddprun/util/clock.hpp"
@@ -33,14 +34,23 @@ class RendezvousBackend {
   using ProgressSource = std::function<std::optional<rdzv::WallMs>()>;
   /// A node was left out of the job; `self`: this one.
   using ExclusionListener = std::function<void(const rdzv::Exclusion&, bool self)>;
+  /// This node, a spare, took the place of members of the round it waited for.
+  using SpareListener = std::function<void(const rdzv::SpareJoined&)>;
+  /// What the agent learns from the rendezvous, and what it tells it.
+  struct Observers {
+    ProgressSource progress;
+    ExclusionListener excluded;
+    SpareListener spare;
+  };
 
   virtual ~RendezvousBackend() = default;
   /// The supervisor's seam; lives as long as the backend.
   virtual agent::Rendezvous& rendezvous() = 0;
   /// The other nodes, for a job-wide hang report; null for a node alone.
   virtual agent::StackExchange* peers() { return nullptr; }
-  /// Publishes this node's progress and reports left-out nodes (backends with peers).
-  virtual void observe(const ProgressSource& /*progress*/, const ExclusionListener& /*excluded*/) {}
+  /// Publishes this node's progress and reports left-out nodes and spares taking a place
+  /// (backends with peers).
+  virtual void observe(const Observers& /*observers*/) {}
   /// With --stall-timeout auto: shares what this node learned with the round's other members
   /// and hands it back their maximum (backends with peers; a node alone keeps its own).
   virtual void share_stall(const rdzv::StallShare& /*share*/) {}

@@ -167,9 +167,7 @@ class StoreBackend final : public RendezvousBackend {
 
   agent::Rendezvous& rendezvous() override { return *parts_.rdzv; }
   agent::StackExchange* peers() override { return parts_.rdzv.get(); }
-  void observe(const ProgressSource& progress, const ExclusionListener& excluded) override {
-    parts_.observe(progress, excluded);
-  }
+  void observe(const Observers& observers) override { parts_.observe(observers); }
   void share_stall(const rdzv::StallShare& share) override { parts_.share_stall(share); }
 
  private:

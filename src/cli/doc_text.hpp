@@ -94,7 +94,9 @@ struct ExitStatus {
 };
 
 inline constexpr std::array<ExitStatus, 5> k_exit_statuses{{
-    {"0", "Every worker succeeded; also after --help, --version and a successful subcommand."},
+    {"0",
+     "Every worker succeeded, or the job ended while this node stood by as a spare; also after "
+     "--help, --version and a successful subcommand."},
     {"1",
      "The worker group failed after the allowed restarts (--max-restarts), the agent lost "
      "its rendezvous store, or a runtime error."},
@@ -102,8 +104,9 @@ inline constexpr std::array<ExitStatus, 5> k_exit_statuses{{
     {"3",
      "Do not requeue: restarting would not help. The job stopped in a crash loop (the same "
      "failure --crash-loop-limit attempts in a row, each within --crash-loop-window of its "
-     "start), or this node was left out of an elastic job (the root cause of max_node_failures "
-     "failed rounds in a row, --rdzv-conf) and the other nodes went on without it."},
+     "start), this node was left out (the root cause of max_node_failures failed rounds in a "
+     "row, --rdzv-conf) and the other nodes, with a spare, went on without it, or it failed "
+     "its --health-check."},
     {"128+N",
      "Stopped by the handled signal N before the job ended (143: SIGTERM, 138: SIGUSR1): "
      "preempted or at its time limit, so requeueing is right. torchrun exits 1 then."},

@@ -24,6 +24,7 @@
 #include "ddprun/rdzv/decide.hpp"
 
 #include "ddprun/rdzv/crash_loop.hpp"
+#include "ddprun/rdzv/spares.hpp"
 
 #include <algorithm>
 
@@ -52,6 +53,9 @@ JoinDecision wait_until(WallMs until) { return {JoinStep::wait, until}; }
 JoinDecision decide_joining(const RoundHeader& h, int mine, const JoinView& v,
                             const RdzvSettings& settings) {
   if (mine == 0) {
+    if (auto until = spare_entry(h, v, settings)) {
+      return wait_until(*until);  // the previous members first
+    }
     return {JoinStep::take_slot, 0};
   }
   if (h.deadline && v.now >= *h.deadline) {
@@ -149,7 +153,7 @@ JoinDecision decide_join(const RoundHeader& h, const JoinView& v, const RdzvSett
       if (mine > 0 && mine <= h.size) {
         return {JoinStep::await_assignment, v.now + settings.read_timeout.count()};
       }
-      if (h.members < settings.max_nodes && v.waiting_round != h.round) {
+      if (v.waiting_round != h.round) {  // counted: a late joiner, or a spare (spares.hpp)
         return {JoinStep::join_wait_list, 0};
       }
       return wait_until(v.now + settings.poll_interval.count());
@@ -235,6 +239,7 @@ std::optional<RoundHeader> with_failure(const RoundHeader& h, const FailedRound&
       return std::nullopt;
     }
     n.failed_round = report;
+    n.failed_round->spares = h.failed_round->spares;  // counted when the round failed
     n.streak = next_streak(h.streak_before, report);
     if (!n.causes.empty()) {
       n.causes.back() = report.reporter;
@@ -245,6 +250,7 @@ std::optional<RoundHeader> with_failure(const RoundHeader& h, const FailedRound&
     return std::nullopt;
   }
   n.failed_round = report;
+  n.failed_round->spares = h.waiting;
   ++n.failures;
   n.streak_before = h.streak;
   n.streak = next_streak(h.streak, report);

@@ -164,7 +164,20 @@ JoinView DynamicRendezvous::join_view() const {
   }
   v.now = wall_now();
   v.join_deadline = join_deadline_;
+  v.spare = stood_by_round_ >= 0 && stood_by_round_ == waiting_round_;
+  v.round_seen_at = seen_round_at_;
   return v;
+}
+
+void DynamicRendezvous::note_join_header(const RoundHeader& h) {
+  if (h.round != seen_round_) {
+    seen_round_ = h.round;
+    seen_round_at_ = wall_now();
+  }
+  if (is_standing_by(h, join_view(), settings_)) {
+    stood_by_round_ = h.round;
+  }
+  join_deadline_ = join_deadline_after(h, join_view(), settings_);
 }
 
 asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
@@ -178,6 +191,7 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
   next_progress_log_ = wall_now() + settings_.progress_interval.count();
   start_heartbeats();
   auto result = co_await join();
+  const int waited_round = join_view().spare ? waiting_round_ : -1;
   if (!result && leaving_) {
     co_return make_error(ErrorCode::closed,
                          "rendezvous " + settings_.run_id + ": this node is leaving");
@@ -188,8 +202,12 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
   slot_ = 0;
   slot_round_ = -1;
   waiting_round_ = -1;
+  stood_by_round_ = -1;
   ever_joined_ = true;
   last_round_ = *result;
+  if (waited_round >= 0) {
+    co_await note_spare(waited_round, *result);
+  }
   spdlog::info("rendezvous {} round {} complete: group_rank={} group_world_size={} ({})",
                settings_.run_id, result->round, result->group_rank(), result->group_world_size(),
                result->members.empty() ? std::to_string(result->group_world_size()) + " nodes"
@@ -214,6 +232,7 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::join() {
         co_return created.error();
       }
     }
+    note_join_header(h->value);
     const JoinDecision d = decide_join(h->value, join_view(), settings_);
     if (d.step == JoinStep::error_closed || d.step == JoinStep::error_timeout) {
       co_return co_await join_failed(h->value, d.step);

@@ -193,6 +193,10 @@ asio::awaitable<void> DynamicRendezvous::log_progress(const RoundHeader& h) {
     co_return;
   }
   next_progress_log_ = now + settings_.progress_interval.count();
+  if (is_standing_by(h, join_view(), settings_)) {
+    spdlog::info("{}", render_standing_by(h, settings_));
+    co_return;
+  }
   auto seen = co_await arrivals(h.round);
   if (warn_due) {
     last_warning_ = now;
@@ -209,10 +213,15 @@ asio::awaitable<void> DynamicRendezvous::log_progress(const RoundHeader& h) {
 
 asio::awaitable<Error> DynamicRendezvous::join_failed(const RoundHeader& h, JoinStep step) {
   if (step == JoinStep::error_closed) {
+    const bool stood_by = join_view().spare;  // withdraw() forgets it
     (void)co_await withdraw();
     if (!h.stop_reason.empty()) {
       co_return Error{ErrorCode::given_up,
                       "rendezvous " + settings_.run_id + " stopped: " + h.stop_reason};
+    }
+    if (stood_by) {
+      co_return Error{ErrorCode::not_needed, "rendezvous " + settings_.run_id +
+                                                 " ended while this node stood by as a spare"};
     }
     co_return Error{ErrorCode::closed, render_closed(settings_)};
   }

@@ -13,9 +13,12 @@ int failure_streak(const RoundHeader& h, const std::string& node) {
 std::optional<Exclusion> decide_exclusion(const RoundHeader& h, const std::string& node,
                                           int group_world_size, const RdzvSettings& settings) {
   const int streak = failure_streak(h, node);
-  if (settings.max_node_failures <= 0 || streak < settings.max_node_failures ||
-      group_world_size - 1 < settings.min_nodes || !h.failed_round || h.closed) {
+  if (settings.max_node_failures <= 0 || streak < settings.max_node_failures || !h.failed_round ||
+      h.closed) {
     return std::nullopt;
+  }
+  if (group_world_size - 1 + h.failed_round->spares < settings.min_nodes) {
+    return std::nullopt;  // the job cannot go on without this node
   }
   return Exclusion{node, h.failed_round->round, streak, h.failed_round->reason};
 }

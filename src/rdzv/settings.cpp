@@ -26,6 +26,7 @@ constexpr DurationKey k_duration_keys[] = {
     {"heartbeat_timeout", "heartbeat timeout", &RdzvSettings::heartbeat_timeout},
     {"keep_alive_interval", "keep-alive interval", &RdzvSettings::keep_alive_interval},
     {"read_timeout", "read timeout", &RdzvSettings::read_timeout},
+    {"spare_grace", "spare grace", &RdzvSettings::spare_grace},
 };
 
 Result<std::int64_t> parse_positive(const std::string& key, const std::string& words,

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int k_state_version = 4;
+constexpr int k_state_version = 5;
 constexpr std::string_view k_key_prefix = "ddprun/rdzv/";
 
 json node_to_json(const NodeDesc& n) {
@@ -76,7 +76,8 @@ RoundHeader header_from_json(const json& j) {
                                  f.at("at").get<WallMs>(),
                                  f.at("reason").get<std::string>(),
                                  f.at("signature").get<std::string>(),
-                                 f.at("quick").get<bool>()};
+                                 f.at("quick").get<bool>(),
+                                 f.at("spares").get<int>()};
   }
   h.failures = j.at("failures").get<int>();
   h.streak = streak_from_json(j.at("streak"));
@@ -230,7 +231,8 @@ std::string encode_header(const RoundHeader& h) {
                                             {"at", h.failed_round->at},
                                             {"reason", h.failed_round->reason},
                                             {"signature", h.failed_round->signature},
-                                            {"quick", h.failed_round->quick}}
+                                            {"quick", h.failed_round->quick},
+                                            {"spares", h.failed_round->spares}}
                                      : json(nullptr);
   j["causes"] = h.causes;
   j["failures"] = h.failures;

@@ -162,7 +162,7 @@ std::string participants_section(const Snapshot& s, rdzv::WallMs now) {
 
 std::string waiting_section(const Snapshot& s) {
   const auto& h = s.header;
-  std::string out = fmt::format("waiting: {} nodes\n", h.waiting);
+  std::string out = fmt::format("waiting (spares, late joiners): {} nodes\n", h.waiting);
   for (const auto& id : h.waiting_ids) {
     out += k_indent + id + "\n";
   }

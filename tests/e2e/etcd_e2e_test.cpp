@@ -30,14 +30,6 @@ namespace {
 const std::string k_leader_loss_conf =
     "join_timeout=30,last_call_timeout=1,keep_alive_interval=2,keep_alive_max_attempt=3";
 
-std::vector<std::string> etcd_flags(const std::string& nnodes, const std::string& endpoints,
-                                    const std::string& id, int agent,
-                                    const std::string& conf = k_fast_conf) {
-  return {"--nnodes",    nnodes, "--rdzv_backend", "etcd-v3",       "--rdzv_endpoint",  endpoints,
-          "--rdzv_id",   id,     "--local_addr",   loopback(agent), "--nproc_per_node", "1",
-          "--rdzv_conf", conf};
-}
-
 /// Every key etcd holds (one per line), through etcdctl.
 std::string etcd_keys(const EtcdCluster& cluster) {
   RunOptions o;

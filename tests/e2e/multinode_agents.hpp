@@ -131,6 +131,26 @@ constexpr const char* k_hosting = "hosting the rendezvous store";
 inline const std::string k_fast_conf =
     "join_timeout=30,last_call_timeout=1,keep_alive_interval=1,keep_alive_max_attempt=2";
 
+/// Flags of one etcd-v3 agent (one worker) on `endpoints` with run id `id`.
+inline std::vector<std::string> etcd_flags(const std::string& nnodes, const std::string& endpoints,
+                                           const std::string& id, int agent,
+                                           const std::string& conf = k_fast_conf) {
+  return {"--nnodes",    nnodes, "--rdzv_backend", "etcd-v3",       "--rdzv_endpoint",  endpoints,
+          "--rdzv_id",   id,     "--local_addr",   loopback(agent), "--nproc_per_node", "1",
+          "--rdzv_conf", conf};
+}
+
+/// `flags` with the value after `name` replaced by `value`.
+inline std::vector<std::string> with_flag(std::vector<std::string> flags, const std::string& name,
+                                          const std::string& value) {
+  for (std::size_t i = 0; i + 1 < flags.size(); ++i) {
+    if (flags[i] == name) {
+      flags[i + 1] = value;
+    }
+  }
+  return flags;
+}
+
 /// Starts the agent that must host the store; true once it says it does.
 inline bool start_host(Agents& agents, const std::vector<std::string>& argv) {
   auto i = agents.start(argv);

@@ -7,6 +7,7 @@
 #include "ddprun/errors/event_log.hpp"
 #include "ddprun/errors/failure.hpp"
 #include "ddprun/errors/oom.hpp"
+#include "ddprun/rdzv/spares.hpp"
 #include "ddprun/rdzv/state.hpp"
 #include "ddprun/util/clock.hpp"
 
@@ -27,6 +28,7 @@ class Reporter {
   void on_stacks(const StackReport& report);
   /// A node was left out of the job (this one, `self`, or another): an `excluded` event.
   void on_exclusion(const rdzv::Exclusion& e, bool self);
+  void on_spare_joined(const rdzv::SpareJoined& s);
   /// The final event ("result") once the supervisor returned `exit_code`.
   void finish(int exit_code);
 

@@ -31,6 +31,8 @@ inline constexpr std::string_view stall_timeout = "stall_timeout";
 inline constexpr std::string_view excluded = "excluded";
 inline constexpr std::string_view crash_loop = "crash_loop";
 inline constexpr std::string_view unhealthy = "unhealthy";
+/// A spare joined a round in place of members of the round it waited for (`replaced`).
+inline constexpr std::string_view spare_joined = "spare_joined";
 }  // namespace event
 
 using EventFields = nlohmann::ordered_json;

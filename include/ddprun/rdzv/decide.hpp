@@ -37,6 +37,8 @@ struct JoinView {
   std::optional<int> ran_round;  ///< the round this node last ran as a member
   WallMs now = 0;
   WallMs join_deadline = 0;
+  bool spare = false;        ///< it stood by as a spare in waiting_round (spares.hpp)
+  WallMs round_seen_at = 0;  ///< when it first saw the header's round
 };
 
 struct JoinDecision {

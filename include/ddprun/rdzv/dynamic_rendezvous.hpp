@@ -6,6 +6,7 @@
 #include "ddprun/rdzv/decide.hpp"
 #include "ddprun/rdzv/exclusion.hpp"
 #include "ddprun/rdzv/kv.hpp"
+#include "ddprun/rdzv/spares.hpp"
 #include "ddprun/rdzv/stacks.hpp"
 #include "ddprun/rdzv/stall_figures.hpp"
 #include "ddprun/util/clock.hpp"
@@ -116,6 +117,9 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   /// Called once for each exclusion this node learns of (its own included), as it reads
   /// the header; each is also logged.
   void set_exclusion_listener(std::function<void(const Exclusion&)> listener);
+  /// Called when this node, a spare, joins a round in place of members of the round it waited
+  /// for (spares.hpp); it is also logged.
+  void set_spare_listener(std::function<void(const SpareJoined&)> listener);
   /// Whether the run was closed (the job ended); an excluded store host serves until then.
   asio::awaitable<Result<bool>> run_closed();
 
@@ -227,7 +231,13 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   void start_heartbeats();
   /// Logs and reports (exclusion_listener_) the exclusions of `h` not seen before.
   void note_exclusions(const RoundHeader& h);
+  /// This node waited on the wait list of `waited_round` and is a member of `joined`: whose
+  /// places it took, logged and reported (spare_listener_).
+  asio::awaitable<void> note_spare(int waited_round, const RoundResult& joined);
   JoinView join_view() const;
+  /// Notes the round of a header read while joining (a spare's grace counts from it) and
+  /// whether this node stands by in it as a spare.
+  void note_join_header(const RoundHeader& h);
   WallMs wall_now() const;
 
   asio::io_context& ctx_;
@@ -252,7 +262,10 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   bool hint_given_ = false;             ///< settings_.incomplete_hint was logged once
   int slot_ = 0;                        ///< this node's slot in slot_round_
   int slot_round_ = -1;
-  int waiting_round_ = -1;  ///< the round whose wait list counts this node
+  int waiting_round_ = -1;    ///< the round whose wait list counts this node
+  int stood_by_round_ = -1;   ///< the round this node stood by in as a spare
+  int seen_round_ = -1;       ///< the header's round when this node last read it
+  WallMs seen_round_at_ = 0;  ///< when it first saw seen_round_
   std::optional<RoundResult> last_round_;
   std::optional<StacksRequest> stacks_request_;
   int stacks_round_ = -1;  ///< the round of stacks_seen_
@@ -261,6 +274,7 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   StallShare stall_share_;
   std::vector<Exclusion> exclusions_seen_;  ///< the header's, as last read
   std::function<void(const Exclusion&)> exclusion_listener_;
+  std::function<void(const SpareJoined&)> spare_listener_;
 };
 
 }  // namespace ddprun::rdzv

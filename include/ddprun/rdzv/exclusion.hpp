@@ -2,7 +2,9 @@
 // Leaving out a node that keeps failing (--rdzv-conf max_node_failures), as pure functions.
 // Every failed round has one root cause: the node whose failure came first (with_failure).
 // When the same node was the root cause of max_node_failures failed rounds in a row and the
-// round it failed in can go on without it (at least min_nodes others), that node withdraws:
+// round it failed in can go on without it (at least min_nodes others, counting the spares that
+// waited when it failed: FailedRound::spares, so a fixed-size job with a spare may leave a node
+// out too), that node withdraws:
 // it records an Exclusion in the header and exits, and the others re-form without it. A
 // stall counts as a failure of the node that found it. Rounds that end for membership
 // reasons do not break a run of failures; a failure with another root cause does.

@@ -40,6 +40,9 @@ struct RdzvSettings {
   /// A node that was the root cause of this many failed rounds in a row is left out of the
   /// job when the others can go on without it (exclusion.hpp); 0: never.
   int max_node_failures = 2;
+  /// How long a spare (spares.hpp) lets the previous round's members take their places in a
+  /// new round before it takes a slot itself, unless a place is known to be free.
+  std::chrono::milliseconds spare_grace{3s};
   /// This many failed rounds in a row that failed the same way before making progress close
   /// the run as a crash loop (crash_loop.hpp); 0: never. From --crash-loop-limit.
   int crash_loop_limit = 3;

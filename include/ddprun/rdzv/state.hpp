@@ -62,6 +62,9 @@ struct FailedRound {
   /// exit code or signal and its last error line.
   std::string signature{};
   bool quick = false;  ///< the attempt failed before it made progress (--crash-loop-window)
+  /// Spares waiting when the round failed (RoundHeader::waiting, set by with_failure): nodes
+  /// that can take the place of one left out, so even a fixed-size job may leave one out.
+  int spares = 0;
   bool operator==(const FailedRound&) const = default;
 };
 
@@ -122,7 +125,9 @@ struct RoundHeader {
   /// closed: why the run stopped before the job ended ("" when it finished or was shut down):
   /// a crash loop; every node exits with k_exit_do_not_requeue and this text.
   std::string stop_reason;
-  int waiting = 0;                       ///< nodes waiting for the next round
+  /// Nodes waiting for the next round: late joiners while there is room, spares (spares.hpp)
+  /// while the round is full.
+  int waiting = 0;
   std::vector<std::string> waiting_ids;  ///< the first k_max_named_ids of them
   RoundEnd ended;                        ///< why round `round - 1` ended, when known
   bool operator==(const RoundHeader&) const = default;

@@ -11,7 +11,18 @@ namespace ddprun {
 
 /// What kind of failure an Error reports; app maps usage/config errors to exit 2.
 /// given_up: the job stopped on purpose because going on would not help (a crash loop).
-enum class ErrorCode { usage, config, io, protocol, timeout, closed, given_up, internal };
+/// not_needed: the job ended while this node stood by as a spare (it exits 0).
+enum class ErrorCode {
+  usage,
+  config,
+  io,
+  protocol,
+  timeout,
+  closed,
+  given_up,
+  not_needed,
+  internal
+};
 
 /// One failure: a code and a one-line message naming the value and what was expected.
 struct Error {

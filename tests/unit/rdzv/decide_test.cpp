@@ -151,8 +151,10 @@ TEST(RdzvDecideJoin, Complete) {
        0},
       {"counted in an older round", complete(1, 3), 0, -1, 2, 4, JoinStep::join_wait_list, -1,
        k_now, 0},
-      {"full: wait", complete(0, 4), 0, -1, 2, 4, JoinStep::wait, k_now + k_poll},
-      {"full, slot beyond size: wait", complete(0, 4), 5, 0, 2, 4, JoinStep::wait},
+      {"full: a spare, counted", complete(0, 4), 0, -1, 2, 4, JoinStep::join_wait_list},
+      {"full, slot beyond size: a spare", complete(0, 4), 5, 0, 2, 4, JoinStep::join_wait_list},
+      {"full, counted spare: wait", complete(0, 4), 0, -1, 2, 4, JoinStep::wait, k_now + k_poll,
+       k_now, 0},
   };
   for (const auto& tc : cases) {
     check(tc);

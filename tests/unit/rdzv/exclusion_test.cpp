@@ -1,5 +1,7 @@
 #include "ddprun/rdzv/exclusion.hpp"
 
+#include "ddprun/rdzv/decide.hpp"
+
 #include <gtest/gtest.h>
 
 #include "fixtures.hpp"
@@ -46,6 +48,33 @@ TEST(RdzvExclusion, TheRootCauseOfKFailuresInARowIsLeftOutWhenTheOthersSuffice) 
   RoundHeader closed = h;
   closed.closed = true;
   EXPECT_FALSE(decide_exclusion(closed, a.id(), 3, elastic(2, 2)));
+}
+
+TEST(RdzvExclusion, ASpareWaitingWhenTheRoundFailedLetsAFixedSizeJobLeaveANodeOut) {
+  auto h = failed({a.id(), a.id()});
+  const RdzvSettings fixed = elastic(2, 2);  // 2 nodes, --nnodes 2:2 in effect
+  EXPECT_FALSE(decide_exclusion(h, a.id(), 2, fixed)) << "no spare: the job needs this node";
+  h.failed_round->spares = 1;
+  auto e = decide_exclusion(h, a.id(), 2, fixed);
+  ASSERT_TRUE(e) << "the spare takes its place";
+  EXPECT_EQ(e->node, a.id());
+  EXPECT_FALSE(decide_exclusion(h, a.id(), 1, fixed)) << "one spare, one survivor: too few";
+}
+
+TEST(RdzvExclusion, WithFailureCountsTheSparesWaitingAndKeepsThemForALaterEarlierReport) {
+  RoundHeader h = complete(3, 2);
+  h.waiting = 2;
+  auto first = with_failure(h, FailedRound{3, b.id(), 50, "rank 1 failed"});
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->failed_round->spares, 2);
+  RoundHeader moved = *first;  // the round ended meanwhile: the wait list starts over
+  moved.round = 4;
+  moved.phase = Phase::joining;
+  moved.waiting = 0;
+  auto earlier = with_failure(moved, FailedRound{3, a.id(), 40, "rank 0 failed"});
+  ASSERT_TRUE(earlier);
+  EXPECT_EQ(earlier->failed_round->reporter, a.id());
+  EXPECT_EQ(earlier->failed_round->spares, 2) << "counted when the round failed";
 }
 
 TEST(RdzvExclusion, AnExclusionIsRecordedOnceAndStartsTheCountOver) {

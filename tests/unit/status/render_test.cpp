@@ -62,7 +62,7 @@ participants: 2 nodes, 12 workers
   RANK  NODE             ADDR       PID   NPROC  ROLE     HEARTBEAT  LAST PROGRESS  STALL TIMEOUT
   0     10.0.0.22_77_0   10.0.0.22  77    4      default  0.0s ago   -              -
   1     10.0.0.1_4242_0  10.0.0.1   4242  8      default  3.2s ago   3m05s ago      290s
-waiting: 1 nodes
+waiting (spares, late joiners): 1 nodes
   10.0.0.3_9_0
 )";
   EXPECT_EQ(render_status_table(running_snapshot(), k_now), golden);
@@ -92,7 +92,7 @@ participants: 2 nodes, 3 workers
   RANK  NODE    ADDR  PID  NPROC  ROLE     HEARTBEAT  LAST PROGRESS
   -     h1_5_0  h1    5    1      default  -          -
   -     h2_6_0  h2    6    2      default  0.1s ago   2s ago
-waiting: 0 nodes
+waiting (spares, late joiners): 0 nodes
 )";
   EXPECT_EQ(render_status_table(s, k_now), golden);
 }
@@ -102,8 +102,10 @@ TEST(StatusRender, WaitingIdsAreCutWithACount) {
   s.header.waiting = 40;
   s.header.waiting_ids = {"w0_1_0", "w1_1_0"};
   const std::string table = render_status_table(s, k_now);
-  EXPECT_NE(table.find("waiting: 40 nodes\n  w0_1_0\n  w1_1_0\n  ... and 38 more\n"),
-            std::string::npos)
+  EXPECT_NE(
+      table.find(
+          "waiting (spares, late joiners): 40 nodes\n  w0_1_0\n  w1_1_0\n  ... and 38 more\n"),
+      std::string::npos)
       << table;
 }
 
@@ -117,7 +119,7 @@ TEST(StatusRender, EndedRoundAndErrorLines) {
             "round 3 (3 re-rendezvous), complete, open\nlast failure: none\n"
             "round 2 ended: left a_1_0; lost b_2_0, c_3_0\n"
             "error: --node-rank 0 is used by two agents\n"
-            "participants: 0 nodes, 0 workers\nwaiting: 0 nodes\n");
+            "participants: 0 nodes, 0 workers\nwaiting (spares, late joiners): 0 nodes\n");
   s.header.ended = rdzv::RoundEnd{2, {}, {"b_2_0"}};
   EXPECT_NE(render_status_table(s, k_now).find("\nround 2 ended: lost b_2_0\n"), std::string::npos);
   s.header.ended = rdzv::RoundEnd{2, {"a_1_0"}, {}};
@@ -127,7 +129,7 @@ TEST(StatusRender, EndedRoundAndErrorLines) {
 TEST(StatusRender, EmptySnapshotHasNoTables) {
   EXPECT_EQ(render_status_table(Snapshot{}, k_now),
             "round 0, joining, open\nlast failure: none\nparticipants: 0 nodes, 0 workers\n"
-            "waiting: 0 nodes\n");
+            "waiting (spares, late joiners): 0 nodes\n");
 }
 
 TEST(StatusRender, JsonMatchesGolden) {

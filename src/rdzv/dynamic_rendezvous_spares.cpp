@@ -1,0 +1,34 @@
+// DynamicRendezvous and hot spares (spares.hpp): a spare that becomes a member says whose
+// place it took. Only spares read the two member lists, once per round they join.
+
+#include "ddprun/rdzv/dynamic_rendezvous.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace ddprun::rdzv {
+
+void DynamicRendezvous::set_spare_listener(std::function<void(const SpareJoined&)> listener) {
+  spare_listener_ = std::move(listener);
+}
+
+asio::awaitable<void> DynamicRendezvous::note_spare(int waited_round, const RoundResult& joined) {
+  auto before = co_await round_members(waited_round);
+  std::vector<NodeDesc> after = joined.members;
+  if (after.empty()) {  // not co_await in a ?: (g++ 12 miscompiles it)
+    after = co_await round_members(joined.round);
+  }
+  auto h = co_await read_header();
+  if (before.empty() || after.empty() || !h) {
+    co_return;  // the lists cannot be had: nothing certain to say
+  }
+  const auto joined_as = spare_joined(self_, waited_round, joined.round, before, after, h->value);
+  if (joined_as.replaced.empty()) {
+    co_return;  // a late joiner that filled room, not a replacement
+  }
+  spdlog::warn("{}", render_spare_joined(joined_as, settings_));
+  if (spare_listener_) {
+    spare_listener_(joined_as);
+  }
+}
+
+}  // namespace ddprun::rdzv

@@ -1,0 +1,41 @@
+// Hot spares on c10d (#27 §3): a fixed-size job with a third agent standing by. The etcd-v3
+// cases are in spares_etcd_e2e_test.cpp.
+
+#include <gtest/gtest.h>
+
+#include "spares_scenario.hpp"
+
+using namespace ddprun::test;
+using namespace ddprun::test::multinode;
+
+namespace {
+
+SpareJob c10d_job(const std::string& id) {
+  const int port = free_port();
+  return SpareJob{[port, id](std::size_t i) {
+                    return with_flag(
+                        c10d_flags("2:2", port, 1, loopback(static_cast<int>(i)), k_fast_conf),
+                        "--rdzv_id", id);  // each test its own
+                  },
+                  true,
+                  {"--rdzv_endpoint", "127.0.0.1:" + std::to_string(port), "--rdzv_id", id}};
+}
+
+TEST(SparesE2E, C10dSpareTakesThePlaceOfANodeThatKeepsFailing) {
+  expect_spare_replaces_failing_node(c10d_job("spare-fail"));
+}
+
+TEST(SparesE2E, C10dSpareTakesThePlaceOfAKilledAgent) {
+  expect_spare_replaces_killed_node(c10d_job("spare-kill"));
+}
+
+TEST(SparesE2E, C10dSpareThatWasNotNeededExitsZeroWhenTheJobEnds) {
+  expect_unneeded_spare_exits_zero(c10d_job("spare-idle"));
+}
+
+TEST(SparesE2E, C10dSpareWhoseHealthCheckFailsWhileItWaitsWithdraws) {
+  const std::string sick = make_temp_dir("ddprun-spare-sick-") + "/sick";
+  expect_unhealthy_spare_withdraws(c10d_job("spare-sick"), sick);
+}
+
+}  // namespace
