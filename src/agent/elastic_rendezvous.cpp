@@ -113,6 +113,9 @@ Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::Roun
 asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int /*restart_count*/) {
   worker_store_.reset();
   start_store_watch();
+  if (options_.on_round) {
+    options_.on_round(std::nullopt);
+  }
   auto r = co_await dyn_->next_round();
   stop_store_watch();
   if (!r) {
@@ -124,6 +127,9 @@ asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int /*restart_count
       co_await linger_while_peers_connected();
     }
     co_return r.error();
+  }
+  if (options_.on_round) {
+    options_.on_round(r->round);
   }
   // The store answered, so it exists: from now on losing it is a failure to report within
   // the keep-alive bound, not a reason to keep retrying for the whole join_timeout.

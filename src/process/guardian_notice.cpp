@@ -22,8 +22,8 @@ namespace ddprun::process {
 namespace {
 
 constexpr long k_poll_ns = 10'000'000;  // 10 ms between looks at the command
-constexpr int k_default_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
-                                     SIGUSR1, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU};
+constexpr int k_default_signals[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM, SIGUSR1,
+                                     SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU};
 
 void say(std::string_view what) {
   constexpr std::string_view prefix = "ddprun: guardian: cannot tell the other nodes: ";
@@ -38,14 +38,20 @@ void say(std::string_view what) {
 }
 
 [[noreturn]] void run_command(int in, const char* exe, char* agent_text) {
-  dup2(in, 0);  // dup2 clears CLOEXEC on the copy
+  // The guardian closed stdin and stdout, so the pipe may already be fd 0: dup2 onto itself
+  // would keep its CLOEXEC.
+  if (in == 0) {
+    fcntl(0, F_SETFD, 0);
+  } else {
+    dup2(in, 0);  // the copy has no CLOEXEC
+  }
   dup2(2, 1);
   for (int sig : k_default_signals) {
     (void)signal(sig, SIG_DFL);  // the guardian ignored them; SIGPIPE stays ignored
   }
   // execve does not write to its arguments.
-  char* argv[] = {const_cast<char*>("ddprun"), const_cast<char*>(k_agent_died_command),
-                  agent_text, nullptr};
+  char* argv[] = {const_cast<char*>("ddprun"), const_cast<char*>(k_agent_died_command), agent_text,
+                  nullptr};
   // /proc/self/exe is this very binary even when its path was replaced meanwhile (an upgrade):
   // the command then decodes the payload with the code that encoded it.
   execve("/proc/self/exe", argv, environ);
