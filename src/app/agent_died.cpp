@@ -53,10 +53,9 @@ Told was_joining() { return Told{false, "it was joining; its slot now reads as s
 Error kept_changing() { return make_error(ErrorCode::timeout, "the round header kept changing"); }
 
 /// The header text to write instead of `text` (the stored one); nullopt: nothing to change.
-Result<std::optional<std::string>> next_header_text(const std::string& text,
-                                                    const DeathNotice& n) {
-  auto h = text.empty() ? Result<rdzv::RoundHeader>(rdzv::RoundHeader{})
-                        : rdzv::decode_header(text);
+Result<std::optional<std::string>> next_header_text(const std::string& text, const DeathNotice& n) {
+  auto h =
+      text.empty() ? Result<rdzv::RoundHeader>(rdzv::RoundHeader{}) : rdzv::decode_header(text);
   if (!h) {
     return h.error();
   }
@@ -139,8 +138,8 @@ asio::awaitable<Result<Told>> tell_etcd(asio::io_context& io, const DeathNotice&
     auto revoked = co_await (*client)->lease_revoke(n.lease);
     lease_note = revoked ? "revoked its lease; " : "its lease: " + revoked.error().message + "; ";
   }
-  const auto prefix = rdzv::etcd_generation_prefix(rdzv::etcd_run_prefix(n.key_prefix, n.run_id),
-                                                   n.generation);
+  const auto prefix =
+      rdzv::etcd_generation_prefix(rdzv::etcd_run_prefix(n.key_prefix, n.run_id), n.generation);
   rdzv::EtcdKv etcd_kv(**client, prefix);
   std::unique_ptr<rdzv::SignedKv> signed_kv;
   if (n.token) {

@@ -19,11 +19,10 @@ const char* backend_name(DeathNotice::Backend b) {
 }
 
 json etcd_part(const DeathNotice& n) {
-  return json{{"members", n.members},       {"ca_file", n.ca_file},
-              {"cert_file", n.cert_file},   {"key_file", n.key_file},
-              {"username", n.username},     {"password", n.password},
-              {"key_prefix", n.key_prefix}, {"generation", n.generation},
-              {"lease", n.lease}};
+  return json{
+      {"members", n.members},       {"ca_file", n.ca_file},       {"cert_file", n.cert_file},
+      {"key_file", n.key_file},     {"username", n.username},     {"password", n.password},
+      {"key_prefix", n.key_prefix}, {"generation", n.generation}, {"lease", n.lease}};
 }
 
 void read_etcd_part(const json& j, DeathNotice& n) {

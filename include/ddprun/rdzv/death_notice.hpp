@@ -21,8 +21,8 @@ struct DeathNotice {
   enum class Backend { store, etcd_v3 };
   Backend backend = Backend::store;
   std::string run_id;
-  std::string node_id;            ///< NodeDesc::id() of the dead agent
-  std::optional<int> round;       ///< the round it ran in; nullopt while joining
+  std::string node_id;               ///< NodeDesc::id() of the dead agent
+  std::optional<int> round;          ///< the round it ran in; nullopt while joining
   std::optional<std::string> token;  ///< the rendezvous token, when there is one
   // store (c10d, static): the rendezvous store.
   std::string host;
