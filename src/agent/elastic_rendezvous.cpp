@@ -231,6 +231,9 @@ asio::awaitable<void> ElasticRendezvous::exit_barrier(bool success) {
   if (!success) {
     co_return;
   }
+  if (options_.on_done) {
+    options_.on_done();
+  }
   if (auto ok = co_await dyn_->exit_barrier(options_.exit_barrier_timeout); !ok) {
     spdlog::warn("exit barrier: {}", ok.error().message);
   }

@@ -80,6 +80,7 @@ class EtcdBackend final : public RendezvousBackend {
                                           : rdzv::EtcdRun::Leaving::node_only);
     };
     elastic.on_round = [this](std::optional<int> round) { notice_.set_round(round); };
+    elastic.on_done = [this] { notice_.set_done(); };
     parts_.rdzv =
         std::make_unique<agent::ElasticRendezvous>(ctx, cfg, parts_.dyn, nullptr, nullptr, elastic);
   }

@@ -150,8 +150,12 @@ process::Guardian start_guardian() {
 /// The guardian holds this agent's latest death notice (rdzv/death_notice.hpp) and acts on it
 /// if the agent is killed; the others then re-form at once instead of after the keep-alive bound.
 NoticeSink guardian_sink(process::Guardian& guardian) {
-  return [&guardian, warned = false](const rdzv::DeathNotice& n) mutable {
-    if (!guardian.notice(rdzv::encode_notice(n)) && guardian.active() && !warned) {
+  return [&guardian, warned = false](const std::optional<rdzv::DeathNotice>& n) mutable {
+    if (!n) {
+      guardian.clear_notice();
+      return;
+    }
+    if (!guardian.notice(rdzv::encode_notice(*n)) && guardian.active() && !warned) {
       warned = true;
       spdlog::warn(
           "the guardian did not take this agent's death notice: if the agent is killed, "

@@ -1,7 +1,8 @@
 #pragma once
 // A multi-node backend's death notice (rdzv/death_notice.hpp): what it was built from, plus
 // the round this agent runs in and its etcd lease, handed to the sink (the guardian) at once
-// and again at every change.
+// and again at every change; nullopt once the agent's work is done (the exit barrier), when
+// its death must not end the round its peers are finishing.
 
 #include "ddprun/rdzv/death_notice.hpp"
 
@@ -11,7 +12,7 @@
 
 namespace ddprun::app {
 
-using NoticeSink = std::function<void(const rdzv::DeathNotice&)>;
+using NoticeSink = std::function<void(const std::optional<rdzv::DeathNotice>&)>;
 
 class NoticeKeeper {
  public:
@@ -28,14 +29,19 @@ class NoticeKeeper {
     notice_.lease = lease;
     send();
   }
+  void set_done() {
+    done_ = true;
+    send();
+  }
 
  private:
   void send() const {
     if (sink_) {
-      sink_(notice_);
+      sink_(done_ ? std::nullopt : std::optional<rdzv::DeathNotice>(notice_));
     }
   }
   rdzv::DeathNotice notice_;
+  bool done_ = false;
   NoticeSink sink_;
 };
 

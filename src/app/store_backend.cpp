@@ -175,6 +175,7 @@ class StoreBackend final : public RendezvousBackend {
     elastic.advertise_addr = self.addr;
     notice_.reset(store_notice(cfg, ep, choices.token, self.id()));
     elastic.on_round = [this](std::optional<int> round) { notice_.set_round(round); };
+    elastic.on_done = [this] { notice_.set_done(); };
     parts_.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg, parts_.dyn, server_.get(),
                                                              kv_.get(), elastic);
   }

@@ -58,18 +58,23 @@ std::string kill_one_and_reform(const std::vector<std::vector<std::string>>& job
 }
 
 std::vector<std::string> etcd_agent(const std::string& endpoints, const std::string& id, int k) {
-  return {"--nnodes",      "1:2",     "--rdzv_backend", "etcd-v3",       "--rdzv_endpoint",
-          endpoints,       "--rdzv_id", id,             "--local_addr",  loopback(k),
-          "--nproc_per_node", "1",    "--rdzv_conf",    k_slow_keep_alive};
+  return {"--nnodes",         "1:2",
+          "--rdzv_backend",   "etcd-v3",
+          "--rdzv_endpoint",  endpoints,
+          "--rdzv_id",        id,
+          "--local_addr",     loopback(k),
+          "--nproc_per_node", "1",
+          "--rdzv_conf",      k_slow_keep_alive};
 }
 
 }  // namespace
 
 TEST(AgentNoticeE2E, C10dSurvivorReformsAtOnceWhenAnAgentIsKilled) {
   const int port = free_port();
-  const auto killed = kill_one_and_reform({c10d_flags("1:2", port, 1, loopback(0), k_slow_keep_alive),
-                                           c10d_flags("1:2", port, 1, loopback(1), k_slow_keep_alive)},
-                                          true);
+  const auto killed =
+      kill_one_and_reform({c10d_flags("1:2", port, 1, loopback(0), k_slow_keep_alive),
+                           c10d_flags("1:2", port, 1, loopback(1), k_slow_keep_alive)},
+                          true);
   EXPECT_TRUE(contains(killed, k_told)) << killed;
   EXPECT_TRUE(contains(killed, "ends)")) << "the guardian's command ended the round\n" << killed;
 }
@@ -78,9 +83,9 @@ TEST(AgentNoticeE2E, EtcdSurvivorReformsAtOnceWhenAnAgentIsKilled) {
   DDPRUN_SKIP_WITHOUT_ETCD();
   EtcdCluster cluster;
   ASSERT_EQ(cluster.start(), "");
-  const auto killed = kill_one_and_reform({etcd_agent(cluster.endpoints(), "notice", 0),
-                                           etcd_agent(cluster.endpoints(), "notice", 1)},
-                                          false);
+  const auto killed = kill_one_and_reform(
+      {etcd_agent(cluster.endpoints(), "notice", 0), etcd_agent(cluster.endpoints(), "notice", 1)},
+      false);
   // The survivor, woken by the lease's keys vanishing, may end the round first.
   EXPECT_TRUE(contains(killed, k_told)) << killed;
   EXPECT_TRUE(contains(killed, "revoked its lease")) << killed;

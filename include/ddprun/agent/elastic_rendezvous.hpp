@@ -30,6 +30,9 @@ struct ElasticOptions {
   /// Called as a join begins (nullopt) and when it formed a round (its number): the agent's
   /// death notice names the round it runs in (rdzv/death_notice.hpp). Empty: nothing to do.
   std::function<void(std::optional<int> round)> on_round;
+  /// Called as the exit barrier begins: this node's work is done, and its death from then on
+  /// must not end the round its peers are finishing (the notice is withdrawn).
+  std::function<void()> on_done;
 };
 
 class ElasticRendezvous final : public Rendezvous, public StackExchange {
