@@ -113,6 +113,9 @@ Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::Roun
 asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int /*restart_count*/) {
   worker_store_.reset();
   start_store_watch();
+  if (options_.on_round) {
+    options_.on_round(std::nullopt);
+  }
   auto r = co_await dyn_->next_round();
   stop_store_watch();
   if (!r) {
@@ -124,6 +127,9 @@ asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int /*restart_count
       co_await linger_while_peers_connected();
     }
     co_return r.error();
+  }
+  if (options_.on_round) {
+    options_.on_round(r->round);
   }
   // The store answered, so it exists: from now on losing it is a failure to report within
   // the keep-alive bound, not a reason to keep retrying for the whole join_timeout.
@@ -224,6 +230,9 @@ asio::awaitable<void> ElasticRendezvous::serve_until_job_ends() {
 asio::awaitable<void> ElasticRendezvous::exit_barrier(bool success) {
   if (!success) {
     co_return;
+  }
+  if (options_.on_done) {
+    options_.on_done();
   }
   if (auto ok = co_await dyn_->exit_barrier(options_.exit_barrier_timeout); !ok) {
     spdlog::warn("exit barrier: {}", ok.error().message);

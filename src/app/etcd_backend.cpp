@@ -4,6 +4,7 @@
 
 #include "ddprun/config/rendezvous_hint.hpp"
 #include "ddprun/etcd/client.hpp"
+#include "ddprun/etcd/endpoints.hpp"
 #include "ddprun/host/facts.hpp"
 #include "ddprun/net/run_now.hpp"
 #include "ddprun/rdzv/etcd_layout.hpp"
@@ -16,6 +17,26 @@
 namespace ddprun::app {
 
 namespace {
+
+/// What this agent's guardian tells etcd if the agent is killed (the generation and the lease
+/// are known once the run is open).
+rdzv::DeathNotice etcd_notice(const config::LaunchConfig& cfg, const rdzv::EtcdRunOptions& run,
+                              const etcd::Client& client) {
+  const auto& options = client.options();
+  rdzv::DeathNotice n;
+  n.backend = rdzv::DeathNotice::Backend::etcd_v3;
+  n.run_id = run.run_id;
+  n.node_id = run.node_id;
+  n.token = run.token;
+  n.members = etcd::to_string(options.endpoints);
+  n.ca_file = options.tls.ca_file;
+  n.cert_file = options.tls.cert_file;
+  n.key_file = options.tls.key_file;
+  n.username = options.username;
+  n.password = options.password;
+  n.key_prefix = cfg.etcd.key_prefix;
+  return n;
+}
 
 class EtcdBackend final : public RendezvousBackend {
  public:
@@ -36,12 +57,17 @@ class EtcdBackend final : public RendezvousBackend {
     run.lease_ttl = rdzv::lease_ttl(settings);
     run.deadline = settings.join_timeout;
     run.token = rdzv_token(cfg, env);
+    auto notice = etcd_notice(cfg, run, *etcd_);
     run.liveness_wait = rdzv::keep_alive_bound(settings) + settings.keep_alive_interval;
     auto opened = net::run_now(ctx, rdzv::EtcdRun::open(*etcd_, std::move(run)));
     if (!opened) {
       throw Fatal(opened.error());
     }
     run_ = std::move(*opened);
+    notice.generation = run_->generation();
+    notice.lease = run_->lease_id();
+    notice_.reset(std::move(notice));
+    run_->set_lease_listener([this](etcd::LeaseId lease) { notice_.set_lease(lease); });
     settings.incomplete_hint =
         config::render_rendezvous_hint(cfg, first, host::is_loopback_name(first.host));
     parts_.dyn = rdzv::DynamicRendezvous::create(ctx, run_->kv(), settings, self, clock);
@@ -53,6 +79,8 @@ class EtcdBackend final : public RendezvousBackend {
       co_await etcd_run->finish(job_ended ? rdzv::EtcdRun::Leaving::job_ended
                                           : rdzv::EtcdRun::Leaving::node_only);
     };
+    elastic.on_round = [this](std::optional<int> round) { notice_.set_round(round); };
+    elastic.on_done = [this] { notice_.set_done(); };
     parts_.rdzv =
         std::make_unique<agent::ElasticRendezvous>(ctx, cfg, parts_.dyn, nullptr, nullptr, elastic);
   }
@@ -61,8 +89,10 @@ class EtcdBackend final : public RendezvousBackend {
   agent::StackExchange* peers() override { return parts_.rdzv.get(); }
   void observe(const Observers& observers) override { parts_.observe(observers); }
   void share_stall(const rdzv::StallShare& share) override { parts_.share_stall(share); }
+  void on_death_notice(NoticeSink sink) override { notice_.set_sink(std::move(sink)); }
 
  private:
+  NoticeKeeper notice_;
   std::unique_ptr<etcd::Client> etcd_;  ///< declared first: outlives the rest
   std::unique_ptr<rdzv::EtcdRun> run_;  ///< this agent's lease and the run's generation
   ElasticParts parts_;

@@ -147,6 +147,23 @@ process::Guardian start_guardian() {
   return std::move(*guardian);
 }
 
+/// The guardian holds this agent's latest death notice (rdzv/death_notice.hpp) and acts on it
+/// if the agent is killed; the others then re-form at once instead of after the keep-alive bound.
+NoticeSink guardian_sink(process::Guardian& guardian) {
+  return [&guardian, warned = false](const std::optional<rdzv::DeathNotice>& n) mutable {
+    if (!n) {
+      guardian.clear_notice();
+      return;
+    }
+    if (!guardian.notice(rdzv::encode_notice(*n)) && guardian.active() && !warned) {
+      warned = true;
+      spdlog::warn(
+          "the guardian did not take this agent's death notice: if the agent is killed, "
+          "the other nodes notice it only after the keep-alive bound");
+    }
+  };
+}
+
 /// The NCCL variable names the workers' torch reads (host/torch_version.hpp), said at INFO.
 config::NcclNames nccl_names_for(const config::LaunchConfig& cfg, const util::Env& env) {
   constexpr int k_current_since_minor = 2;  // torch 2.2 renamed the variable
@@ -213,6 +230,7 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, agent::WorkerEnvPla
   if (cfg.stall_auto) {
     backend->share_stall(stall_share(supervisor));
   }
+  backend->on_death_notice(guardian_sink(guardian));
   spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
                util::quoted(cfg.training_script), backend->rendezvous().describe(),
                cfg.max_restarts);
@@ -225,6 +243,7 @@ int run_agent(config::LaunchConfig cfg, util::Env agent_env, agent::WorkerEnvPla
     }
   });
   ctx.run();
+  guardian.clear_notice();  // an orderly end: the rendezvous heard whatever it had to
   reporter.finish(status);
   return status;
 }

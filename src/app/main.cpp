@@ -1,5 +1,6 @@
 #include "ddprun/app/main.hpp"
 
+#include "ddprun/process/guardian_notice.hpp"
 #include "ddprun/status/command.hpp"
 #include "ddprun/store/command.hpp"
 #include "ddprun/util/exit_status.hpp"
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "agent_died.hpp"
 #include "launch.hpp"
 
 namespace ddprun::app {
@@ -31,6 +33,9 @@ int main(int argc, char** argv, char** envp) {
   }
   if (!args.empty() && args[0] == "status") {
     return status::status_command(args, env);
+  }
+  if (!args.empty() && args[0] == process::k_agent_died_command) {
+    return agent_died_command(args);  // hidden: run by a killed agent's guardian
   }
   try {
     return launch(args, env);

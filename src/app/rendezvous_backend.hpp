@@ -26,6 +26,8 @@
 #include <memory>
 #include <optional>
 
+#include "notice_keeper.hpp"
+
 namespace ddprun::app {
 
 class RendezvousBackend {
@@ -54,6 +56,9 @@ class RendezvousBackend {
   /// With --stall-timeout auto: shares what this node learned with the round's other members
   /// and hands it back their maximum (backends with peers; a node alone keeps its own).
   virtual void share_stall(const rdzv::StallShare& /*share*/) {}
+  /// Hands `sink` this agent's death notice now and at every change, for its guardian to act on
+  /// if the agent is killed (backends with peers; a node alone has nobody to tell).
+  virtual void on_death_notice(NoticeSink /*sink*/) {}
 };
 
 /// Throws Fatal when a store cannot be hosted, or (etcd-v3) when no etcd member answered

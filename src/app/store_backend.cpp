@@ -131,6 +131,18 @@ void find_derived_port(const config::LaunchConfig& cfg, config::Endpoint& ep,
   ep.port = *port;
 }
 
+/// What this agent's guardian tells the store if the agent is killed.
+rdzv::DeathNotice store_notice(const config::LaunchConfig& cfg, const config::Endpoint& ep,
+                               const std::optional<std::string>& token, std::string node_id) {
+  rdzv::DeathNotice n;
+  n.run_id = cfg.rdzv_id;
+  n.node_id = std::move(node_id);
+  n.token = token;
+  n.host = ep.host;
+  n.port = ep.port;
+  return n;
+}
+
 class StoreBackend final : public RendezvousBackend {
  public:
   StoreBackend(asio::io_context& ctx, const config::LaunchConfig& cfg, const util::Env& env,
@@ -161,6 +173,9 @@ class StoreBackend final : public RendezvousBackend {
     elastic.is_static = cfg.rdzv_backend == config::RdzvBackend::static_;
     elastic.store = ep;  // the port bound or found, which a derived port knows only now
     elastic.advertise_addr = self.addr;
+    notice_.reset(store_notice(cfg, ep, choices.token, self.id()));
+    elastic.on_round = [this](std::optional<int> round) { notice_.set_round(round); };
+    elastic.on_done = [this] { notice_.set_done(); };
     parts_.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg, parts_.dyn, server_.get(),
                                                              kv_.get(), elastic);
   }
@@ -169,8 +184,10 @@ class StoreBackend final : public RendezvousBackend {
   agent::StackExchange* peers() override { return parts_.rdzv.get(); }
   void observe(const Observers& observers) override { parts_.observe(observers); }
   void share_stall(const rdzv::StallShare& share) override { parts_.share_stall(share); }
+  void on_death_notice(NoticeSink sink) override { notice_.set_sink(std::move(sink)); }
 
  private:
+  NoticeKeeper notice_;
   std::unique_ptr<store::Server> server_;  ///< the rendezvous store, when this agent hosts it
   std::unique_ptr<rdzv::StoreKv> kv_;      ///< this agent's client of it
   ElasticParts parts_;

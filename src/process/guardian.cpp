@@ -10,12 +10,17 @@
 //   3. Guardian: read messages until end-of-file. The agent's end closes when the agent exits
 //      for any reason, SIGKILL included: the kernel closes the fds of a dead process.
 //   4. Guardian: SIGKILL every group still watched; say so on stderr if any group was still
-//      there (an agent that exits normally has stopped and forgotten them all); exit.
+//      there (an agent that exits normally has stopped and forgotten them all).
+//   5. Guardian: when the agent left a notice (guardian_notice.hpp; an agent that ends in order
+//      clears it), run `ddprun __agent-died` with it and wait for that, bounded; exit.
 // The agent sends with MSG_NOSIGNAL, so a dead guardian costs it an error, not a SIGPIPE.
 
 #include "ddprun/process/guardian.hpp"
 
+#include "ddprun/process/guardian_notice.hpp"
+
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -24,9 +29,11 @@
 #include <cerrno>
 #include <charconv>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace ddprun::process {
 
@@ -83,12 +90,16 @@ void report(pid_t agent, int killed) {
 }
 
 [[noreturn]] void guard(int agent_fd, pid_t agent) {
+  char exe[PATH_MAX] = {};  // read now: the path may name another binary by the time it is used
+  auto exe_len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  exe[exe_len > 0 ? exe_len : 0] = '\0';
   int fd = detach_from_agent(agent_fd);
   if (fd < 0 || getppid() != agent) {
     _exit(0);
   }
   GuardedGroups groups;
-  unsigned char buf[k_guard_message_size + 1];
+  HeldNotice notice;
+  unsigned char buf[k_max_guard_message + 1];
   while (true) {
     ssize_t n = recv(fd, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) {
@@ -99,6 +110,7 @@ void report(pid_t agent, int killed) {
     }
     if (auto message = decode_guard_message(buf, static_cast<std::size_t>(n))) {
       groups.apply(*message);
+      notice.apply(*message);
     }
   }
   int killed = 0;
@@ -107,6 +119,9 @@ void report(pid_t agent, int killed) {
   }
   if (killed > 0) {
     report(agent, killed);
+  }
+  if (!notice.empty()) {
+    deliver_notice(exe, agent, notice);
   }
   _exit(0);
 }
@@ -162,16 +177,38 @@ bool Guardian::watch(pid_t pgid) { return send(GuardMessage{GuardMessage::Op::wa
 
 bool Guardian::forget(pid_t pgid) { return send(GuardMessage{GuardMessage::Op::forget, pgid}); }
 
+bool Guardian::notice(std::string_view payload) {
+  if (payload.empty() || payload.size() > k_max_notice_bytes) {
+    return false;
+  }
+  std::vector<unsigned char> bytes(k_guard_op_size + payload.size());
+  const auto op = static_cast<std::int32_t>(GuardMessage::Op::notice);
+  std::memcpy(bytes.data(), &op, sizeof op);
+  std::memcpy(bytes.data() + k_guard_op_size, payload.data(), payload.size());
+  return send_bytes(bytes.data(), bytes.size());
+}
+
+bool Guardian::clear_notice() {
+  unsigned char bytes[k_guard_op_size];
+  const auto op = static_cast<std::int32_t>(GuardMessage::Op::clear_notice);
+  std::memcpy(bytes, &op, sizeof op);
+  return send_bytes(bytes, sizeof bytes);
+}
+
 bool Guardian::send(const GuardMessage& message) {
+  auto bytes = encode_guard_message(message);
+  return send_bytes(bytes.data(), bytes.size());
+}
+
+bool Guardian::send_bytes(const unsigned char* data, std::size_t size) {
   if (fd_ < 0) {
     return false;
   }
-  auto bytes = encode_guard_message(message);
   ssize_t n = 0;
   do {
-    n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    n = ::send(fd_, data, size, MSG_NOSIGNAL);
   } while (n < 0 && errno == EINTR);
-  return n == static_cast<ssize_t>(bytes.size());
+  return n == static_cast<ssize_t>(size);
 }
 
 }  // namespace ddprun::process

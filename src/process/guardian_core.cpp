@@ -17,20 +17,46 @@ GuardBytes encode_guard_message(const GuardMessage& message) {
   return out;
 }
 
-std::optional<GuardMessage> decode_guard_message(const unsigned char* data, std::size_t size) {
+namespace {
+
+std::optional<GuardMessage> decode_group_message(GuardMessage::Op op, const unsigned char* data,
+                                                 std::size_t size) {
   if (size != k_guard_message_size) {
     return std::nullopt;
   }
-  std::int32_t op = 0;
   std::int32_t pgid = 0;
-  std::memcpy(&op, data, sizeof op);
-  std::memcpy(&pgid, data + sizeof op, sizeof pgid);
-  bool known = op == static_cast<std::int32_t>(GuardMessage::Op::watch) ||
-               op == static_cast<std::int32_t>(GuardMessage::Op::forget);
-  if (!known || pgid <= 1) {
+  std::memcpy(&pgid, data + k_guard_op_size, sizeof pgid);
+  if (pgid <= 1) {
     return std::nullopt;
   }
-  return GuardMessage{static_cast<GuardMessage::Op>(op), static_cast<pid_t>(pgid)};
+  return GuardMessage{op, static_cast<pid_t>(pgid)};
+}
+
+}  // namespace
+
+std::optional<GuardMessage> decode_guard_message(const unsigned char* data, std::size_t size) {
+  if (size < k_guard_op_size || size > k_max_guard_message) {
+    return std::nullopt;
+  }
+  std::int32_t op = 0;
+  std::memcpy(&op, data, sizeof op);
+  switch (static_cast<GuardMessage::Op>(op)) {
+    case GuardMessage::Op::watch:
+    case GuardMessage::Op::forget:
+      return decode_group_message(static_cast<GuardMessage::Op>(op), data, size);
+    case GuardMessage::Op::notice:
+      if (size == k_guard_op_size) {
+        return std::nullopt;
+      }
+      return GuardMessage{GuardMessage::Op::notice, 0, data + k_guard_op_size,
+                          size - k_guard_op_size};
+    case GuardMessage::Op::clear_notice:
+      if (size != k_guard_op_size) {
+        return std::nullopt;
+      }
+      return GuardMessage{GuardMessage::Op::clear_notice};
+  }
+  return std::nullopt;
 }
 
 bool GuardedGroups::contains(pid_t pgid) const noexcept {
@@ -38,6 +64,9 @@ bool GuardedGroups::contains(pid_t pgid) const noexcept {
 }
 
 bool GuardedGroups::apply(const GuardMessage& message) noexcept {
+  if (message.op != GuardMessage::Op::watch && message.op != GuardMessage::Op::forget) {
+    return true;  // a notice: HeldNotice's
+  }
   auto* last = groups_.data() + size_;
   auto* found = std::find(groups_.data(), last, message.pgid);
   if (message.op == GuardMessage::Op::forget) {

@@ -122,6 +122,9 @@ asio::awaitable<void> EtcdRun::replace_lease(std::shared_ptr<Life> life) {
         lease_ = *lease;
         etcd_kv_->set_lease(lease_.id);
         keep_lease();
+        if (lease_listener_) {
+          lease_listener_(lease_.id);
+        }
       } else {
         spdlog::debug("etcd-v3 rendezvous '{}': taking a new lease: {}", options_.run_id,
                       lease.error().message);

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace ddprun::agent {
 
@@ -26,6 +27,12 @@ struct ElasticOptions {
   /// Runs after shutdown() (`job_ended` true), leave() and withdraw(): etcd-v3 gives up this
   /// agent's lease and removes the run's keys when it is the last one out. Empty: nothing to do.
   std::function<asio::awaitable<void>(bool job_ended)> finish;
+  /// Called as a join begins (nullopt) and when it formed a round (its number): the agent's
+  /// death notice names the round it runs in (rdzv/death_notice.hpp). Empty: nothing to do.
+  std::function<void(std::optional<int> round)> on_round;
+  /// Called as the exit barrier begins: this node's work is done, and its death from then on
+  /// must not end the round its peers are finishing (the notice is withdrawn).
+  std::function<void()> on_done;
 };
 
 class ElasticRendezvous final : public Rendezvous, public StackExchange {

@@ -9,6 +9,7 @@
 #include "ddprun/rdzv/signed_kv.hpp"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,11 @@ class EtcdRun {
   std::int64_t generation() const { return generation_; }
   /// The lease this agent's keys are on now (a lost one is replaced, see below).
   etcd::LeaseId lease_id() const { return lease_.id; }
+  /// Called with the new lease whenever a lost one is replaced (the agent's death notice,
+  /// rdzv/death_notice.hpp, names the lease to revoke).
+  void set_lease_listener(std::function<void(etcd::LeaseId)> listener) {
+    lease_listener_ = std::move(listener);
+  }
   /// This agent leaves the run: closes the Kv's watch streams, stops renewing and revokes its
   /// lease (its own keys vanish at once), then deletes the generation when no agent is left
   /// alive in it, and the previous one too when no agent is alive there either (a job whose
@@ -92,6 +98,7 @@ class EtcdRun {
   std::unique_ptr<etcd::LeaseKeeper> keeper_;
   std::shared_ptr<Life> life_;
   bool finished_ = false;
+  std::function<void(etcd::LeaseId)> lease_listener_;
 };
 
 }  // namespace ddprun::rdzv
