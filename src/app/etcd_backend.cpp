@@ -89,7 +89,7 @@ class EtcdBackend final : public RendezvousBackend {
   agent::StackExchange* peers() override { return parts_.rdzv.get(); }
   void observe(const Observers& observers) override { parts_.observe(observers); }
   void share_stall(const rdzv::StallShare& share) override { parts_.share_stall(share); }
-  void on_death_notice(NoticeSink sink) override { notice_.set_sink(std::move(sink)); }
+  void on_death_notice(const NoticeSink& sink) override { notice_.set_sink(sink); }
 
  private:
   NoticeKeeper notice_;

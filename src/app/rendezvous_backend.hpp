@@ -58,7 +58,7 @@ class RendezvousBackend {
   virtual void share_stall(const rdzv::StallShare& /*share*/) {}
   /// Hands `sink` this agent's death notice now and at every change, for its guardian to act on
   /// if the agent is killed (backends with peers; a node alone has nobody to tell).
-  virtual void on_death_notice(NoticeSink /*sink*/) {}
+  virtual void on_death_notice(const NoticeSink& /*sink*/) {}
 };
 
 /// Throws Fatal when a store cannot be hosted, or (etcd-v3) when no etcd member answered

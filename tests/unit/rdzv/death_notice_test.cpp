@@ -48,7 +48,7 @@ RoundHeader complete(int round) {
 }  // namespace
 
 TEST(DeathNotice, RoundTripsBothBackends) {
-  for (auto n : {store_notice(), etcd_notice()}) {
+  for (const auto& n : {store_notice(), etcd_notice()}) {
     auto back = decode_notice(encode_notice(n));
     ASSERT_TRUE(back) << back.error().message;
     EXPECT_EQ(*back, n);
