@@ -54,8 +54,7 @@ bool is_place_free(const RoundHeader& h, const JoinView& v) {
 
 std::optional<WallMs> spare_entry(const RoundHeader& h, const JoinView& v,
                                   const RdzvSettings& settings) {
-  if (!v.spare || h.phase != Phase::joining || h.round <= v.waiting_round ||
-      is_place_free(h, v)) {
+  if (!v.spare || h.phase != Phase::joining || h.round <= v.waiting_round || is_place_free(h, v)) {
     return std::nullopt;
   }
   const WallMs until = v.round_seen_at + settings.spare_grace.count();

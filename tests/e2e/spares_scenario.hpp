@@ -24,7 +24,7 @@ namespace ddprun::test::multinode {
 struct SpareJob {
   /// Agent i's rendezvous flags (--nnodes 2:2 and the backend's).
   std::function<std::vector<std::string>(std::size_t)> flags;
-  bool agent0_hosts = false;  ///< c10d: agent 0 hosts the store and starts first
+  bool agent0_hosts = false;             ///< c10d: agent 0 hosts the store and starts first
   std::vector<std::string> status_args;  ///< `ddprun status` arguments (after "status")
 };
 
@@ -75,8 +75,7 @@ inline bool start_with_spare(const SpareJob& job, SpareAgents& s, bool agent1_fa
         return contains(status, "waiting (spares, late joiners): 1 nodes\n  " + loopback(2) + "_");
       },
       k_event_timeout);
-  EXPECT_TRUE(counted) << "the spare is not listed as waiting:\n"
-                       << status << s.agents.all_logs();
+  EXPECT_TRUE(counted) << "the spare is not listed as waiting:\n" << status << s.agents.all_logs();
   EXPECT_TRUE(starts(s.dirs[2]).empty()) << "a fixed-size job ran the third node";
   return running && counted;
 }
@@ -95,8 +94,8 @@ inline void expect_spare_replaces_failing_node(const SpareJob& job) {
   const std::string bad_err = s.agents.err(1);
   EXPECT_TRUE(contains(bad_err, "is left out of rendezvous")) << bad_err;
   EXPECT_TRUE(contains(bad_err, "this agent exits with status 3")) << bad_err;
-  ASSERT_TRUE(eventually(
-      [&] { return last_start_has(s.dirs[2], "group_world", "2"); }, k_event_timeout))
+  ASSERT_TRUE(
+      eventually([&] { return last_start_has(s.dirs[2], "group_world", "2"); }, k_event_timeout))
       << "the spare did not join\n"
       << s.agents.all_logs();
   const std::string bad_id = loopback(1) + "_";
@@ -114,8 +113,8 @@ inline void expect_spare_replaces_killed_node(const SpareJob& job) {
   ASSERT_TRUE(start_with_spare(job, s, false));
   s.agents.signal(1, SIGKILL);
   EXPECT_EQ(s.agents.wait(1), 128 + SIGKILL);
-  ASSERT_TRUE(eventually(
-      [&] { return last_start_has(s.dirs[2], "group_world", "2"); }, k_event_timeout))
+  ASSERT_TRUE(
+      eventually([&] { return last_start_has(s.dirs[2], "group_world", "2"); }, k_event_timeout))
       << "the spare did not take the killed node's place\n"
       << s.agents.all_logs();
   const std::string logs = s.agents.err(2) + s.events(2);

@@ -56,8 +56,9 @@ TEST(RdzvSpares, TheReplacedMembersAreNamedWithWhyTheyAreMissing) {
   EXPECT_EQ(got.waited_round, 3);
   EXPECT_EQ(got.round, 5);
   ASSERT_EQ(got.replaced.size(), 2U);
-  EXPECT_EQ(got.replaced[0],
-            (Replaced{a.id(), "left out after 2 failed rounds; last: rank 0 failed (exitcode: 1)"}));
+  EXPECT_EQ(
+      got.replaced[0],
+      (Replaced{a.id(), "left out after 2 failed rounds; last: rank 0 failed (exitcode: 1)"}));
   EXPECT_EQ(got.replaced[1], (Replaced{b.id(), "lost"}));
 }
 
