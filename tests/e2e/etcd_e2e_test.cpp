@@ -551,26 +551,8 @@ TEST_F(EtcdE2E3, AJobRestartsAndFinishesWhileEtcdCompactsItsHistory) {
 // and withdraws (exit 3, its lease revoked); the other re-forms alone (--nnodes 1:2), learns
 // why from the header and finishes.
 TEST_F(EtcdE2E, NodeWhoseHealthCheckFailsIsLeftOutAndTheOtherFinishesAlone) {
-  std::vector<std::string> dirs{make_temp_dir("ddprun-etcd-"), make_temp_dir("ddprun-etcd-")};
-  const std::string release = dirs[0] + "/release";
-  const std::string check = "if [ -n \"$NODE_BAD\" ]; then echo 'node marked bad'; exit 1; fi";
-  Agents agents;
-  for (int k = 0; k < 2; ++k) {
-    agents.start(concat(
-        concat(concat(clean_ddprun(k == 1 ? "NODE_BAD=1" : "X=1"), {"--health-check", check}),
-               etcd_flags("1:2", cluster_.endpoints(), "unhealthy", k)),
-        rounds(dirs[static_cast<std::size_t>(k)], release)));
-  }
-  EXPECT_EQ(agents.wait(1), 3) << agents.all_logs();
-  EXPECT_TRUE(contains(agents.err(1), "health check failed: node marked bad (exit status 1)"))
-      << agents.all_logs();
-  EXPECT_TRUE(
-      eventually([&] { return contains(agents.err(0), "it is unhealthy"); }, k_event_timeout))
-      << agents.all_logs();
-  EXPECT_TRUE(
-      eventually([&] { return last_start_has(dirs[0], "group_world", "1"); }, k_event_timeout))
-      << agents.all_logs();
-  touch(release);
-  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
-  EXPECT_TRUE(starts(dirs[1]).empty()) << agents.all_logs();
+  const std::string endpoints = cluster_.endpoints();
+  expect_unhealthy_node_left_out(
+      [&](std::size_t i) { return etcd_flags("1:2", endpoints, "unhealthy", static_cast<int>(i)); },
+      false);
 }

@@ -3,7 +3,8 @@
 // and the etcd-v3 end-to-end tests: three agents with --nnodes 2:3, one of which has workers
 // that always fail. That node is the root cause of two failed rounds in a row (the default
 // max_node_failures), so it withdraws with exit status 3 and the other two re-form without
-// it, finish, and say in their logs and events which node was left out and why.
+// it, finish, and say in their logs and events which node was left out and why. Also the
+// unhealthy-node scenario (a node whose --health-check fails is left out before it joins).
 
 #include <gtest/gtest.h>
 
@@ -90,6 +91,41 @@ inline void expect_failing_node_left_out(const ExclusionJob& job, std::size_t ba
   EXPECT_TRUE(contains(bad_events, "\"this_node\":true,\"round\":")) << bad_events;
   EXPECT_TRUE(contains(bad_events, ",\"failures\":2,")) << bad_events;
   EXPECT_TRUE(contains(bad_events, "\"state\":\"EXCLUDED\"")) << bad_events;
+}
+
+/// The unhealthy-node scenario (--health-check, issue #27), on c10d and etcd-v3: two agents
+/// with --nnodes 1:2 (`flags`); agent 1's check fails, so it never joins and exits 3 naming
+/// the check's output, and agent 0 learns why from the header, re-forms alone and finishes.
+/// `agent0_hosts` as in ExclusionJob.
+inline void expect_unhealthy_node_left_out(
+    const std::function<std::vector<std::string>(std::size_t)>& flags, bool agent0_hosts) {
+  const std::vector<std::string> dirs{make_temp_dir("ddprun-hc-"), make_temp_dir("ddprun-hc-")};
+  const std::string release = dirs[0] + "/release";
+  const std::string check = "if [ -n \"$NODE_BAD\" ]; then echo 'node marked bad'; exit 1; fi";
+  const auto argv = [&](std::size_t i, const std::string& tag) {
+    return concat(concat(concat(clean_ddprun(tag), {"--health-check", check}), flags(i)),
+                  rounds(dirs[i], release));
+  };
+  Agents agents;
+  if (agent0_hosts) {
+    ASSERT_TRUE(start_host(agents, argv(0, "X=1"))) << agents.all_logs();
+  } else {
+    agents.start(argv(0, "X=1"));
+  }
+  agents.start(argv(1, "NODE_BAD=1"));
+  EXPECT_EQ(agents.wait(1), 3) << agents.all_logs();
+  EXPECT_TRUE(contains(agents.err(1), "health check failed: node marked bad (exit status 1)"))
+      << agents.all_logs();
+  EXPECT_TRUE(
+      eventually([&] { return contains(agents.err(0), "it is unhealthy"); }, k_event_timeout))
+      << "agent 0 never learnt why agent 1 left\n"
+      << agents.all_logs();
+  EXPECT_TRUE(
+      eventually([&] { return last_start_has(dirs[0], "group_world", "1"); }, k_event_timeout))
+      << agents.all_logs();
+  touch(release);
+  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
+  EXPECT_TRUE(starts(dirs[1]).empty()) << agents.all_logs();
 }
 
 }  // namespace ddprun::test::multinode

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "exclusion_scenario.hpp"
 #include "multinode_agents.hpp"
 
 using namespace ddprun::test;
@@ -151,30 +152,11 @@ TEST(HealthCheckE2E, NoNvmlMeansNoGpuMemoryWait) {
 
 TEST(HealthCheckE2E, C10dNodeWhoseCheckFailsIsLeftOutAndTheOtherFinishesAlone) {
   const int port = free_port();
-  const std::vector<std::string> dirs{make_temp_dir("ddprun-hc-"), make_temp_dir("ddprun-hc-")};
-  const std::string release = dirs[0] + "/release";
-  const std::string check = "if [ -n \"$NODE_BAD\" ]; then echo 'node marked bad'; exit 1; fi";
-  const auto argv = [&](std::size_t i, const std::string& tag) {
-    return concat(concat(concat(clean_ddprun(tag), {"--health-check", check}),
-                         c10d_flags("1:2", port, 1, loopback(static_cast<int>(i)), k_fast_conf)),
-                  rounds(dirs[i], release));
-  };
-  Agents agents;
-  ASSERT_TRUE(start_host(agents, argv(0, "X=1"))) << agents.all_logs();
-  agents.start(argv(1, "NODE_BAD=1"));
-  EXPECT_EQ(agents.wait(1), 3) << agents.all_logs();
-  EXPECT_TRUE(contains(agents.err(1), "health check failed: node marked bad (exit status 1)"))
-      << agents.all_logs();
-  EXPECT_TRUE(
-      eventually([&] { return contains(agents.err(0), "it is unhealthy"); }, k_event_timeout))
-      << "agent 0 never learnt why agent 1 left\n"
-      << agents.all_logs();
-  EXPECT_TRUE(
-      eventually([&] { return last_start_has(dirs[0], "group_world", "1"); }, k_event_timeout))
-      << agents.all_logs();
-  touch(release);
-  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
-  EXPECT_TRUE(starts(dirs[1]).empty()) << agents.all_logs();
+  expect_unhealthy_node_left_out(
+      [port](std::size_t i) {
+        return c10d_flags("1:2", port, 1, loopback(static_cast<int>(i)), k_fast_conf);
+      },
+      true);
 }
 
 }  // namespace

@@ -86,6 +86,18 @@ inline std::string good_logs(const SpareAgents& s) {
   return s.agents.err(0) + s.agents.err(2) + s.events(0) + s.events(2);
 }
 
+/// Whether agent 2, the spare, runs in a round of two within k_event_timeout.
+inline bool spare_runs(const SpareAgents& s) {
+  return eventually([&] { return last_start_has(s.dirs[2], "group_world", "2"); }, k_event_timeout);
+}
+
+/// Releases the workers: agents 0 and 2 finish the job.
+inline void expect_finished_by_0_and_2(SpareAgents& s) {
+  touch(s.release);
+  EXPECT_EQ(s.agents.wait(0), 0) << s.agents.all_logs();
+  EXPECT_EQ(s.agents.wait(2), 0) << s.agents.all_logs();
+}
+
 inline void expect_spare_replaces_failing_node(const SpareJob& job) {
   SpareAgents s;
   ASSERT_TRUE(start_with_spare(job, s, true));
@@ -94,18 +106,13 @@ inline void expect_spare_replaces_failing_node(const SpareJob& job) {
   const std::string bad_err = s.agents.err(1);
   EXPECT_TRUE(contains(bad_err, "is left out of rendezvous")) << bad_err;
   EXPECT_TRUE(contains(bad_err, "this agent exits with status 3")) << bad_err;
-  ASSERT_TRUE(
-      eventually([&] { return last_start_has(s.dirs[2], "group_world", "2"); }, k_event_timeout))
-      << "the spare did not join\n"
-      << s.agents.all_logs();
+  ASSERT_TRUE(spare_runs(s)) << "the spare did not join\n" << s.agents.all_logs();
   const std::string bad_id = loopback(1) + "_";
   const std::string logs = good_logs(s);
   EXPECT_TRUE(contains(logs, "in place of " + bad_id)) << logs;
   EXPECT_TRUE(contains(logs, "(left out after 2 failed rounds; last: rank ")) << logs;
   EXPECT_TRUE(contains(logs, "\"event\":\"spare_joined\"")) << logs;
-  touch(s.release);
-  EXPECT_EQ(s.agents.wait(0), 0) << s.agents.all_logs();
-  EXPECT_EQ(s.agents.wait(2), 0) << s.agents.all_logs();
+  expect_finished_by_0_and_2(s);
 }
 
 inline void expect_spare_replaces_killed_node(const SpareJob& job) {
@@ -113,17 +120,13 @@ inline void expect_spare_replaces_killed_node(const SpareJob& job) {
   ASSERT_TRUE(start_with_spare(job, s, false));
   s.agents.signal(1, SIGKILL);
   EXPECT_EQ(s.agents.wait(1), 128 + SIGKILL);
-  ASSERT_TRUE(
-      eventually([&] { return last_start_has(s.dirs[2], "group_world", "2"); }, k_event_timeout))
-      << "the spare did not take the killed node's place\n"
-      << s.agents.all_logs();
+  ASSERT_TRUE(spare_runs(s)) << "the spare did not take the killed node's place\n"
+                             << s.agents.all_logs();
   const std::string logs = s.agents.err(2) + s.events(2);
   EXPECT_TRUE(contains(logs, "spare " + loopback(2) + "_")) << logs;
   EXPECT_TRUE(contains(logs, "in place of " + loopback(1) + "_")) << logs;
   EXPECT_TRUE(contains(logs, "(lost)")) << logs;
-  touch(s.release);
-  EXPECT_EQ(s.agents.wait(0), 0) << s.agents.all_logs();
-  EXPECT_EQ(s.agents.wait(2), 0) << s.agents.all_logs();
+  expect_finished_by_0_and_2(s);
 }
 
 inline void expect_unneeded_spare_exits_zero(const SpareJob& job) {
