@@ -14,23 +14,6 @@ namespace {
 /// Workers of every round find their keys under this prefix (torch's agent-store layout).
 constexpr const char* k_worker_prefix = "/worker/";
 
-RdzvSignal to_agent_signal(rdzv::RunSignal s) {
-  switch (s) {
-    case rdzv::RunSignal::membership_changed:
-      return RdzvSignal::membership_changed;
-    case rdzv::RunSignal::peer_failed:
-    case rdzv::RunSignal::closed:
-      return RdzvSignal::peer_failed;
-    case rdzv::RunSignal::store_lost:
-      return RdzvSignal::store_lost;
-    case rdzv::RunSignal::stacks_requested:
-      return RdzvSignal::stacks_requested;
-    case rdzv::RunSignal::none:
-      break;
-  }
-  return RdzvSignal::none;
-}
-
 }  // namespace
 
 ElasticRendezvous::ElasticRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
@@ -161,9 +144,7 @@ asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int /*restart_count
   co_return round;
 }
 
-asio::awaitable<RdzvSignal> ElasticRendezvous::watch() {
-  co_return to_agent_signal(co_await dyn_->watch());
-}
+asio::awaitable<RdzvSignal> ElasticRendezvous::watch() { co_return co_await dyn_->watch(); }
 
 asio::awaitable<void> ElasticRendezvous::report_failure(FailureNote note) {
   const auto at =

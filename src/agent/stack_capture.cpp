@@ -11,6 +11,7 @@
 //      stop-requested before, so its exit is no new failure.
 #include "ddprun/agent/stack_capture.hpp"
 
+#include "ddprun/output/log_paths.hpp"
 #include "ddprun/process/launcher.hpp"
 #include "ddprun/util/files.hpp"
 
@@ -188,8 +189,8 @@ std::string dump_in(const std::vector<std::string>& lines) {
 
 class ToolStackCapture final : public StackCapture {
  public:
-  ToolStackCapture(asio::io_context& ctx, Tool tool, WorkerIo& io)
-      : ctx_(ctx), tool_(std::move(tool)), io_(io) {}
+  ToolStackCapture(asio::io_context& ctx, Tool tool, WorkerIo& io, std::string temp_root)
+      : ctx_(ctx), tool_(std::move(tool)), io_(io), temp_root_(std::move(temp_root)) {}
 
   asio::awaitable<StackReport> capture(std::vector<StackTarget> targets, std::string reason,
                                        std::chrono::milliseconds hold) override {
@@ -291,9 +292,7 @@ class ToolStackCapture final : public StackCapture {
       return error_file.substr(0, error_file.rfind('/'));
     }
     if (temp_dir_.empty()) {
-      const char* tmp = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe): one thread
-      std::string pattern =
-          std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/ddprun_stacks_XXXXXX";
+      std::string pattern = temp_root_ + "/ddprun_stacks_XXXXXX";
       temp_dir_ = ::mkdtemp(pattern.data()) != nullptr ? pattern : "/tmp";
     }
     return temp_dir_ + "/" + std::to_string(t.ranks.local_rank);
@@ -331,6 +330,7 @@ class ToolStackCapture final : public StackCapture {
   asio::io_context& ctx_;
   Tool tool_;
   WorkerIo& io_;
+  std::string temp_root_;  ///< where temp_dir_ is made (output::temp_root of the agent's env)
   std::string temp_dir_;
 };
 
@@ -355,7 +355,7 @@ std::string_view to_string(StackMethod method) {
 std::unique_ptr<StackCapture> make_stack_capture(asio::io_context& ctx,
                                                  const config::LaunchConfig& cfg,
                                                  const util::Env& env, WorkerIo& io) {
-  return std::make_unique<ToolStackCapture>(ctx, choose_tool(cfg, env), io);
+  return std::make_unique<ToolStackCapture>(ctx, choose_tool(cfg, env), io, output::temp_root(env));
 }
 
 }  // namespace ddprun::agent

@@ -45,6 +45,7 @@ constexpr std::chrono::milliseconds k_leave_bound{3000};
 Outcome outcome_of(RdzvSignal s) {
   switch (s) {
     case RdzvSignal::peer_failed:
+    case RdzvSignal::closed:  // the run was closed (finished, shut down, a crash loop)
       return Outcome::peer_failed;
     case RdzvSignal::store_lost:
       return Outcome::store_lost;

@@ -150,7 +150,7 @@ Routing make_routing(const config::LaunchConfig& cfg, const util::Env& env) {
 std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::LaunchConfig& cfg,
                                          const util::Env& env, const util::Clock& clock) {
   auto routing = make_routing(cfg, env);
-  auto run_dir = output::make_run_dir(cfg.log_dir, cfg.rdzv_id);
+  auto run_dir = output::make_run_dir(cfg.log_dir, cfg.rdzv_id, output::temp_root(env));
   if (!run_dir && cfg.log_dir.empty()) {
     throw Fatal(run_dir.error());  // the temporary directory under TMPDIR
   }

@@ -8,7 +8,7 @@
 
 namespace ddprun::app {
 
-sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& args, int cpu_count) {
+sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& args) {
   if (args.flag_on(cli::flag::k_no_auto)) {
     sched::Detected none;
     none.job = sched::detect_job(env);  // the job's token file is not a launch setting
@@ -18,7 +18,7 @@ sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& ar
   if (auto n = util::parse_int(args.at(cli::flag::k_nproc_per_node).value)) {
     requested_nproc = static_cast<int>(*n);
   }
-  auto detected = value_or_throw(sched::detect_on_this_host(env, requested_nproc, cpu_count));
+  auto detected = value_or_throw(sched::detect_on_this_host(env, requested_nproc));
   for (const auto& w : detected.warnings) {
     spdlog::warn("{}", w);
   }

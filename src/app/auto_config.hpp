@@ -10,6 +10,6 @@ namespace ddprun::app {
 /// Reads what detection needs from the machine (hostname, PBS nodefile) and runs it; with
 /// --no-auto only the batch job (for its token file) is filled. Throws Fatal for a refused
 /// launch (for example srun starting several ddprun per node).
-sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& args, int cpu_count);
+sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& args);
 
 }  // namespace ddprun::app

@@ -73,17 +73,15 @@ Result<void> preflight(const config::LaunchConfig& cfg, const util::Env& env) {
   return {};
 }
 
-/// Says where a word-valued --nproc-per-node came from, and warns about a small CPU mask
-/// unless scheduler detection already said the same.
+/// Says where a word-valued --nproc-per-node came from, and warns when the workers will share
+/// fewer CPUs than there are of them (with the final worker count, so only here).
 void report_host_choices(const config::LaunchConfig& cfg, const config::HostFacts& facts,
                          const sched::Detected& detected) {
   if (!cfg.nproc_source.empty()) {
     spdlog::info("Using nproc_per_node={} ({})", cfg.nproc_per_node, cfg.nproc_source);
   }
-  auto small =
-      host::small_cpu_mask_warning(facts.cpu_count, cfg.nproc_per_node, detected.scheduler);
-  const auto& said = detected.warnings;
-  if (small && std::find(said.begin(), said.end(), *small) == said.end()) {
+  if (auto small =
+          host::small_cpu_mask_warning(facts.cpu_count, cfg.nproc_per_node, detected.scheduler)) {
     spdlog::warn("{}", *small);
   }
 }
@@ -265,7 +263,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
     nvml = host::query_nvml();
   }
   auto facts = host::gather_host_facts(env, nvml ? &*nvml : nullptr);
-  const auto detected = detect_scheduler(env, parsed, facts.cpu_count);
+  const auto detected = detect_scheduler(env, parsed);
   auto cfg = value_or_throw(config::resolve(parsed, env, facts, detected));
   setup_logging(cfg.log_level);
   for (const auto& line : cfg.warnings) {

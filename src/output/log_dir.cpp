@@ -44,16 +44,11 @@ Result<std::string> make_temp_dir(const std::string& parent, std::string_view pr
   return make_error(ErrorCode::io, "could not create a unique directory in " + parent);
 }
 
-std::string temp_root() {
-  const char* tmpdir = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe): before threads
-  return tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
-}
-
-Result<std::string> ensure_base_dir(std::string_view log_dir) {
+Result<std::string> ensure_base_dir(std::string_view log_dir, const std::string& temp_root) {
   if (log_dir.empty()) {
-    auto dir = make_temp_dir(temp_root(), k_temp_prefix);
+    auto dir = make_temp_dir(temp_root, k_temp_prefix);
     if (!dir) {
-      return make_error(ErrorCode::io, "TMPDIR " + temp_root() +
+      return make_error(ErrorCode::io, "TMPDIR " + temp_root +
                                            ": cannot create the log directory in it (" +
                                            dir.error().message + ")");
     }
@@ -75,11 +70,12 @@ Result<std::string> ensure_base_dir(std::string_view log_dir) {
 
 }  // namespace
 
-Result<std::string> make_run_dir(std::string_view log_dir, std::string_view run_id) {
+Result<std::string> make_run_dir(std::string_view log_dir, std::string_view run_id,
+                                 const std::string& temp_root) {
   if (log_dir == k_devnull) {
     return std::string();
   }
-  auto base = ensure_base_dir(log_dir);
+  auto base = ensure_base_dir(log_dir, temp_root);
   if (!base) {
     return base.error();
   }

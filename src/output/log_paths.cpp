@@ -2,6 +2,8 @@
 
 namespace ddprun::output {
 
+std::string temp_root(const util::Env& env) { return env.get_nonempty("TMPDIR").value_or("/tmp"); }
+
 std::string attempt_dir(std::string_view run_dir, int attempt) {
   return std::string(run_dir) + "/attempt_" + std::to_string(attempt);
 }

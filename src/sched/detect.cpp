@@ -1,10 +1,8 @@
 // detect(): the first scheduler present wins (Slurm > PBS > LSF > Flux > Open MPI > MPICH),
-// then the cross-checks that need the launch request: the srun x ddprun double launch and a CPU
-// mask smaller than the worker count.
+// then the cross-check that needs the launch request: the srun x ddprun double launch.
 
 #include "ddprun/sched/detect.hpp"
 
-#include "ddprun/host/cpus.hpp"
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -85,15 +83,6 @@ Result<void> check_double_launch(const Detected& d, int nproc) {
                         "(srun --ntasks-per-node=1 ddprun ...) or pass --nproc-per-node 1");
 }
 
-void warn_small_cpu_mask(Detected& d, const HostInputs& inputs, int nproc) {
-  if (!inputs.cpu_count) {
-    return;
-  }
-  if (auto line = host::small_cpu_mask_warning(*inputs.cpu_count, nproc, d.scheduler)) {
-    d.warnings.push_back(*line);
-  }
-}
-
 void render_line(std::string& out, std::string_view name, const std::optional<Value>& v) {
   if (v) {
     out += std::string(name) + " = " + v->text + " (" + v->origin + ")\n";
@@ -125,7 +114,6 @@ Result<Detected> detect(const util::Env& env, const HostInputs& host) {
   if (!r) {
     return r.error();
   }
-  warn_small_cpu_mask(*d, host, nproc);
   d->job = detect_job(env);
   return d;
 }

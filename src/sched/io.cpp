@@ -21,11 +21,10 @@ Result<std::optional<std::string>> read_pbs_nodefile(const util::Env& env) {
   return std::optional<std::string>(std::move(*text));
 }
 
-Result<Detected> detect_on_this_host(const util::Env& env, int requested_nproc, int cpu_count) {
+Result<Detected> detect_on_this_host(const util::Env& env, int requested_nproc) {
   HostInputs host;
   char name[256] = {};
   host.hostname = gethostname(name, sizeof name - 1) == 0 ? name : "";
-  host.cpu_count = cpu_count;
   host.requested_nproc = requested_nproc;
   auto nodefile = read_pbs_nodefile(env);
   if (!nodefile) {

@@ -7,6 +7,7 @@
 #include "ddprun/agent/worker_spec.hpp"
 #include "ddprun/errors/stacks.hpp"
 #include "ddprun/net/asio.hpp"
+#include "ddprun/rdzv/run_signal.hpp"
 #include "ddprun/util/clock.hpp"
 #include "ddprun/util/result.hpp"
 
@@ -26,11 +27,11 @@ struct Round {
   int round_number = 0;
 };
 
-/// Events a rendezvous can raise while workers run. store_lost: the rendezvous store stopped
-/// answering for longer than the keep-alive bound (its host died or is cut off).
-/// stacks_requested: another node asks every node for its workers' stacks (a hang report,
-/// answered through the StackExchange seam, stack_exchange.hpp); the round goes on.
-enum class RdzvSignal { none, membership_changed, peer_failed, store_lost, stacks_requested };
+/// What a rendezvous raises while workers run: the rendezvous core's own answer, passed on
+/// as it is (rdzv/run_signal.hpp). closed and peer_failed end the round as a peer's failure,
+/// store_lost ends the job (the store's host died or is cut off), stacks_requested asks for
+/// this node's stacks through the StackExchange seam (stack_exchange.hpp) and the round goes on.
+using RdzvSignal = rdzv::RunSignal;
 
 /// What a node tells the others when its group failed or stalled.
 struct FailureNote {

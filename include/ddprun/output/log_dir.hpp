@@ -11,9 +11,10 @@
 namespace ddprun::output {
 
 /// Creates the run directory once per agent: under log_dir (created if missing; an error if
-/// it is a file), or under a fresh $TMPDIR (else /tmp) "torchelastic_XXXXXXXX" when empty.
-/// Returns "" for /dev/null (files disabled).
-Result<std::string> make_run_dir(std::string_view log_dir, std::string_view run_id);
+/// it is a file), or under a fresh "torchelastic_XXXXXXXX" in `temp_root` (temp_root() of the
+/// agent's environment) when empty. Returns "" for /dev/null (files disabled).
+Result<std::string> make_run_dir(std::string_view log_dir, std::string_view run_id,
+                                 const std::string& temp_root);
 
 /// Wipes and re-creates attempt_<attempt> with sub-directories 0..nproc-1 (spec §5.1 step 2).
 /// Earlier attempts are left alone. No-op when run_dir is empty.

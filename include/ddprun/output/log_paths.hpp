@@ -4,6 +4,8 @@
 //       stdout.log  stderr.log  error.json
 // Creating the directories is log_dir.hpp's job (ddprun_output).
 
+#include "ddprun/util/env.hpp"
+
 #include <string>
 #include <string_view>
 
@@ -19,6 +21,10 @@ struct LogPaths {
   std::string stderr_log;
   std::string error_file;  ///< the worker's TORCHELASTIC_ERROR_FILE
 };
+
+/// Where temporary directories go, as Python's tempfile chooses for torchrun: $TMPDIR when set
+/// and not empty, else /tmp.
+std::string temp_root(const util::Env& env);
 
 /// "<run_dir>/attempt_<attempt>".
 std::string attempt_dir(std::string_view run_dir, int attempt);

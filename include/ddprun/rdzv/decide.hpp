@@ -3,6 +3,7 @@
 // shared header, what this node holds and the time, decide the next step; header changes are
 // pure functions too. The executor (dynamic_rendezvous.hpp) does the store I/O around them.
 
+#include "ddprun/rdzv/run_signal.hpp"
 #include "ddprun/rdzv/settings.hpp"
 #include "ddprun/rdzv/state.hpp"
 
@@ -103,21 +104,6 @@ std::optional<RoundHeader> with_abort(const RoundHeader& h, int round, const std
                                       const RdzvSettings& settings);
 
 // --- While workers run ---
-
-/// What the running round must do, as seen by watch(). store_lost: the store has not answered
-/// for longer than the keep-alive bound, so no round can be formed again. stacks_requested:
-/// another member asks for this node's workers' stacks (DynamicRendezvous::stacks_request());
-/// the round goes on, and so does watching once the node has answered.
-enum class RunSignal {
-  none,
-  membership_changed,
-  peer_failed,
-  closed,
-  store_lost,
-  stacks_requested
-};
-
-std::string to_string(RunSignal s);
 
 /// What a node whose workers run in `round` must do: closed first, then a peer's failure
 /// report for this round, then the round having ended (a member left or was lost), then nodes

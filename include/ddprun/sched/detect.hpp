@@ -60,7 +60,6 @@ struct HostInputs {
   std::string hostname;                     ///< gethostname(); short or FQDN
   std::optional<std::string> pbs_nodefile;  ///< contents of $PBS_NODEFILE when it was read
   int requested_nproc = 0;                  ///< --nproc-per-node as a number, 0 when not given
-  std::optional<int> cpu_count;             ///< CPUs in the inherited affinity mask
 };
 
 /// Slurm (spec §1.2): step view when inside a srun step, job view otherwise.

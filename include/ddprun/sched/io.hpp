@@ -21,6 +21,6 @@ Result<std::optional<std::string>> read_pbs_nodefile(const util::Env& env);
 
 /// The shell around detect(): gathers this host's name and the PBS nodefile, then runs it.
 /// `requested_nproc` is --nproc-per-node as a number, 0 when it is not one.
-Result<Detected> detect_on_this_host(const util::Env& env, int requested_nproc, int cpu_count);
+Result<Detected> detect_on_this_host(const util::Env& env, int requested_nproc);
 
 }  // namespace ddprun::sched

@@ -11,6 +11,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// The temporary root where a --log-dir is given: never used, so never created.
+const std::string k_unused_temp = "/nonexistent/ddprun-temp-root";
+
 class LogDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -27,7 +30,7 @@ class LogDirTest : public ::testing::Test {
 
 TEST_F(LogDirTest, RunDirIsRunIdWithRandomSuffixInsideLogDir) {
   auto log_dir = dir_ + "/logs/nested";  // created when missing
-  auto run = make_run_dir(log_dir, "myjob");
+  auto run = make_run_dir(log_dir, "myjob", k_unused_temp);
   ASSERT_TRUE(run) << run.error().message;
   fs::path p(*run);
   EXPECT_EQ(p.parent_path(), fs::path(log_dir));
@@ -35,15 +38,13 @@ TEST_F(LogDirTest, RunDirIsRunIdWithRandomSuffixInsideLogDir) {
   ASSERT_EQ(name.size(), std::string("myjob_").size() + 8);
   EXPECT_EQ(name.rfind("myjob_", 0), 0U);
   EXPECT_TRUE(fs::is_directory(p));
-  auto second = make_run_dir(log_dir, "myjob");
+  auto second = make_run_dir(log_dir, "myjob", k_unused_temp);
   ASSERT_TRUE(second);
   EXPECT_NE(*second, *run);
 }
 
 TEST_F(LogDirTest, EmptyLogDirMakesTorchelasticTempDirUnderTmpdir) {
-  ::setenv("TMPDIR", dir_.c_str(), 1);
-  auto run = make_run_dir("", "job");
-  ::unsetenv("TMPDIR");
+  auto run = make_run_dir("", "job", dir_);
   ASSERT_TRUE(run) << run.error().message;
   fs::path base = fs::path(*run).parent_path();
   EXPECT_EQ(base.parent_path(), fs::path(dir_));
@@ -54,14 +55,14 @@ TEST_F(LogDirTest, EmptyLogDirMakesTorchelasticTempDirUnderTmpdir) {
 TEST_F(LogDirTest, LogDirThatIsAFileIsAConfigError) {
   auto file = dir_ + "/f";
   std::ofstream(file) << "x";
-  auto run = make_run_dir(file, "job");
+  auto run = make_run_dir(file, "job", k_unused_temp);
   ASSERT_FALSE(run);
   EXPECT_EQ(run.error().code, ErrorCode::config);
   EXPECT_NE(run.error().message.find(file), std::string::npos);
 }
 
 TEST_F(LogDirTest, AttemptDirsAreWipedOnReuseAndEarlierAttemptsKept) {
-  auto run = *make_run_dir(dir_, "job");
+  auto run = *make_run_dir(dir_, "job", k_unused_temp);
   ASSERT_TRUE(prepare_attempt_dir(run, 0, 2));
   EXPECT_TRUE(fs::is_directory(run + "/attempt_0/0"));
   EXPECT_TRUE(fs::is_directory(run + "/attempt_0/1"));
@@ -76,7 +77,7 @@ TEST_F(LogDirTest, AttemptDirsAreWipedOnReuseAndEarlierAttemptsKept) {
 }
 
 TEST(MakeRunDir, DevNullDisablesFiles) {
-  auto r = make_run_dir("/dev/null", "job");
+  auto r = make_run_dir("/dev/null", "job", k_unused_temp);
   ASSERT_TRUE(r);
   EXPECT_EQ(*r, "");
 }

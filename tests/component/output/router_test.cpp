@@ -107,7 +107,7 @@ class RouterTest : public ::testing::Test {
     char tmpl[] = "/tmp/ddprun_router_XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
-    auto run = make_run_dir(dir_, "job");
+    auto run = make_run_dir(dir_, "job", "/nonexistent/ddprun-temp-root");
     ASSERT_TRUE(run) << run.error().message;
     run_dir_ = *run;
     ASSERT_TRUE(prepare_attempt_dir(run_dir_, 0, 4));

@@ -13,6 +13,12 @@ TEST(LogPaths, FollowsTorchrunLayout) {
   EXPECT_EQ(p.error_file, "/logs/job_ab12cd34/attempt_2/1/error.json");
 }
 
+TEST(TempRoot, IsTmpdirWhenSetAndNotEmptyElseTmp) {
+  EXPECT_EQ(temp_root(util::Env{{"TMPDIR", "/scratch/me"}}), "/scratch/me");
+  EXPECT_EQ(temp_root(util::Env{{"TMPDIR", ""}}), "/tmp");
+  EXPECT_EQ(temp_root(util::Env{}), "/tmp");
+}
+
 TEST(LogPaths, EmptyWhenFilesDisabled) {
   auto p = log_paths("", 0, 0);
   EXPECT_TRUE(p.dir.empty());

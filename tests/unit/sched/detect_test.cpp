@@ -151,29 +151,6 @@ TEST(DetectDoubleLaunch, MpirunUnderPbsIsRefused) {
   EXPECT_TRUE(contains(d.error().message, "env: OMPI_COMM_WORLD_LOCAL_SIZE")) << d.error().message;
 }
 
-TEST(DetectCpuMask, WarnsWhenFewerCpusThanWorkers) {
-  auto host = host_n1();
-  host.requested_nproc = 8;
-  host.cpu_count = 2;
-  auto d = detect(slurm_step(), host);
-  ASSERT_TRUE(d.has_value()) << d.error().message;
-  ASSERT_EQ(d->warnings.size(), 1u);
-  EXPECT_TRUE(contains(d->warnings[0], "only 2 CPU(s)")) << d->warnings[0];
-  EXPECT_TRUE(contains(d->warnings[0], "8 workers")) << d->warnings[0];
-  host.cpu_count = 8;
-  EXPECT_TRUE(detect(slurm_step(), host)->warnings.empty());
-}
-
-TEST(DetectCpuMask, UsesTheGpuHintWhenNothingWasRequested) {
-  auto env = with(slurm_step(), {{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}});
-  auto host = host_n1();
-  host.cpu_count = 1;
-  auto d = detect(env, host);
-  ASSERT_TRUE(d.has_value());
-  ASSERT_EQ(d->warnings.size(), 1u);
-  EXPECT_TRUE(contains(d->warnings[0], "4 workers")) << d->warnings[0];
-}
-
 }  // namespace
 }  // namespace ddprun::sched
 
