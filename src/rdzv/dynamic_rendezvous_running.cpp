@@ -85,16 +85,14 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
     co_return RunSignal::none;
   }
   std::optional<WallMs> failing_since;  ///< when the current run of failed syncs began
-  WallMs next_ring_check = wall_now() + settings_.keep_alive_interval.count();
   for (bool first = true;; first = false) {
     watch_timer_.expires_after(
         watch_wait(settings_, kv_.watches_changes(), first, failing_since.has_value()));
-    auto keys = watched_keys();
-    const bool changed = co_await kv_.wait_for_change(std::move(keys), watch_timer_);
+    co_await kv_.wait_for_change(watched_keys(), watch_timer_);  // woken or timed out: look
     if (generation != watch_generation_) {
       co_return RunSignal::none;
     }
-    const RunSignal signal = co_await watch_once(failing_since, next_ring_check, changed);
+    const RunSignal signal = co_await watch_once(failing_since);
     if (generation != watch_generation_) {
       co_return RunSignal::none;
     }
@@ -113,21 +111,18 @@ std::vector<std::string> DynamicRendezvous::watched_keys() const {
   return keys;
 }
 
-// One look: the header and the round's stacks request, and every keep_alive_interval (or when
-// a change woke this node: on etcd, a dead member's heartbeat key vanishes with its lease) the
-// watched member's heartbeat with them. A silent member ends the round for everyone (it is
-// "lost"); another member's stacks request is raised once, when nothing ends the round.
-asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& failing_since,
-                                                         WallMs& next_ring_check,
-                                                         bool woke_on_change) {
+// One look: the header, the round's stacks request and the watched member's heartbeat, in one
+// request. A silent member ends the round for everyone (it is "lost"), found at the first look
+// after the keep-alive bound (every watch_interval on the store, at the latest every
+// keep_alive_interval on etcd, where the heartbeat key vanishing with the member's lease also
+// wakes the watch); another member's stacks request is raised once, when nothing ends the round.
+// Reading the heartbeat only every keep_alive_interval saved one key of each read and cost up
+// to a whole interval in noticing a lost node (issue #28).
+asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& failing_since) {
   const int round = last_round_->round;
   const std::string watched = last_round_->assignment.watch_id;
-  const bool ring =
-      is_ring_check_due(!watched.empty(), woke_on_change, wall_now(), next_ring_check);
-  std::vector<std::string> keys{key_, stacks_request_key(settings_.run_id, round)};
-  if (ring) {
-    keys.push_back(heartbeat_key(settings_.run_id, watched));
-  }
+  const bool ring = !watched.empty();
+  auto keys = watched_keys();
   auto got = co_await kv_.multi_get_now(keys);
   const WallMs now = wall_now();
   if (!got) {
@@ -152,7 +147,6 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& 
   note_exclusions(*h);
   RunSignal signal = decide_while_running(*h, self_, round, settings_);
   if (signal == RunSignal::none && ring) {
-    next_ring_check = now + settings_.keep_alive_interval.count();
     if (is_silent(parse_heartbeat(got->at(2)), now, settings_)) {
       h = co_await update([&](const RoundHeader& c) {
         return with_next_round(c, round, Phase::complete, {}, {watched});

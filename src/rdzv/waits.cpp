@@ -29,8 +29,4 @@ std::chrono::milliseconds barrier_wait(const RdzvSettings& s, bool store_watches
   return std::clamp(left, std::chrono::milliseconds(1), fallback);
 }
 
-bool is_ring_check_due(bool has_watched, bool woke_on_change, WallMs now, WallMs next_ring_check) {
-  return has_watched && (woke_on_change || now >= next_ring_check);
-}
-
 }  // namespace ddprun::rdzv

@@ -210,8 +210,7 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   double unit_random();  ///< uniform in [0, 1)
   asio::awaitable<void> heartbeat_loop(std::shared_ptr<DynamicRendezvous> keep, int generation);
   asio::awaitable<void> beat_once();
-  asio::awaitable<RunSignal> watch_once(std::optional<WallMs>& failing_since,
-                                        WallMs& next_ring_check, bool woke_on_change);
+  asio::awaitable<RunSignal> watch_once(std::optional<WallMs>& failing_since);
   /// The keys whose change ends watch()'s wait: the header, the round's stacks request and
   /// the watched member's heartbeat.
   std::vector<std::string> watched_keys() const;

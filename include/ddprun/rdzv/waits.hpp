@@ -15,8 +15,8 @@ namespace ddprun::rdzv {
 
 /// The wait before watch()'s next look: watch_interval on a store that cannot watch, before the
 /// first look of a run (a change made before the store's watch began may not wake it) and while
-/// the store fails (so store_lost is found on time); else keep_alive_interval, the ring check's
-/// cadence.
+/// the store fails (so store_lost is found on time); else keep_alive_interval, the cadence at
+/// which a watched heartbeat that goes silent without vanishing is noticed.
 std::chrono::milliseconds watch_wait(const RdzvSettings& s, bool store_watches, bool first_look,
                                      bool failing);
 
@@ -30,10 +30,5 @@ WallMs join_wait_until(WallMs until, const JoinView& v, const RdzvSettings& s, b
 /// watches keep_alive_interval, though not past the barrier's end (`left`, at least 1 ms).
 std::chrono::milliseconds barrier_wait(const RdzvSettings& s, bool store_watches,
                                        std::chrono::milliseconds left);
-
-/// Whether this look of watch() reads the watched member's heartbeat: every keep_alive_interval,
-/// and at once when a change woke the node (on etcd, the heartbeat key vanishing with a dead
-/// member's lease is such a change; a missing heartbeat is silent, see is_silent()).
-bool is_ring_check_due(bool has_watched, bool woke_on_change, WallMs now, WallMs next_ring_check);
 
 }  // namespace ddprun::rdzv

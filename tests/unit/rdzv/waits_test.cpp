@@ -50,12 +50,5 @@ TEST(Waits, BarrierWaitsThePollOrTheRingCadenceBoundedByItsEnd) {
   EXPECT_EQ(barrier_wait(s, true, -5ms), 1ms);
 }
 
-TEST(Waits, TheRingIsCheckedOnItsCadenceOrAtOnceAfterAChange) {
-  EXPECT_FALSE(is_ring_check_due(true, false, 999, 1000));
-  EXPECT_TRUE(is_ring_check_due(true, false, 1000, 1000));
-  EXPECT_TRUE(is_ring_check_due(true, true, 10, 1000)) << "a vanished heartbeat key is news";
-  EXPECT_FALSE(is_ring_check_due(false, true, 5000, 1000)) << "a lone member watches nobody";
-}
-
 }  // namespace
 }  // namespace ddprun::rdzv
