@@ -1,14 +1,20 @@
-// rdzv_scale_bench: the simulated-scale rendezvous of issue #5. N lightweight "nodes" (one
-// DynamicRendezvous and one store connection pool each, all on one io_context thread) join
-// round 0 of one c10d-style run against one real store, and the time until the last of them
-// holds its group rank is reported. The store runs in-process on a second thread, or is
-// given with --endpoint (e.g. a `ddprun store serve` in another process).
+// rdzv_scale_bench: the simulated-scale rendezvous of issues #5 and #28. N lightweight "nodes"
+// (one DynamicRendezvous and one store connection pool each) join round 0 of one c10d-style
+// run against one real store, and the time until the last of them holds its group rank is
+// reported.
 //
-//   rdzv_scale_bench [--nodes 64] [--endpoint HOST:PORT] [--timeout-seconds 60]
+//   rdzv_scale_bench [--nodes 64] [--processes 0] [--endpoint HOST:PORT] [--timeout-seconds 60]
 //                    [--poll-ms 150] [--jitter-ms 300] [--json]
+//                    [--running-seconds S] [--lose-one] [--connect-batch 256]
+//                    [--backend c10d|etcd-v3] [--keep-alive-ms 5000] [--last-call-ms 1000]
 //
-// Nothing but the rendezvous runs: no workers, no heartbeat traffic beyond what the round
-// itself causes. The soft RLIMIT_NOFILE is raised to the hard limit.
+// --processes 0 (the default): every node on one io_context thread, the store in-process on a
+// second thread (or given with --endpoint); nothing but the join is timed. --processes P: the
+// store in its own process and the nodes spread over P processes (rdzv_scale_procs.hpp), each
+// node's connection opened before the start; the report adds the store's peak RSS and CPU,
+// with --running-seconds the store's request rate while the round runs (heartbeats, watches),
+// and with --lose-one the re-form of the others after node N/2 stops as if its machine died.
+// The soft RLIMIT_NOFILE is raised to the hard limit.
 
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
 #include "ddprun/rdzv/store_kv.hpp"
@@ -19,9 +25,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <sys/resource.h>
-
-#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -29,21 +32,14 @@
 #include <thread>
 #include <vector>
 
+#include "rdzv_scale_common.hpp"
+#include "rdzv_scale_procs.hpp"
+
 namespace {
 
 using namespace ddprun;
-using Clock = std::chrono::steady_clock;
-
-constexpr int k_addr_block = 250;  ///< nodes per simulated /24, for distinct addresses
-
-struct Args {
-  int nodes = 64;
-  std::string endpoint;
-  double timeout_seconds = 60;
-  int poll_ms = 150;
-  int jitter_ms = 300;
-  bool json = false;
-};
+using rdzv_scale::Args;
+using rdzv_scale::Clock;
 
 struct Outcome {
   std::vector<double> done_ms;  ///< per node that completed, since the start
@@ -51,39 +47,11 @@ struct Outcome {
   std::string first_error;
 };
 
-void raise_nofile() {
-  rlimit lim{};
-  if (getrlimit(RLIMIT_NOFILE, &lim) == 0) {
-    lim.rlim_cur = lim.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &lim);
-  }
-}
-
-rdzv::NodeDesc node(int i) {
-  rdzv::NodeDesc n;
-  n.addr = fmt::format("10.{}.{}.{}", i / (k_addr_block * k_addr_block),
-                       (i / k_addr_block) % k_addr_block, 1 + i % k_addr_block);
-  n.pid = 1000 + i;
-  n.node_index = i;
-  return n;
-}
-
-rdzv::RdzvSettings settings_of(const Args& a) {
-  rdzv::RdzvSettings s;
-  s.run_id = "scale-bench";
-  s.min_nodes = a.nodes;
-  s.max_nodes = a.nodes;
-  s.join_timeout = std::chrono::milliseconds(static_cast<long>(a.timeout_seconds * 1000));
-  s.poll_interval = std::chrono::milliseconds(a.poll_ms);
-  s.first_round_jitter = std::chrono::milliseconds(a.jitter_ms);
-  return s;
-}
-
 asio::awaitable<void> join_one(std::shared_ptr<rdzv::DynamicRendezvous> r, Clock::time_point t0,
                                Outcome& out) {
   auto result = co_await r->next_round();
   if (result) {
-    out.done_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    out.done_ms.push_back(rdzv_scale::ms_since(t0));
   } else if (out.errors++ == 0) {
     out.first_error = result.error().message;
   }
@@ -101,8 +69,8 @@ Outcome run(const Args& a, const std::string& host, std::uint16_t port) {
   std::vector<std::shared_ptr<rdzv::DynamicRendezvous>> nodes;
   for (int i = 0; i < a.nodes; ++i) {
     kvs.push_back(std::make_unique<rdzv::StoreKv>(io, options));
-    nodes.push_back(
-        rdzv::DynamicRendezvous::create(io, *kvs.back(), settings_of(a), node(i), clock));
+    nodes.push_back(rdzv::DynamicRendezvous::create(io, *kvs.back(), rdzv_scale::settings_of(a),
+                                                    rdzv_scale::node(i), clock));
   }
   Outcome out;
   const auto t0 = Clock::now();
@@ -113,10 +81,8 @@ Outcome run(const Args& a, const std::string& host, std::uint16_t port) {
   return out;
 }
 
-void report(const Args& a, Outcome& out) {
-  std::sort(out.done_ms.begin(), out.done_ms.end());
-  const double last = out.done_ms.empty() ? 0 : out.done_ms.back();
-  const double median = out.done_ms.empty() ? 0 : out.done_ms[out.done_ms.size() / 2];
+void report(const Args& a, const Outcome& out) {
+  const auto [last, median] = rdzv_scale::summarize(out.done_ms);
   const auto completed = out.done_ms.size();
   if (a.json) {
     std::cout
@@ -137,14 +103,40 @@ int bench_main(int argc, char** argv) {
   Args a;
   CLI::App app{"simulated-scale c10d rendezvous against one store"};
   app.add_option("--nodes", a.nodes)->check(CLI::Range(1, 1 << 20));
-  app.add_option("--endpoint", a.endpoint, "HOST:PORT of a running store (default in-process)");
+  app.add_option("--processes", a.processes, "node processes; 0: nodes and store in this one")
+      ->check(CLI::Range(0, 256));
+  app.add_option("--backend", a.backend, "with --processes: c10d (a store process) or etcd-v3")
+      ->check(CLI::IsMember({"c10d", "etcd-v3"}));
+  app.add_option("--endpoint", a.endpoint,
+                 "HOST:PORT of a running store (default in-process); etcd-v3: the members");
   app.add_option("--timeout-seconds", a.timeout_seconds)->check(CLI::PositiveNumber);
   app.add_option("--poll-ms", a.poll_ms)->check(CLI::Range(1, 60000));
   app.add_option("--jitter-ms", a.jitter_ms)->check(CLI::Range(0, 60000));
+  app.add_option("--keep-alive-ms", a.keep_alive_ms, "keep_alive_interval (x3: the bound)")
+      ->check(CLI::Range(50, 600000));
+  app.add_option("--last-call-ms", a.last_call_ms,
+                 "last_call_timeout; matters with --lose-one (the nodes then run N-1:N)")
+      ->check(CLI::Range(0, 600000));
+  app.add_option("--running-seconds", a.running_seconds,
+                 "with --processes: the running round's store load over this long")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--lose-one", a.lose_one, "with --processes: lose node N/2, time the re-form");
+  app.add_option("--connect-batch", a.connect_batch,
+                 "with --processes: connections each process opens at once before the start")
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--times-file", a.times_file,
+                 "with --processes: write every node's join time (ms) here, one a line");
   app.add_flag("--json", a.json);
   CLI11_PARSE(app, argc, argv);
-  raise_nofile();
+  rdzv_scale::raise_nofile();
   spdlog::set_level(spdlog::level::warn);
+  if (auto wrong = rdzv_scale::misuse(a)) {
+    std::cerr << "rdzv_scale_bench: " << *wrong << "\n";
+    return 2;
+  }
+  if (a.processes > 0) {
+    return rdzv_scale::run_processes(a);
+  }
 
   asio::io_context server_io;
   std::optional<store::Server> server;

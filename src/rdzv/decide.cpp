@@ -31,9 +31,17 @@
 namespace ddprun::rdzv {
 namespace {
 
-/// The first slots of a round wake at its last-call deadline to claim the close; the others
-/// only every join_block, so thousands of nodes do not all race for it.
+/// The first slots of a round, and the first ones from MIN (the node that set the last-call
+/// deadline and those that raced it, awake when it was set), wake at the deadline to claim the
+/// close; the others only every join_block, so thousands of nodes do not all race for it. The
+/// first slots alone are not enough: they were blocked for join_block before the deadline
+/// existed, so a last call shorter than join_block would wait for join_block.
 constexpr int k_deadline_watchers = 3;
+
+bool watches_deadline(int mine, const RdzvSettings& settings) {
+  return mine <= k_deadline_watchers ||
+         (mine >= settings.min_nodes && mine < settings.min_nodes + k_deadline_watchers);
+}
 
 void push_capped(std::vector<std::string>& ids, const std::string& id) {
   if (ids.size() < k_max_named_ids) {
@@ -68,7 +76,7 @@ JoinDecision decide_joining(const RoundHeader& h, int mine, const JoinView& v,
     return {JoinStep::set_deadline, 0};
   }
   WallMs until = std::min(v.join_deadline + 1, v.now + settings.join_block.count());
-  if (h.deadline && mine <= k_deadline_watchers) {
+  if (h.deadline && watches_deadline(mine, settings)) {
     until = std::min(until, *h.deadline);  // the others look after join_block, as a fallback
   }
   return {JoinStep::await_assignment, until};

@@ -96,6 +96,12 @@ EtcdRun::EtcdRun(etcd::Client& client, EtcdRunOptions options, etcd::Lease lease
 
 EtcdRun::~EtcdRun() { life_->alive = false; }
 
+void EtcdRun::abandon() {
+  life_->alive = false;
+  keeper_.reset();
+  finished_ = true;
+}
+
 // The keeper reports a loss once and ends; the callback never runs after the keeper is gone.
 void EtcdRun::keep_lease() {
   keeper_ = std::make_unique<etcd::LeaseKeeper>(client_, lease_, [this](const Error& e) {

@@ -284,6 +284,7 @@ void Session::apply(const Request& request) {
   if (guard(request) || refuse_for_memory(request)) {
     return;
   }
+  ++registry_.counters.requests;
   const bool hide = !registry_.options.token.empty() && !auth_.authenticated;
   Effects fx = registry_.kv.apply(id_, request, hide ? k_protected_prefix : std::string_view());
   for (const auto& d : fx.deliveries) {

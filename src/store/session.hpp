@@ -37,7 +37,7 @@ struct Registry {
   std::vector<char> read_chunk;  ///< shared read buffer: one thread, idle sessions cost nothing
   std::size_t input_bytes = 0;
   std::size_t output_bytes = 0;
-  ServerStats counters;  ///< only the refused_/dropped_ fields are kept here
+  ServerStats counters;  ///< only the requests, refused_ and dropped_ fields are kept here
   ConnId next_id = 1;
 };
 

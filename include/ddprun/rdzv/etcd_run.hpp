@@ -60,6 +60,10 @@ class EtcdRun {
   /// keys even then. `node_only` (a signal, a node left out): the others go on, no wait.
   enum class Leaving { node_only, job_ended };
   asio::awaitable<void> finish(Leaving how = Leaving::node_only);
+  /// Stops renewing the lease and replacing it, leaving everything as it is, as if this
+  /// agent's machine died: its keys vanish when the lease runs out (a lost node, simulated by
+  /// bench/rdzv_scale_bench). The Kv stays usable; finish() afterwards does nothing.
+  void abandon();
 
   /// When the LeaseKeeper finds the lease lost (etcd says it expired, or no member renewed it
   /// for a whole TTL), the agent takes a new one, retrying until etcd grants it or finish(),

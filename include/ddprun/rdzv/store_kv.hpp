@@ -1,8 +1,10 @@
 #pragma once
 // rdzv::Kv over the network store client. The rendezvous runs several coroutines at once
 // (joining, heartbeats, watching) while a store Client carries one request at a time, so
-// StoreKv lends each operation an idle Client from a small pool, creating one when all are
-// busy: a blocking get never delays a heartbeat.
+// StoreKv lends each operation an idle Client from a small pool: no operation waits for a
+// blocking get (one that finds every client in one gets a new connection), while an operation
+// that meets a short one waits for it, so a running node holds one connection to the store
+// (issue #28: 16,384 nodes would otherwise need more descriptors than one store host has).
 
 #include "ddprun/rdzv/kv.hpp"
 #include "ddprun/store/client.hpp"
@@ -47,7 +49,9 @@ class StoreKv final : public Kv {
 
  private:
   struct Lease;
-  Lease lease();
+  struct Slot;
+  std::shared_ptr<Slot> idle_slot();
+  asio::awaitable<std::shared_ptr<Slot>> acquire(bool blocking);
 
   asio::io_context& ctx_;
   store::ClientOptions options_;
@@ -59,6 +63,8 @@ class StoreKv final : public Kv {
   /// Shared with the leases: an operation still pending when the agent exits is destroyed with
   /// the io_context, after this object, and its lease must not touch freed memory then.
   std::vector<std::shared_ptr<Slot>> pool_;
+  /// Cancelled whenever an operation ends: the ones waiting in acquire() look again.
+  std::shared_ptr<asio::steady_timer> freed_;
 };
 
 }  // namespace ddprun::rdzv

@@ -54,6 +54,7 @@ struct ServerStats {
   std::size_t input_bytes = 0;   ///< buffered, not yet complete requests
   std::size_t output_bytes = 0;  ///< unsent replies and deliveries
   std::size_t parked_waits = 0;
+  std::uint64_t requests = 0;             ///< requests applied since the start
   std::uint64_t refused_connections = 0;  ///< over the connection cap
   std::uint64_t dropped_stalled = 0;      ///< partial request past frame_timeout
   std::uint64_t dropped_memory = 0;       ///< refused by the global memory cap

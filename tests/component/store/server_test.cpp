@@ -98,6 +98,19 @@ TEST(StoreServer, MultiKeyWaitAnswersOnlyAfterLastKey) {
   EXPECT_EQ(recv_hex(waiter, 1), "00");
 }
 
+TEST(StoreServer, CountsEveryAppliedRequest) {
+  ServerThread st;
+  const auto port = st.start();
+  RawConn c(port);
+  c.send(*encode_request(Dialect::d0, {Op::set, "/k_a", "1"}));
+  c.send(*encode_request(Dialect::d0, {Op::set, "/k_b", "2"}));
+  Request check{Op::check};
+  check.keys = {"/k_a", "/k_b"};
+  c.send(*encode_request(Dialect::d0, check));
+  EXPECT_EQ(recv_hex(c, 1), "00") << "check answers READY once both are set";
+  EXPECT_EQ(st.on_io([&st] { return st.server().stats().requests; }), 3U);
+}
+
 TEST(StoreServer, ServesD2ConnectionFromHello) {
   ServerThread st;
   const auto port = st.start();
