@@ -109,7 +109,8 @@ def run_one(args, nodes: int) -> dict:
             raise RuntimeError(f"rdzv_scale_bench did not finish: {' '.join(argv)}")
         marks.append(("end", etcd.counters()))
         sampler.done.set()
-        result = json.loads(out.strip().splitlines()[-1]) if out.strip() else {"nodes": nodes}
+        lines = [x for x in out.splitlines() if x.startswith("{")]
+        result = json.loads(lines[-1]) if lines else {"nodes": nodes, "stdout": out[-500:]}
         result["returncode"] = proc.returncode
         result["etcd_phases"] = {name: delta(c, marks[i][1], nodes)
                                  for i, (name, c) in enumerate(marks[1:])}

@@ -85,9 +85,15 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
     co_return RunSignal::none;
   }
   std::optional<WallMs> failing_since;  ///< when the current run of failed syncs began
+  const int members = last_round_->assignment.group_world_size;
   for (bool first = true;; first = false) {
-    watch_timer_.expires_after(
-        watch_wait(settings_, kv_.watches_changes(), first, failing_since.has_value()));
+    auto wait =
+        watch_wait(settings_, kv_.watches_changes(), first, failing_since.has_value(), members);
+    if (first && !kv_.watches_changes()) {  // a round's nodes start together: spread their looks
+      wait = std::chrono::milliseconds(
+          static_cast<std::int64_t>(static_cast<double>(wait.count()) * unit_random()));
+    }
+    watch_timer_.expires_after(wait);
     co_await kv_.wait_for_change(watched_keys(), watch_timer_);  // woken or timed out: look
     if (generation != watch_generation_) {
       co_return RunSignal::none;

@@ -4,9 +4,18 @@
 
 namespace ddprun::rdzv {
 
+std::chrono::milliseconds store_poll_interval(const RdzvSettings& s, int members) {
+  const auto share =
+      std::chrono::milliseconds(std::int64_t{members} * 1000 / k_store_looks_per_second);
+  return std::max(s.watch_interval, share);
+}
+
 std::chrono::milliseconds watch_wait(const RdzvSettings& s, bool store_watches, bool first_look,
-                                     bool failing) {
-  if (!store_watches || first_look || failing) {
+                                     bool failing, int members) {
+  if (!store_watches) {
+    return store_poll_interval(s, members);
+  }
+  if (first_look || failing) {
     return s.watch_interval;
   }
   return std::max(s.watch_interval, s.keep_alive_interval);

@@ -13,12 +13,24 @@
 
 namespace ddprun::rdzv {
 
-/// The wait before watch()'s next look: watch_interval on a store that cannot watch, before the
-/// first look of a run (a change made before the store's watch began may not wake it) and while
-/// the store fails (so store_lost is found on time); else keep_alive_interval, the cadence at
-/// which a watched heartbeat that goes silent without vanishing is noticed.
+/// How many looks per second all the running nodes of a round may make at one store host
+/// together: one look is one MULTI_GET of three small keys. The store serves several times this
+/// (docs/performance.md, rdzv_scale_bench), which leaves room for joins, heartbeats and the
+/// host's own work; 16,384 nodes polling every watch_interval (65,000 a second) saturated it.
+inline constexpr int k_store_looks_per_second = 8000;
+
+/// How often a running node of a round of `members` nodes looks at a store that cannot watch:
+/// every watch_interval, or less often once the round is so large that the looks would pass
+/// k_store_looks_per_second (16,384 nodes: every 2 s).
+std::chrono::milliseconds store_poll_interval(const RdzvSettings& s, int members);
+
+/// The wait before watch()'s next look: store_poll_interval on a store that cannot watch;
+/// on one that watches, watch_interval before the first look of a run (a change made before
+/// the store's watch began may not wake it) and while the store fails (so store_lost is found
+/// on time), else keep_alive_interval, the cadence at which a watched heartbeat that goes
+/// silent without vanishing is noticed.
 std::chrono::milliseconds watch_wait(const RdzvSettings& s, bool store_watches, bool first_look,
-                                     bool failing);
+                                     bool failing, int members);
 
 /// Until when a joining node waits when decide_join() said `wait` until `until` (a poll:
 /// nothing but the header can change the decision before then): `until` itself on a store

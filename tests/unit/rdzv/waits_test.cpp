@@ -10,23 +10,27 @@ namespace {
 using namespace std::chrono_literals;
 using test::settings;
 
-TEST(Waits, WatchPollsAsBeforeOnAStoreThatCannotWatch) {
+TEST(Waits, WatchPollsAStoreThatCannotWatchWithinItsLookBudget) {
   const auto s = settings(2, 3);  // watch 250 ms, keep-alive 5 s
   for (bool first : {false, true}) {
     for (bool failing : {false, true}) {
-      EXPECT_EQ(watch_wait(s, false, first, failing), 250ms);
+      EXPECT_EQ(watch_wait(s, false, first, failing, 3), 250ms);
     }
   }
+  EXPECT_EQ(store_poll_interval(s, 2000), 250ms) << "2000 nodes: 8000 looks a second";
+  EXPECT_EQ(store_poll_interval(s, 4096), 512ms);
+  EXPECT_EQ(store_poll_interval(s, 16384), 2048ms);
+  EXPECT_EQ(watch_wait(s, false, false, true, 16384), 2048ms) << "also while it fails";
 }
 
 TEST(Waits, WatchFallsBackToTheRingCadenceOnAStoreThatWatches) {
   const auto s = settings(2, 3);
-  EXPECT_EQ(watch_wait(s, true, false, false), 5000ms);
-  EXPECT_EQ(watch_wait(s, true, true, false), 250ms) << "the first look, as before";
-  EXPECT_EQ(watch_wait(s, true, false, true), 250ms) << "a failing store is polled";
+  EXPECT_EQ(watch_wait(s, true, false, false, 3), 5000ms);
+  EXPECT_EQ(watch_wait(s, true, true, false, 3), 250ms) << "the first look, as before";
+  EXPECT_EQ(watch_wait(s, true, false, true, 3), 250ms) << "a failing store is polled";
   auto fast = s;
   fast.keep_alive_interval = 100ms;
-  EXPECT_EQ(watch_wait(fast, true, false, false), 250ms) << "never faster than the poll";
+  EXPECT_EQ(watch_wait(fast, true, false, false, 3), 250ms) << "never faster than the poll";
 }
 
 TEST(Waits, JoinWaitsStretchOnlyOnAStoreThatWatchesAndNotPastTheDeadline) {
