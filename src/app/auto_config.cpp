@@ -1,5 +1,6 @@
 #include "auto_config.hpp"
 
+#include "ddprun/fanout/plan.hpp"
 #include "ddprun/sched/io.hpp"
 #include "ddprun/util/fatal.hpp"
 #include "ddprun/util/strings.hpp"
@@ -21,6 +22,13 @@ sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& ar
   auto detected = value_or_throw(sched::detect_on_this_host(env, requested_nproc));
   for (const auto& w : detected.warnings) {
     spdlog::warn("{}", w);
+  }
+  // A launch that fans out is the whole job's: resolve() then sees the job's node count and
+  // head host even in a Slurm batch script. An unusable --launcher is fan_out_if_needed's to
+  // report, after resolve()'s own errors.
+  auto via = fanout::fan_out_via(args, detected, env);
+  if (via && *via) {
+    return fanout::whole_job_view(std::move(detected));
   }
   return detected;
 }

@@ -8,8 +8,9 @@
 namespace ddprun::app {
 
 /// Reads what detection needs from the machine (hostname, PBS nodefile) and runs it; with
-/// --no-auto only the batch job (for its token file) is filled. Throws Fatal for a refused
-/// launch (for example srun starting several ddprun per node).
+/// --no-auto only the batch job (for its token file) is filled. A launch that will fan out
+/// (fanout::fan_out_via) gets the whole job's view (fanout::whole_job_view). Throws Fatal for a
+/// refused launch (for example srun starting several ddprun per node).
 sched::Detected detect_scheduler(const util::Env& env, const cli::ParsedArgs& args);
 
 }  // namespace ddprun::app

@@ -56,7 +56,7 @@ std::optional<int> fan_out_if_needed(const std::vector<std::string>& args,
     return std::nullopt;
   }
   fanout::PlanInputs in{args, self_exe(), current_dir(), nodefile_of(env)};
-  auto plan = value_or_throw(fanout::make_plan(parsed, detected, env, in));
+  auto plan = value_or_throw(fanout::make_plan(cfg, parsed, detected, env, in));
   if (!plan) {
     return std::nullopt;
   }

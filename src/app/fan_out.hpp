@@ -13,7 +13,7 @@
 
 namespace ddprun::app {
 
-/// When this launch should start ddprun on every node (--launcher, see fanout::decide_via),
+/// When this launch should start ddprun on every node (--launcher, see fanout::fan_out_via),
 /// runs the per-node commands and returns the fan-out's exit status; nullopt means launch the
 /// agent here as usual. Throws Fatal for a launcher that cannot be used.
 std::optional<int> fan_out_if_needed(const std::vector<std::string>& args,

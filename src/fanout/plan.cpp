@@ -6,6 +6,7 @@
 
 #include "ddprun/fanout/plan.hpp"
 
+#include "ddprun/etcd/endpoints.hpp"
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -20,7 +21,6 @@ namespace n = sched::env_names;
 
 constexpr std::string_view k_auto = "auto";
 constexpr std::string_view k_none = "none";
-constexpr std::string_view k_static = "static";
 constexpr std::string_view k_pbs = "pbs";
 constexpr std::string_view k_slurm = "slurm";
 constexpr std::string_view k_env_program = "/usr/bin/env";
@@ -92,25 +92,19 @@ bool is_safe_for_shell(std::string_view word) {
   });
 }
 
-Result<int> fixed_node_count(const cli::Setting& nnodes) {
-  auto colon = nnodes.value.find(':');
-  auto low = util::parse_int_in(nnodes.value.substr(0, colon), 1, INT32_MAX);
-  auto high = colon == std::string::npos
-                  ? low
-                  : util::parse_int_in(nnodes.value.substr(colon + 1), 1, INT32_MAX);
-  if (!low || !high || *low != *high) {
-    return make_error(ErrorCode::config, "fan-out needs a fixed node count, not --nnodes " +
-                                             util::quoted(nnodes.value));
-  }
-  return static_cast<int>(*low);
+/// "host:port", an IPv6 host in brackets, as --rdzv-endpoint reads it.
+std::string endpoint_text(const std::string& host, int port) {
+  const bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-int port_of(const cli::ParsedArgs& args, const sched::Detected& d) {
-  const auto& setting = args.at(cli::flag::k_master_port);
-  auto text = setting.origin == cli::Origin::default_value && d.rdzv_port ? d.rdzv_port->text
-                                                                          : setting.value;
-  auto port = util::parse_int_in(text, 0, 65535);
-  return port ? static_cast<int>(*port) : 0;
+/// The --rdzv-endpoint text of a non-static backend: c10d's store, etcd-v3's members. Every
+/// scheduler with a host list also gives a port, so resolve() always has c10d's.
+std::string rdzv_endpoint_of(const config::LaunchConfig& cfg) {
+  if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
+    return etcd::to_string(cfg.etcd.endpoints);
+  }
+  return endpoint_text(cfg.rdzv_endpoint.host, cfg.rdzv_endpoint.port);
 }
 
 std::vector<std::string> pbsdsh_command(const NodeInputs& in) {
@@ -228,31 +222,55 @@ std::vector<int> first_line_per_host(const std::string& nodefile_contents) {
   return first;
 }
 
-Result<Target> make_target(const cli::ParsedArgs& args, const sched::Detected& d) {
-  Target t;
-  t.hosts = d.hosts;
-  if (explicit_setting(args, cli::flag::k_nnodes)) {
-    auto count = fixed_node_count(args.at(cli::flag::k_nnodes));
-    if (!count) {
-      return count.error();
-    }
-    if (static_cast<std::size_t>(*count) > t.hosts.size()) {
-      return make_error(ErrorCode::config, "--nnodes " + std::to_string(*count) +
-                                               " but the job has " +
-                                               std::to_string(t.hosts.size()) + " nodes");
-    }
-    t.hosts.resize(static_cast<std::size_t>(*count));
+Result<std::optional<Via>> fan_out_via(const cli::ParsedArgs& args, const sched::Detected& d,
+                                       const util::Env& env) {
+  auto via = decide_via(args.at(cli::flag::k_launcher).value, d, env);
+  if (!via || !*via) {
+    return via;
   }
-  t.backend = args.at(cli::flag::k_rdzv_backend).value;
-  const auto& addr = args.at(cli::flag::k_master_addr);
-  t.master_addr = addr.origin == cli::Origin::default_value ? t.hosts.front() : addr.value;
-  t.master_port = port_of(args, d);
-  const auto& endpoint = args.at(cli::flag::k_rdzv_endpoint);
-  t.rdzv_endpoint = endpoint.origin == cli::Origin::default_value
-                        ? t.hosts.front() + ":" + std::to_string(t.master_port)
-                        : endpoint.value;
-  const auto& id = args.at(cli::flag::k_rdzv_id);
-  t.rdzv_id = id.origin == cli::Origin::default_value && d.rdzv_id ? d.rdzv_id->text : id.value;
+  if (explicit_setting(args, cli::flag::k_node_rank) || args.flag_on(cli::flag::k_standalone)) {
+    return std::optional<Via>();  // the user starts one agent per node, or wants one node
+  }
+  return via;
+}
+
+sched::Detected whole_job_view(sched::Detected d) {
+  if (d.hosts.size() < 2) {
+    return d;
+  }
+  const std::string origin = d.scheduler + ": the job's host list";
+  if (!d.nnodes) {
+    d.nnodes = sched::Value{std::to_string(d.hosts.size()), origin + " (fan-out)"};
+  }
+  if (!d.rdzv_endpoint_host) {
+    d.rdzv_endpoint_host = sched::Value{d.hosts.front(), origin + ", first host (fan-out)"};
+  }
+  return d;
+}
+
+Result<Target> make_target(const config::LaunchConfig& cfg, const std::vector<std::string>& hosts) {
+  const auto& nodes = cfg.nnodes;
+  const auto source = config::source_of(cfg, "nnodes");
+  if (nodes.min != nodes.max) {
+    return make_error(ErrorCode::config, "fan-out needs a fixed node count, not " + source + " " +
+                                             util::quoted(std::to_string(nodes.min) + ":" +
+                                                          std::to_string(nodes.max)));
+  }
+  const auto count = static_cast<std::size_t>(nodes.max);
+  if (count > hosts.size()) {
+    return make_error(ErrorCode::config, source + " " + std::to_string(count) +
+                                             " but the job has " + std::to_string(hosts.size()) +
+                                             " nodes");
+  }
+  Target t;
+  t.hosts.assign(hosts.begin(), hosts.begin() + static_cast<std::ptrdiff_t>(count));
+  t.backend = cfg.rdzv_backend;
+  t.master_addr = cfg.master_addr;
+  t.master_port = cfg.master_port;
+  if (t.backend != config::RdzvBackend::static_) {
+    t.rdzv_endpoint = rdzv_endpoint_of(cfg);
+  }
+  t.rdzv_id = cfg.rdzv_id;
   return t;
 }
 
@@ -273,7 +291,7 @@ std::vector<std::string> node_flags(const Target& t, int node_rank) {
   std::vector<std::string> flags = {"--nnodes",    std::to_string(t.hosts.size()),
                                     "--node_rank", std::to_string(node_rank),
                                     "--rdzv_id",   t.rdzv_id};
-  if (t.backend == k_static) {
+  if (t.backend == config::RdzvBackend::static_) {
     flags.insert(flags.end(),
                  {"--master_addr", t.master_addr, "--master_port", std::to_string(t.master_port)});
   } else {
@@ -318,19 +336,17 @@ std::vector<std::string> node_command(const NodeInputs& in) {
   return {};
 }
 
-Result<std::optional<Plan>> make_plan(const cli::ParsedArgs& args, const sched::Detected& d,
-                                      const util::Env& env, const PlanInputs& in) {
-  auto via = decide_via(args.at(cli::flag::k_launcher).value, d, env);
+Result<std::optional<Plan>> make_plan(const config::LaunchConfig& cfg, const cli::ParsedArgs& args,
+                                      const sched::Detected& d, const util::Env& env,
+                                      const PlanInputs& in) {
+  auto via = fan_out_via(args, d, env);
   if (!via) {
     return via.error();
   }
   if (!*via) {
     return std::optional<Plan>();
   }
-  if (explicit_setting(args, cli::flag::k_node_rank) || args.flag_on(cli::flag::k_standalone)) {
-    return std::optional<Plan>();  // the user starts one agent per node, or wants one node
-  }
-  auto target = make_target(args, d);
+  auto target = make_target(cfg, d.hosts);
   if (!target) {
     return target.error();
   }
@@ -348,7 +364,7 @@ Result<std::optional<Plan>> make_plan(const cli::ParsedArgs& args, const sched::
       node.env.push_back(std::string(n::k_pbs_nodenum) + "=" + std::to_string(rank));
     }
     auto rest =
-        insert_before_script(in.args, args.training_script_args.size(), node_flags(*target, rank));
+        insert_before_script(in.args, cfg.training_script_args.size(), node_flags(*target, rank));
     node.ddprun_argv.insert(node.ddprun_argv.end(), rest.begin(), rest.end());
     plan.nodes.push_back(Node{node.host, rank, node_command(node)});
   }

@@ -1,7 +1,8 @@
 // Fan-out end to end: ddprun run once in a fake two-node PBS job script starts itself on both
 // "nodes" through tests/support/fake_pbsdsh/pbsdsh (which runs the command here from a bare
-// environment, as TM does). The nodes are 127.0.0.2 and 127.0.0.3: loopback addresses that
-// need no name resolution.
+// environment, as TM does), or in a fake Slurm batch script through tests/support/fake_srun/srun
+// (a one-node step with the caller's environment). The nodes are 127.0.0.2 and 127.0.0.3:
+// loopback addresses that need no name resolution.
 
 #include <gtest/gtest.h>
 
@@ -46,6 +47,20 @@ class FanoutE2E : public ::testing::Test {
         {tag.substr(0, eq), tag.substr(eq + 1)}};
   }
 
+  /// A Slurm batch script's environment on the first node: the job view, no step.
+  std::map<std::string, std::string> batch_env(const std::string& tag) const {
+    const char* path = std::getenv("PATH");
+    auto eq = tag.find('=');
+    return {
+        {"PATH", source_path("tests/support/fake_srun") + ":" + (path ? path : "/usr/bin:/bin")},
+        {"SLURM_JOB_ID", "4243"},
+        {"SLURM_JOB_NODELIST", "127.0.0.2,127.0.0.3"},
+        {"SLURM_JOB_NUM_NODES", "2"},
+        {"SLURMD_NODENAME", "127.0.0.2"},
+        {"FANOUT_MARK", k_mark},
+        {tag.substr(0, eq), tag.substr(eq + 1)}};
+  }
+
   RunResult run_job(const std::string& worker_script, const std::string& tag) {
     return run(
         {ddprun_bin(), "--nproc_per_node", "1", "--no_python", "/bin/sh", "-c", worker_script},
@@ -71,6 +86,27 @@ TEST_F(FanoutE2E, OneDdprunInAPbsJobScriptRunsEveryNode) {
     EXPECT_EQ(env["MASTER_ADDR"], "127.0.0.2");
     EXPECT_EQ(env["FANOUT_MARK"], k_mark) << "the job script's environment reaches each node";
     EXPECT_EQ(env["PBS_NODENUM"], std::to_string(rank));
+  }
+}
+
+TEST_F(FanoutE2E, OneDdprunInASlurmBatchScriptRunsEveryNode) {
+  // The batch script's job view has the hosts but no node count: resolve() gets the whole job's
+  // (fanout::whole_job_view), and every node the head host, port and run id it resolved.
+  auto tag = unique_tag();
+  auto r = run({ddprun_bin(), "--nproc_per_node", "1", "--no_python", "/bin/sh", "-c",
+                "env | sort > \"$PWD/env_$RANK.txt\" && echo hello from rank $RANK"},
+               RunOptions{batch_env(tag), {}, dir_, k_timeout});
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_TRUE(has(r.out + r.err, "through srun")) << r.err;
+  EXPECT_TRUE(has(r.out, "[127.0.0.2] hello from rank 0")) << r.out;
+  EXPECT_TRUE(has(r.out, "[127.0.0.3] hello from rank 1")) << r.out;
+  for (int rank = 0; rank < 2; ++rank) {
+    auto env = parse_env_file(dir_ + "/env_" + std::to_string(rank) + ".txt");
+    EXPECT_EQ(env["RANK"], std::to_string(rank));
+    EXPECT_EQ(env["WORLD_SIZE"], "2");
+    EXPECT_EQ(env["MASTER_ADDR"], "127.0.0.2");
+    EXPECT_EQ(env["TORCHELASTIC_RUN_ID"], "4243.batch");
+    EXPECT_EQ(env["FANOUT_MARK"], k_mark);
   }
 }
 

@@ -4,6 +4,7 @@
 // the exact command line of each node. run.hpp executes a plan.
 
 #include "ddprun/cli/args.hpp"
+#include "ddprun/config/launch_config.hpp"
 #include "ddprun/sched/detect.hpp"
 #include "ddprun/util/env.hpp"
 #include "ddprun/util/result.hpp"
@@ -32,24 +33,39 @@ bool is_started_per_node(const util::Env& env);
 Result<std::optional<Via>> decide_via(const std::string& launcher, const sched::Detected& detected,
                                       const util::Env& env);
 
+/// decide_via for this launch's --launcher, and nullopt also when the user starts one agent per
+/// node (an explicit --node-rank) or wants one node (--standalone). Asked before
+/// config::resolve: a launch that fans out is the whole job's (whole_job_view).
+Result<std::optional<Via>> fan_out_via(const cli::ParsedArgs& args, const sched::Detected& detected,
+                                       const util::Env& env);
+
+/// What the scheduler says about a launch that starts one ddprun on each of `detected.hosts`,
+/// for config::resolve to apply as it does for any launch. A Slurm batch script's job view
+/// lists the hosts but gives no node count or head host (a launch there runs on that node
+/// only); these become the number of hosts and the first one, as in a step over every host.
+sched::Detected whole_job_view(sched::Detected detected);
+
 /// For each distinct host of a PBS nodefile (first-seen order), the index of its first line:
 /// pbsdsh -n counts nodefile lines (vnodes), so on Gadi with 48 lines per node node 1 is 48.
 std::vector<int> first_line_per_host(const std::string& nodefile_contents);
 
-/// Where the agents meet, computed once by the fan-out parent and passed to every node.
+/// Where the agents meet, taken by the fan-out parent from its resolved launch settings and
+/// passed to every node.
 struct Target {
   std::vector<std::string> hosts;  ///< one agent per host, node rank = index
-  std::string backend;             ///< rdzv_backend text ("static", "c10d", ...)
-  std::string master_addr;         ///< static: head host; c10d: endpoint host
-  int master_port = 0;
-  std::string rdzv_endpoint;  ///< non-static backends: "host:port"
+  config::RdzvBackend backend = config::RdzvBackend::static_;
+  std::string master_addr;    ///< static: the store's host
+  int master_port = 0;        ///< static: the store's port
+  std::string rdzv_endpoint;  ///< other backends: "host:port" (etcd-v3: every member)
   std::string rdzv_id;
 };
 
-/// Hosts (the first --nnodes N when given as a fixed count), head host, port and run id from
-/// the detected values, unless the user set them. ErrorCode::config for an elastic --nnodes
-/// range or more nodes than the job has.
-Result<Target> make_target(const cli::ParsedArgs& args, const sched::Detected& detected);
+/// The first cfg.nnodes of `hosts` (the job's, in order) and cfg's rendezvous: resolve()
+/// already applied flag > PET_* > scheduler > default to whole_job_view's values. The nodes
+/// get cfg.master_port (the first of cfg.port_candidates when the scheduler chose it) as an
+/// explicit port: each is a separate srun step or TM task and would derive candidates of its
+/// own. ErrorCode::config for an elastic --nnodes range or more nodes than the job has.
+Result<Target> make_target(const config::LaunchConfig& cfg, const std::vector<std::string>& hosts);
 
 /// The original launcher argv with `extra` inserted right before the training script (and a
 /// "--" in front of it), so they win over the user's own copies (last one wins) and never reach
@@ -108,8 +124,10 @@ struct PlanInputs {
   std::string pbs_nodefile;  ///< contents, under PBS
 };
 
-/// The whole plan: decide_via, make_target, then one node command per host.
-Result<std::optional<Plan>> make_plan(const cli::ParsedArgs& args, const sched::Detected& detected,
-                                      const util::Env& env, const PlanInputs& in);
+/// The whole plan: fan_out_via, make_target, then one node command per host. `cfg` is `args`
+/// resolved over whole_job_view(detected).
+Result<std::optional<Plan>> make_plan(const config::LaunchConfig& cfg, const cli::ParsedArgs& args,
+                                      const sched::Detected& detected, const util::Env& env,
+                                      const PlanInputs& in);
 
 }  // namespace ddprun::fanout

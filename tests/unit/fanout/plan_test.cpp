@@ -33,6 +33,24 @@ cli::ParsedArgs parsed(const Args& args, const util::Env& env = {}) {
   return *p;
 }
 
+/// `args` resolved as the app does for a launch that fans out: over the whole job's view.
+config::LaunchConfig resolved(const cli::ParsedArgs& args, const sched::Detected& d,
+                              const util::Env& env = {}) {
+  auto cfg = config::resolve(args, env, config::HostFacts{}, whole_job_view(d));
+  EXPECT_TRUE(cfg) << cfg.error().message;
+  return cfg ? *cfg : config::LaunchConfig{};
+}
+
+Result<Target> target_of(const Args& args, const sched::Detected& d, const util::Env& env = {}) {
+  return make_target(resolved(parsed(args, env), d, env), d.hosts);
+}
+
+Result<std::optional<Plan>> plan_of(const sched::Detected& d, const util::Env& env,
+                                    const PlanInputs& in) {
+  auto args = parsed(in.args, env);
+  return make_plan(resolved(args, d, env), args, d, env, in);
+}
+
 Result<std::optional<Via>> decide(const std::string& launcher, const sched::Detected& d,
                                   const util::Env& env = {}) {
   return decide_via(launcher, d, env);
@@ -128,7 +146,7 @@ TEST(FanoutArgs, FlagsGoRightBeforeTheScriptAndItsSeparator) {
 }
 
 TEST(FanoutTarget, HeadHostPortAndIdComeFromTheScheduler) {
-  auto t = make_target(parsed({"train.py"}), pbs_job({"n1", "n2"}));
+  auto t = target_of({"train.py"}, pbs_job({"n1", "n2"}));
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->master_addr, "n1");
   EXPECT_EQ(t->master_port, 30642);
@@ -139,21 +157,79 @@ TEST(FanoutTarget, HeadHostPortAndIdComeFromTheScheduler) {
 }
 
 TEST(FanoutTarget, UserValuesWinAndC10dGetsAnEndpoint) {
-  auto t = make_target(parsed({"--rdzv_backend", "c10d", "--rdzv_endpoint", "head:1234",
-                               "--rdzv_id", "job", "--nnodes", "2", "train.py"}),
-                       pbs_job({"n1", "n2", "n3"}));
+  auto t = target_of({"--rdzv_backend", "c10d", "--rdzv_endpoint", "head:1234", "--rdzv_id", "job",
+                      "--nnodes", "2", "train.py"},
+                     pbs_job({"n1", "n2", "n3"}));
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->hosts, (Args{"n1", "n2"}));
   EXPECT_EQ(node_flags(*t, 0), (Args{"--nnodes", "2", "--node_rank", "0", "--rdzv_id", "job",
                                      "--rdzv_endpoint", "head:1234", "--launcher", "none"}));
-  auto port = make_target(parsed({"train.py"}, {{"PET_MASTER_PORT", "4000"}}), pbs_job({"a", "b"}));
+  auto port = target_of({"train.py"}, pbs_job({"a", "b"}), {{"PET_MASTER_PORT", "4000"}});
   ASSERT_TRUE(port);
   EXPECT_EQ(port->master_port, 4000);
 }
 
 TEST(FanoutTarget, ElasticOrOversizedNodeCountIsRefused) {
-  EXPECT_FALSE(make_target(parsed({"--nnodes", "1:2", "train.py"}), pbs_job({"a", "b"})));
-  EXPECT_FALSE(make_target(parsed({"--nnodes", "3", "train.py"}), pbs_job({"a", "b"})));
+  auto elastic = target_of({"--nnodes", "1:2", "train.py"}, pbs_job({"a", "b"}));
+  ASSERT_FALSE(elastic);
+  EXPECT_EQ(elastic.error().code, ErrorCode::config);
+  EXPECT_EQ(elastic.error().message, "fan-out needs a fixed node count, not --nnodes '1:2'");
+  auto from_env = target_of({"train.py"}, pbs_job({"a", "b"}), {{"PET_NNODES", "2:4"}});
+  ASSERT_FALSE(from_env);
+  EXPECT_EQ(from_env.error().message, "fan-out needs a fixed node count, not PET_NNODES '2:4'");
+  auto oversized = target_of({"--nnodes", "3", "train.py"}, pbs_job({"a", "b"}));
+  ASSERT_FALSE(oversized);
+  EXPECT_EQ(oversized.error().code, ErrorCode::config);
+  EXPECT_EQ(oversized.error().message, "--nnodes 3 but the job has 2 nodes");
+}
+
+TEST(FanoutTarget, ASlurmBatchScriptsJobViewBecomesTheWholeJob) {
+  // Outside a step Slurm lists the hosts but gives no node count or head host: a launch there
+  // runs on its node only, unless it fans out.
+  auto d = slurm_batch({"a", "b", "c"});
+  auto whole = whole_job_view(d);
+  ASSERT_TRUE(whole.nnodes);
+  EXPECT_EQ(whole.nnodes->text, "3");
+  ASSERT_TRUE(whole.rdzv_endpoint_host);
+  EXPECT_EQ(whole.rdzv_endpoint_host->text, "a");
+  auto t = target_of({"train.py"}, d);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->hosts, (Args{"a", "b", "c"}));
+  EXPECT_EQ(node_flags(*t, 2),
+            (Args{"--nnodes", "3", "--node_rank", "2", "--rdzv_id", "77.batch", "--master_addr",
+                  "a", "--master_port", "30642", "--launcher", "none"}));
+  EXPECT_FALSE(whole_job_view(slurm_batch({"a"})).nnodes) << "one host: nothing to fan out";
+}
+
+TEST(FanoutTarget, OtherBackendsGetTheResolvedEndpoint) {
+  // resolve(): c10d ignores --master_port (with a warning); the scheduler's endpoint stands.
+  auto t = target_of({"--rdzv_backend", "c10d", "--master_port", "4000", "train.py"},
+                     pbs_job({"n1", "n2"}));
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(node_flags(*t, 1), (Args{"--nnodes", "2", "--node_rank", "1", "--rdzv_id", "1242",
+                                     "--rdzv_endpoint", "n1:30642", "--launcher", "none"}));
+  auto v6 = target_of({"--rdzv_backend", "c10d", "--rdzv_endpoint", "[fd00::1]:29400", "train.py"},
+                      pbs_job({"n1", "n2"}));
+  ASSERT_TRUE(v6) << v6.error().message;
+  EXPECT_EQ(v6->rdzv_endpoint, "[fd00::1]:29400");
+  auto etcd = target_of({"--rdzv_backend", "etcd-v3", "--rdzv_endpoint", "e1,e2:2390", "train.py"},
+                        pbs_job({"n1", "n2"}));
+  ASSERT_TRUE(etcd) << etcd.error().message;
+  EXPECT_EQ(etcd->rdzv_id, "1242");
+  EXPECT_EQ(etcd->rdzv_endpoint, "http://e1:2379,http://e2:2390") << "every member, as resolved";
+}
+
+TEST(FanoutDecide, LauncherNoneOrAnExplicitNodeRankMeansNoFanOut) {
+  auto none = parsed({"--launcher", "none", "train.py"});
+  auto via = fan_out_via(none, slurm_batch({"a", "b"}), {});
+  ASSERT_TRUE(via);
+  EXPECT_FALSE(*via);
+  via = fan_out_via(parsed({"--node_rank", "1", "train.py"}), slurm_batch({"a", "b"}), {});
+  ASSERT_TRUE(via);
+  EXPECT_FALSE(*via);
+  via = fan_out_via(parsed({"train.py"}), slurm_batch({"a", "b"}), {});
+  ASSERT_TRUE(via);
+  EXPECT_EQ(*via, std::optional<Via>(Via::srun));
 }
 
 TEST(FanoutEnv, ForwardsEverythingButPerHostAndPerTaskVariables) {
@@ -202,7 +278,7 @@ TEST(FanoutPlan, PbsPlanGivesEachNodeItsVnodeRankAndNodenum) {
                 "/opt/ddprun",
                 "/w",
                 "n1\nn1\nn2\nn2\n"};
-  auto plan = make_plan(parsed(in.args), pbs_job({"n1", "n2"}), env, in);
+  auto plan = plan_of(pbs_job({"n1", "n2"}), env, in);
   ASSERT_TRUE(plan) << plan.error().message;
   ASSERT_TRUE(*plan);
   ASSERT_EQ((*plan)->nodes.size(), 2u);
@@ -243,15 +319,15 @@ TEST(FanoutPlan, PbsPlanGivesEachNodeItsVnodeRankAndNodenum) {
 
 TEST(FanoutPlan, ExplicitNodeRankOneNodeOrStandaloneMeansNoFanOut) {
   PlanInputs in{{"--node_rank", "0", "train.py"}, "/opt/ddprun", "/w", ""};
-  auto plan = make_plan(parsed(in.args), slurm_batch({"a", "b"}), {}, in);
+  auto plan = plan_of(slurm_batch({"a", "b"}), {}, in);
   ASSERT_TRUE(plan);
   EXPECT_FALSE(*plan);
   in.args = {"--nnodes", "1", "train.py"};
-  plan = make_plan(parsed(in.args), slurm_batch({"a", "b"}), {}, in);
+  plan = plan_of(slurm_batch({"a", "b"}), {}, in);
   ASSERT_TRUE(plan);
   EXPECT_FALSE(*plan);
   in.args = {"--standalone", "train.py"};
-  plan = make_plan(parsed(in.args), slurm_batch({"a", "b"}), {}, in);
+  plan = plan_of(slurm_batch({"a", "b"}), {}, in);
   ASSERT_TRUE(plan);
   EXPECT_FALSE(*plan);
 }
