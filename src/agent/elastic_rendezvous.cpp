@@ -16,12 +16,14 @@ constexpr const char* k_worker_prefix = "/worker/";
 
 }  // namespace
 
-ElasticRendezvous::ElasticRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
+ElasticRendezvous::ElasticRendezvous(asio::io_context& ctx, const config::RendezvousPlan& cfg,
+                                     const config::WorkerGroup& group,
                                      std::shared_ptr<rdzv::DynamicRendezvous> dyn,
                                      store::Server* hosted, rdzv::StoreKv* kv,
                                      ElasticOptions options)
     : ctx_(ctx),
       cfg_(cfg),
+      group_(group),
       dyn_(std::move(dyn)),
       hosted_(hosted),
       kv_(kv),
@@ -136,10 +138,10 @@ asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int /*restart_count
   Round round;
   round.round_number = r->round;
   // The job's count, not this agent's: the same on every node, kept across a rejoin.
-  round.info = RoundInfo{master->addr, master->port, r->restarts, cfg_.max_restarts,
-                         cfg_.rdzv_id, true,         cfg_.role};
+  round.info = RoundInfo{master->addr, master->port, r->restarts, group_.max_restarts,
+                         cfg_.rdzv_id, true,         group_.role};
   round.ranks =
-      worker_ranks(NodePlace{a.group_rank, a.group_world_size, cfg_.nproc_per_node, a.worker_base,
+      worker_ranks(NodePlace{a.group_rank, a.group_world_size, group_.nproc_per_node, a.worker_base,
                              a.world_size, a.role_base, a.role_world_size});
   co_return round;
 }

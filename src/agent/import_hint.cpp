@@ -22,12 +22,6 @@ constexpr int k_module_missing = 3;
 constexpr const char* k_find_spec =
     "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 3)";
 
-std::string origin_of_python(const config::LaunchConfig& cfg) {
-  auto it = std::find_if(cfg.items.begin(), cfg.items.end(),
-                         [](const config::ConfigItem& i) { return i.name == "python"; });
-  return it == cfg.items.end() ? std::string() : it->origin;
-}
-
 std::optional<errors::MissingModule> import_error_in(const errors::ProcessFailure& f) {
   auto lines = f.stderr_tail;
   for (const auto& line : util::split(f.message, '\n')) {
@@ -53,8 +47,8 @@ std::optional<int> wait_bounded(pid_t pid, std::chrono::milliseconds bound) {
 
 }  // namespace
 
-errors::Interpreter describe_interpreter(const config::LaunchConfig& cfg, const util::Env& env) {
-  errors::Interpreter p{cfg.python, origin_of_python(cfg), "", {}};
+errors::Interpreter describe_interpreter(const config::WorkerCommand& cfg, const util::Env& env) {
+  errors::Interpreter p{cfg.python, cfg.python_origin, "", {}};
   const auto path_var = env.get("PATH").value_or("");
   const auto found = util::executables_on_path("python3", path_var);
   if (cfg.python.find('/') == std::string::npos) {
@@ -96,7 +90,7 @@ std::optional<bool> finds_module(const std::string& python, const std::string& m
   return *code == 0;
 }
 
-std::vector<std::string> import_hint(const config::LaunchConfig& cfg, const util::Env& env,
+std::vector<std::string> import_hint(const config::WorkerCommand& cfg, const util::Env& env,
                                      const EarlyFailure& attempt) {
   if (cfg.no_python && !cfg.run_path) {
     return {};

@@ -4,9 +4,11 @@
 
 namespace ddprun::agent {
 
-LocalRendezvous::LocalRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                                 MasterEndpoint master, std::function<void()> before_round)
+LocalRendezvous::LocalRendezvous(asio::io_context& ctx, const config::RendezvousPlan& cfg,
+                                 const config::WorkerGroup& group, MasterEndpoint master,
+                                 std::function<void()> before_round)
     : cfg_(cfg),
+      group_(group),
       master_(std::move(master)),
       before_round_(std::move(before_round)),
       watch_timer_(ctx) {}
@@ -22,10 +24,10 @@ asio::awaitable<Result<Round>> LocalRendezvous::next_round(int restart_count) {
   }
   Round round;
   round.round_number = round_++;
-  round.info = RoundInfo{master_.addr,      master_.port, restart_count,
-                         cfg_.max_restarts, cfg_.rdzv_id, master_.use_agent_store,
-                         cfg_.role};
-  const int n = cfg_.nproc_per_node;
+  round.info = RoundInfo{master_.addr,        master_.port, restart_count,
+                         group_.max_restarts, cfg_.rdzv_id, master_.use_agent_store,
+                         group_.role};
+  const int n = group_.nproc_per_node;
   round.ranks = worker_ranks(NodePlace{0, 1, n, 0, n, 0, n});  // the one node is the world
   co_return round;
 }

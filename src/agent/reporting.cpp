@@ -40,13 +40,14 @@ errors::ProcessFailure to_failure(const WorkerFailure& f, const errors::OomCount
 
 }  // namespace
 
-Reporter::Reporter(const config::LaunchConfig& cfg, const util::Env& env, const util::Clock& clock)
-    : cfg_(cfg),
+Reporter::Reporter(const config::WorkerCommand& command, const config::OutputPlan& output,
+                   const util::Env& env, const util::Clock& clock)
+    : cfg_(command),
       env_(env),
       parent_error_file_(env.get_nonempty(std::string(errors::k_error_file_env))),
       clock_(clock) {
-  if (!cfg.events_file.empty()) {
-    auto log = errors::EventLog::open(cfg.events_file, clock_);
+  if (!output.events_file.empty()) {
+    auto log = errors::EventLog::open(output.events_file, clock_);
     if (!log) {
       throw Fatal(make_error(ErrorCode::config, "--events-file " + log.error().message));
     }

@@ -44,7 +44,7 @@ struct Tool {
   std::string path;
 };
 
-Tool choose_tool(const config::LaunchConfig& cfg, const util::Env& env) {
+Tool choose_tool(const config::WorkerCommand& cfg, const util::Env& env) {
   const auto path_var = env.get("PATH").value_or("/usr/bin:/bin");
   auto find = [&](const std::string& name) { return process::resolve_executable(name, path_var); };
   if (!cfg.no_python) {
@@ -353,9 +353,10 @@ std::string_view to_string(StackMethod method) {
 }
 
 std::unique_ptr<StackCapture> make_stack_capture(asio::io_context& ctx,
-                                                 const config::LaunchConfig& cfg,
+                                                 const config::WorkerCommand& command,
                                                  const util::Env& env, WorkerIo& io) {
-  return std::make_unique<ToolStackCapture>(ctx, choose_tool(cfg, env), io, output::temp_root(env));
+  return std::make_unique<ToolStackCapture>(ctx, choose_tool(command, env), io,
+                                            output::temp_root(env));
 }
 
 }  // namespace ddprun::agent

@@ -59,11 +59,17 @@ Outcome outcome_of(RdzvSignal s) {
 
 }  // namespace
 
-Supervisor::Supervisor(asio::io_context& ctx, const config::LaunchConfig& cfg, util::Env agent_env,
-                       process::Launcher& launcher, const util::Clock& clock, Rendezvous& rdzv,
-                       WorkerIo& io, SupervisorHooks hooks)
+Supervisor::Supervisor(asio::io_context& ctx, const config::WorkerGroup& group,
+                       const config::SupervisorOptions& cfg, const config::WorkerCommand& command,
+                       const config::HostPlan& host, std::chrono::milliseconds crash_loop_window,
+                       util::Env agent_env, process::Launcher& launcher, const util::Clock& clock,
+                       Rendezvous& rdzv, WorkerIo& io, SupervisorHooks hooks)
     : ctx_(ctx),
+      group_(group),
       cfg_(cfg),
+      command_(command),
+      host_(host),
+      crash_loop_window_(crash_loop_window),
       agent_env_(std::move(agent_env)),
       launcher_(launcher),
       clock_(clock),
@@ -170,12 +176,12 @@ Result<void> Supervisor::start_workers(const Round& round) {
   for (const auto& ranks : round.ranks) {
     auto env = worker_env(agent_env_, env_plan_, round.info, ranks,
                           WorkerFiles{io_.error_file(ranks.local_rank), *timer_file});
-    auto cpus = placement_cpus(cfg_, ranks.local_rank);
+    auto cpus = placement_cpus(host_, ranks.local_rank);
     auto fds = io_.open(ranks);
     if (!fds) {
       return fds.error();
     }
-    process::SpawnRequest req{worker_argv(cfg_, ranks.local_rank),
+    process::SpawnRequest req{worker_argv(command_, ranks.local_rank),
                               env.to_strings(),
                               "",
                               fds->out,
@@ -193,7 +199,7 @@ Result<void> Supervisor::start_workers(const Round& round) {
   spdlog::info(
       "[{}] attempt {} of {}: {} worker(s) started, ranks {}-{} of {} (node {} of {}), "
       "master {}:{}",
-      cfg_.role, round.info.restart_count + 1, cfg_.max_restarts + 1, pids.size(), first.rank,
+      group_.role, round.info.restart_count + 1, group_.max_restarts + 1, pids.size(), first.rank,
       round.ranks.back().rank, first.world_size, first.group_rank, first.group_world_size,
       round.info.master_addr, round.info.master_port);
   if (hooks_.workers_started) {
@@ -368,7 +374,8 @@ std::vector<WorkerFailure> Supervisor::collect_failures() const {
 /// This node was left out of the job: it lets go of the rendezvous (a store host serves the
 /// others until the job ends) and exits; a handled signal ends the wait.
 asio::awaitable<int> Supervisor::leave_job(const std::string& why) {
-  spdlog::error("[{}] {}; this agent exits with status {}", cfg_.role, why, util::k_exit_excluded);
+  spdlog::error("[{}] {}; this agent exits with status {}", group_.role, why,
+                util::k_exit_excluded);
   asio::co_spawn(ctx_, withdraw(), asio::detached);
   if (const int sig = co_await until_left(util::SteadyTime::max()); sig > 0) {
     spdlog::warn("Received {} while letting go of the rendezvous; exiting",
@@ -428,7 +435,7 @@ asio::awaitable<int> Supervisor::finish(Step step) {
     co_return util::exit_for_signal(received_signal_);
   }
   if (step == Step::exit_store_lost) {
-    spdlog::error("[{}] stopping the workers and exiting: lost the store of the {}", cfg_.role,
+    spdlog::error("[{}] stopping the workers and exiting: lost the store of the {}", group_.role,
                   rdzv_.describe());
     co_await stop_workers(SIGTERM);
     co_await io_.drain(std::chrono::seconds(5));
@@ -472,14 +479,14 @@ asio::awaitable<void> Supervisor::close_after_success() {
 /// would not help (a crash loop: the last attempt's failures are the job's, exit 3).
 int Supervisor::end_without_round(const Error& error) {
   if (error.code == ErrorCode::not_needed) {
-    spdlog::info("[{}] {}: the job did not need it", cfg_.role, error.message);
+    spdlog::info("[{}] {}: the job did not need it", group_.role, error.message);
     return util::k_exit_success;
   }
   if (error.code != ErrorCode::given_up) {
     spdlog::error("rendezvous failed: {}", error.message);
     return util::k_exit_failure;
   }
-  spdlog::error("[{}] {}; this agent exits with status {} (do not requeue)", cfg_.role,
+  spdlog::error("[{}] {}; this agent exits with status {} (do not requeue)", group_.role,
                 error.message, util::k_exit_do_not_requeue);
   if (hooks_.gave_up) {
     hooks_.gave_up(error.message);
@@ -513,7 +520,7 @@ asio::awaitable<int> Supervisor::run() {
       co_return end_without_round(round.error());
     }
     restarts = restart_count_ = round->info.restart_count;
-    const int remaining = std::max(0, cfg_.max_restarts - restarts);
+    const int remaining = std::max(0, group_.max_restarts - restarts);
     if (auto started = start_workers(*round); !started) {
       spdlog::error("{}", started.error().message);
       co_await stop_workers(SIGTERM);
@@ -544,10 +551,10 @@ asio::awaitable<int> Supervisor::run() {
     }
     if (step == Step::restart) {
       spdlog::warn("[{}] Worker group {}. {}/{} attempts left; will restart worker group",
-                   cfg_.role, to_string(outcome), remaining, cfg_.max_restarts);
+                   group_.role, to_string(outcome), remaining, group_.max_restarts);
       ++restarts;  // a multi-node rendezvous sets the job's count with the next round
     } else {
-      spdlog::info("[{}] membership changed; will restart worker group", cfg_.role);
+      spdlog::info("[{}] membership changed; will restart worker group", group_.role);
     }
     // Reported before the stop: the other nodes restart sooner, and when several nodes fail
     // the rendezvous settles which failure came first while this group stops.

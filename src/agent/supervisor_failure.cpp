@@ -31,7 +31,7 @@ std::string last_line(const std::vector<std::string>& lines) {
 /// This group's failure for the rendezvous: its first worker's failure, or the stall, with
 /// how it failed (to tell a crash loop) and whether the attempt was short of the window.
 FailureNote Supervisor::failure_note() const {
-  const bool quick = clock_.now() - round_started_ < cfg_.rdzv_settings.crash_loop_window;
+  const bool quick = clock_.now() - round_started_ < crash_loop_window_;
   if (!failure_order_.empty()) {
     const auto& w = workers_[failure_order_.front()];
     return FailureNote{w.exit_time(), failure_reason(), failure_signature(w), quick};

@@ -75,7 +75,7 @@ bool Supervisor::found_stall() {
   }
   stall_ = stall_reason();
   stalled_at_ = clock_.wall_now();
-  spdlog::error("[{}] {}", cfg_.role, stall_);
+  spdlog::error("[{}] {}", group_.role, stall_);
   return true;
 }
 
@@ -95,7 +95,7 @@ void Supervisor::note_stall_timeout() {
   }
   stall_logged_ = now;
   const auto why = stall_est_->explain() + stall_est_->learned_text();
-  spdlog::info("[{}] stall timeout: {} ({})", cfg_.role, render_span(now.value), why);
+  spdlog::info("[{}] stall timeout: {} ({})", group_.role, render_span(now.value), why);
   if (hooks_.stall_timeout_changed) {
     hooks_.stall_timeout_changed(now.value, why);
   }
@@ -150,7 +150,7 @@ asio::awaitable<void> Supervisor::take_stacks(std::string reason, bool stall, pi
 /// Another node asks: this node's stacks (taken once per round) go back to it.
 asio::awaitable<void> Supervisor::answer_stacks_request() {
   auto targets = job_stacks_.can_take() ? stack_targets() : std::vector<StackTarget>{};
-  co_await job_stacks_.answer(std::move(targets), cfg_.role);
+  co_await job_stacks_.answer(std::move(targets), group_.role);
 }
 
 /// The worker's timer ran out. Its stack and the others' are taken first when the timer's
@@ -167,7 +167,7 @@ asio::awaitable<void> Supervisor::handle_timer_expired(Event ev) {
     w.expire(reason, ev.signal);
     const bool capture = job_stacks_.can_take() && launcher_.signal_ends(w.pid(), ev.signal);
     spdlog::error("[{}] {} for local_rank {} (pid {}); {}sending {} to its process group",
-                  cfg_.role, reason, w.ranks().local_rank, w.pid(),
+                  group_.role, reason, w.ranks().local_rank, w.pid(),
                   capture ? "taking the stacks, then " : "", process::signal_name(ev.signal));
     if (hooks_.watchdog_expired) {
       hooks_.watchdog_expired(w.ranks(), TimerExpiry{ev.pid, ev.signal, ev.scope});

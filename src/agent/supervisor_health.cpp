@@ -95,14 +95,14 @@ asio::awaitable<std::optional<HealthVerdict>> Supervisor::wait_for_gpu_memory() 
       if (!first_busy.empty()) {
         const auto waited =
             std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - started);
-        spdlog::info("[{}] {}", cfg_.role, render_gpu_wait_done(first_busy, waited, tolerance));
+        spdlog::info("[{}] {}", group_.role, render_gpu_wait_done(first_busy, waited, tolerance));
       }
       co_return HealthVerdict{};
     }
     if (first_busy.empty()) {
       first_busy = step.busy;
       spdlog::info("[{}] waiting up to {:g} s for the stopped workers' GPU memory to be freed",
-                   cfg_.role, std::chrono::duration<double>(bound).count());
+                   group_.role, std::chrono::duration<double>(bound).count());
     }
     if (!co_await pause_until(step.next)) {
       co_return std::nullopt;
@@ -137,7 +137,7 @@ asio::awaitable<std::optional<HealthVerdict>> Supervisor::run_health_check() {
   co_await settle_health_group();
   last_health_check_ = clock_.now();
   if (verdict->healthy) {
-    spdlog::info("[{}] health check passed ({} s)", cfg_.role,
+    spdlog::info("[{}] health check passed ({} s)", group_.role,
                  seconds_text(last_health_check_ - started));
   }
   co_return verdict;
@@ -221,7 +221,7 @@ asio::awaitable<Supervisor::HealthTick> Supervisor::on_health_event(
 
 asio::awaitable<int> Supervisor::fail_unhealthy_group() {
   phase_ = "stopping";
-  spdlog::error("[{}] {}: stopping the worker group", cfg_.role, unhealthy_.reason);
+  spdlog::error("[{}] {}: stopping the worker group", group_.role, unhealthy_.reason);
   // A named note: g++ 12 destroys a braced temporary argument of a co_await'ed call twice.
   FailureNote note{unhealthy_at_, unhealthy_.reason};
   co_await rdzv_.report_failure(std::move(note));
@@ -233,7 +233,7 @@ asio::awaitable<int> Supervisor::fail_unhealthy_group() {
 asio::awaitable<int> Supervisor::leave_unhealthy(const HealthVerdict& verdict) {
   phase_ = "finished";
   for (const auto& line : verdict.lines) {
-    spdlog::error("[{}] health check output: {}", cfg_.role, line);
+    spdlog::error("[{}] health check output: {}", group_.role, line);
   }
   if (hooks_.unhealthy) {
     hooks_.unhealthy(verdict.reason, verdict.lines);

@@ -119,20 +119,24 @@ OmpDecision decide_omp_threads(const util::Env& agent_env, config::OmpMode mode,
   return {std::nullopt, Log::info, "OMP_NUM_THREADS left unset (one worker, as torchrun)"};
 }
 
-bool takes_faulthandler_dumps(const config::LaunchConfig& cfg, const util::Env& env) {
+bool takes_faulthandler_dumps(const config::WorkerCommand& command,
+                              const config::SupervisorOptions& options, const util::Env& env) {
   const bool file_timer = env.get(std::string(k_enable_file_timer_env)).value_or("") == "1";
-  return !cfg.no_python && (cfg.stacks_on_failure || cfg.stall_timeout.count() > 0 || file_timer);
+  return !command.no_python &&
+         (options.stacks_on_failure || options.stall_timeout.count() > 0 || file_timer);
 }
 
-WorkerEnvPlan make_worker_env_plan(const config::LaunchConfig& cfg, const util::Env& env,
+WorkerEnvPlan make_worker_env_plan(const config::WorkerCommand& command,
+                                   const config::SupervisorOptions& options,
+                                   const config::HostPlan& host, const util::Env& env,
                                    std::optional<std::string> omp_num_threads) {
   WorkerEnvPlan plan;
   plan.omp_num_threads = std::move(omp_num_threads);
-  plan.faulthandler = takes_faulthandler_dumps(cfg, env);
+  plan.faulthandler = takes_faulthandler_dumps(command, options, env);
   // Block-buffered output would look like a stall.
-  plan.unbuffered = cfg.stall_timeout.count() > 0 && !cfg.no_python;
-  plan.nccl = cfg.nccl_names;
-  for (const auto& place : cfg.placements) {
+  plan.unbuffered = options.stall_timeout.count() > 0 && !command.no_python;
+  plan.nccl = host.nccl_names;
+  for (const auto& place : host.placements) {
     plan.placements.push_back({place.cuda_visible_devices, place.local_rank_env});
   }
   return plan;

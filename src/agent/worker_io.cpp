@@ -30,10 +30,11 @@ struct Routing {
 /// torchrun's log files and stream routing behind the supervisor's WorkerIo seam.
 class RouterIo final : public WorkerIo {
  public:
-  RouterIo(asio::io_context& ctx, const config::LaunchConfig& cfg, std::string run_dir,
-           Routing routing, output::RouterOptions options)
+  RouterIo(asio::io_context& ctx, const config::OutputPlan& cfg, std::string role,
+           std::string run_dir, Routing routing, output::RouterOptions options)
       : ctx_(ctx),
         cfg_(cfg),
+        role_(std::move(role)),
         run_dir_(std::move(run_dir)),
         routing_(routing),
         options_clock_(options.clock),
@@ -59,7 +60,7 @@ class RouterIo final : public WorkerIo {
     if (routing_.read_stderr && plan.err == output::Route::inherit) {
       plan.err = output::Route::pass_through;  // same console, but the agent sees the dump
     }
-    auto stdio = router_.prepare({cfg_.role, ranks.rank, ranks.local_rank}, plan,
+    auto stdio = router_.prepare({role_, ranks.rank, ranks.local_rank}, plan,
                                  output::log_paths(run_dir_, attempt_, ranks.local_rank));
     if (!stdio) {
       return stdio.error();
@@ -127,7 +128,8 @@ class RouterIo final : public WorkerIo {
 
  private:
   asio::io_context& ctx_;
-  const config::LaunchConfig& cfg_;
+  const config::OutputPlan& cfg_;
+  std::string role_;  ///< the group's role, in output prefixes
   std::string run_dir_;
   Routing routing_;
   const util::Clock* options_clock_;  ///< the router's clock: also bounds flush_console
@@ -137,39 +139,45 @@ class RouterIo final : public WorkerIo {
   std::map<int, std::uint64_t> reported_drops_;
 };
 
-Routing make_routing(const config::LaunchConfig& cfg, const util::Env& env) {
+Routing make_routing(const config::WorkerCommand& command, const config::SupervisorOptions& cfg,
+                     const util::Env& env) {
   // The stall watchdog and the health endpoint count output as progress, so they need the
   // streams to pass through the agent (the console is unchanged).
   const bool watch_output =
       cfg.stall_timeout.count() > 0 || env.has(std::string(k_health_port_env));
-  return Routing{takes_faulthandler_dumps(cfg, env), watch_output};
+  return Routing{takes_faulthandler_dumps(command, cfg, env), watch_output};
 }
 
 }  // namespace
 
-std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                                         const util::Env& env, const util::Clock& clock) {
-  auto routing = make_routing(cfg, env);
-  auto run_dir = output::make_run_dir(cfg.log_dir, cfg.rdzv_id, output::temp_root(env));
+std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::OutputPlan& cfg,
+                                         const config::WorkerGroup& group,
+                                         const config::RendezvousPlan& rdzv,
+                                         const config::SupervisorOptions& options,
+                                         const config::WorkerCommand& command, const util::Env& env,
+                                         const util::Clock& clock) {
+  auto routing = make_routing(command, options, env);
+  auto run_dir = output::make_run_dir(cfg.log_dir, rdzv.rdzv_id, output::temp_root(env));
   if (!run_dir && cfg.log_dir.empty()) {
     throw Fatal(run_dir.error());  // the temporary directory under TMPDIR
   }
   if (!run_dir) {
-    throw Fatal(make_error(run_dir.error().code,
-                           config::source_of(cfg, "log_dir") + " " + run_dir.error().message));
+    throw Fatal(
+        make_error(run_dir.error().code, cfg.log_dir_source + " " + run_dir.error().message));
   }
   if (!run_dir->empty()) {
     spdlog::info("log directory set to: {}", *run_dir);
   }
-  output::RouterOptions options;
-  options.clock = &clock;
+  output::RouterOptions router_options;
+  router_options.clock = &clock;
   if (routing.read_stderr) {
-    options.stderr_tail_lines = k_stack_dump_lines;
+    router_options.stderr_tail_lines = k_stack_dump_lines;
   }
   if (auto prefix = env.get_nonempty(std::string(output::k_prefix_template_env))) {
-    options.prefix_template = *prefix;
+    router_options.prefix_template = *prefix;
   }
-  return std::make_unique<RouterIo>(ctx, cfg, *run_dir, routing, std::move(options));
+  return std::make_unique<RouterIo>(ctx, cfg, group.role, *run_dir, routing,
+                                    std::move(router_options));
 }
 
 }  // namespace ddprun::agent

@@ -15,7 +15,7 @@ std::vector<WorkerRanks> worker_ranks(const NodePlace& p) {
   return out;
 }
 
-std::vector<std::string> worker_argv(const config::LaunchConfig& cfg, int local_rank) {
+std::vector<std::string> worker_argv(const config::WorkerCommand& cfg, int local_rank) {
   std::vector<std::string> argv;
   if (!cfg.no_python || cfg.run_path) {
     argv = {cfg.python, "-u"};
@@ -35,9 +35,9 @@ std::vector<std::string> worker_argv(const config::LaunchConfig& cfg, int local_
   return argv;
 }
 
-std::string entrypoint_name(const config::LaunchConfig& cfg) { return cfg.training_script; }
+std::string entrypoint_name(const config::WorkerCommand& cfg) { return cfg.training_script; }
 
-std::vector<int> placement_cpus(const config::LaunchConfig& cfg, int local_rank) {
+std::vector<int> placement_cpus(const config::HostPlan& cfg, int local_rank) {
   const auto idx = static_cast<std::size_t>(local_rank);
   if (local_rank < 0 || idx >= cfg.placements.size()) {
     return {};

@@ -18,11 +18,12 @@ namespace ddprun::app {
 Error hosting_error(const std::string& what, const Error& e);
 
 /// The rendezvous token (store/auth.hpp), or nullopt; throws Fatal for a bad token file.
-std::optional<std::string> rdzv_token(const config::LaunchConfig& cfg, const util::Env& env);
+std::optional<std::string> rdzv_token(const config::RendezvousPlan& cfg, const util::Env& env);
 
 /// This agent as the others see it; `ep` is where the rendezvous is (its route picks the
 /// address), `hosting` whether this agent hosts the rendezvous store.
-rdzv::NodeDesc self_desc(const config::LaunchConfig& cfg, const config::Endpoint& ep, bool hosting);
+rdzv::NodeDesc self_desc(const config::RendezvousPlan& cfg, const config::WorkerGroup& group,
+                         const config::Endpoint& ep, bool hosting);
 
 /// The dynamic rendezvous and the agent's view of it, as both multi-node backends hold them
 /// (declared after what they use: destroyed first).
@@ -35,7 +36,8 @@ struct ElasticParts {
 };
 
 std::unique_ptr<RendezvousBackend> make_local_backend(asio::io_context& ctx,
-                                                      const config::LaunchConfig& cfg);
+                                                      const config::RendezvousPlan& cfg,
+                                                      const config::WorkerGroup& group);
 std::unique_ptr<RendezvousBackend> make_store_backend(asio::io_context& ctx,
                                                       const config::LaunchConfig& cfg,
                                                       const util::Env& env,

@@ -20,7 +20,7 @@ namespace {
 
 /// What this agent's guardian tells etcd if the agent is killed (the generation and the lease
 /// are known once the run is open).
-rdzv::DeathNotice etcd_notice(const config::LaunchConfig& cfg, const rdzv::EtcdRunOptions& run,
+rdzv::DeathNotice etcd_notice(const config::RendezvousPlan& cfg, const rdzv::EtcdRunOptions& run,
                               const etcd::Client& client) {
   const auto& options = client.options();
   rdzv::DeathNotice n;
@@ -49,7 +49,7 @@ class EtcdBackend final : public RendezvousBackend {
     }
     etcd_ = std::move(*client);
     const config::Endpoint first = cfg.rdzv_endpoint;
-    auto self = self_desc(cfg, first, false);
+    auto self = self_desc(cfg, cfg, first, false);
     rdzv::EtcdRunOptions run;
     run.key_prefix = cfg.etcd.key_prefix;
     run.run_id = cfg.rdzv_id;
@@ -81,8 +81,8 @@ class EtcdBackend final : public RendezvousBackend {
     };
     elastic.on_round = [this](std::optional<int> round) { notice_.set_round(round); };
     elastic.on_done = [this] { notice_.set_done(); };
-    parts_.rdzv =
-        std::make_unique<agent::ElasticRendezvous>(ctx, cfg, parts_.dyn, nullptr, nullptr, elastic);
+    parts_.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg, cfg, parts_.dyn, nullptr,
+                                                             nullptr, elastic);
   }
 
   agent::Rendezvous& rendezvous() override { return *parts_.rdzv; }

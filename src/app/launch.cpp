@@ -196,22 +196,23 @@ std::unique_ptr<host::GpuMemorySource> gpu_memory_for(const config::LaunchConfig
   return host::make_nvml_memory_source(std::move(pinned), env.get("CUDA_VISIBLE_DEVICES"));
 }
 
-int run_agent(config::LaunchConfig cfg, util::Env agent_env, agent::WorkerEnvPlan env_plan) {
+int run_agent(const config::LaunchConfig& cfg, util::Env agent_env, agent::WorkerEnvPlan env_plan) {
   auto guardian = start_guardian();
   asio::io_context ctx(1);
   util::SystemClock clock;
   process::PosixLauncher launcher(&guardian);
   // What can still be a bad input (-r/-t, --log-dir, --events-file) is checked before any
   // store binds a port: a usage error must not depend on whether a port is free.
-  auto io = agent::make_worker_io(ctx, cfg, agent_env, clock);
-  agent::Reporter reporter(cfg, agent_env, clock);
+  auto io = agent::make_worker_io(ctx, cfg, cfg, cfg, cfg, cfg, agent_env, clock);
+  agent::Reporter reporter(cfg, cfg, agent_env, clock);
   auto backend = make_rendezvous(ctx, cfg, agent_env, clock);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
   auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
   const auto health_port = agent_env.get(std::string(agent::k_health_port_env));
   auto gpu_memory = gpu_memory_for(cfg, agent_env);
-  agent::Supervisor supervisor(ctx, cfg, std::move(agent_env), launcher, clock,
-                               backend->rendezvous(), *io, reporter.hooks());
+  agent::Supervisor supervisor(ctx, cfg, cfg, cfg, cfg, cfg.rdzv_settings.crash_loop_window,
+                               std::move(agent_env), launcher, clock, backend->rendezvous(), *io,
+                               reporter.hooks());
   supervisor.set_watchdog(watchdog.get());
   supervisor.set_worker_env_plan(std::move(env_plan));
   supervisor.set_gpu_memory(gpu_memory.get());
@@ -281,10 +282,14 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
     return *status;
   }
   report_host_choices(cfg, facts, detected);
-  host::plan_placements(cfg, env, nvml.value_or(host::NvmlInfo{}));
-  cfg.nccl_names = nccl_names_for(cfg, env);
-  auto env_plan = agent::make_worker_env_plan(cfg, env, omp_threads_for(cfg, facts, env));
-  return run_agent(std::move(cfg), env, std::move(env_plan));
+  config::HostPlan host_plan;
+  host_plan.placements =
+      host::plan_placements(cfg.nproc_per_node, cfg, env, nvml.value_or(host::NvmlInfo{}));
+  host_plan.nccl_names = nccl_names_for(cfg, env);
+  const auto plan = config::with_host_plan(std::move(cfg), std::move(host_plan));
+  auto env_plan =
+      agent::make_worker_env_plan(plan, plan, plan, env, omp_threads_for(plan, facts, env));
+  return run_agent(plan, env, std::move(env_plan));
 }
 
 }  // namespace ddprun::app

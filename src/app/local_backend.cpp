@@ -16,13 +16,14 @@ namespace {
 
 class LocalBackend final : public RendezvousBackend {
  public:
-  LocalBackend(asio::io_context& ctx, const config::LaunchConfig& cfg) {
+  LocalBackend(asio::io_context& ctx, const config::RendezvousPlan& cfg,
+               const config::WorkerGroup& group) {
     const bool is_static = cfg.rdzv_backend == config::RdzvBackend::static_;
     if (cfg.agent_store == config::AgentStore::off) {
       agent::MasterEndpoint master{
           is_static ? cfg.master_addr : host::host_fqdn(),
           is_static ? cfg.master_port : value_or_throw(host::find_free_port("localhost")), false};
-      rdzv_ = std::make_unique<agent::LocalRendezvous>(ctx, cfg, master);
+      rdzv_ = std::make_unique<agent::LocalRendezvous>(ctx, cfg, group, master);
       return;
     }
     server_ = std::make_unique<store::Server>(ctx);
@@ -37,7 +38,7 @@ class LocalBackend final : public RendezvousBackend {
     }
     agent::MasterEndpoint master{addr, server_->port(), true};
     auto* server = server_.get();
-    rdzv_ = std::make_unique<agent::LocalRendezvous>(ctx, cfg, master,
+    rdzv_ = std::make_unique<agent::LocalRendezvous>(ctx, cfg, group, master,
                                                      [server] { server->erase_prefix(""); });
   }
 
@@ -51,8 +52,9 @@ class LocalBackend final : public RendezvousBackend {
 }  // namespace
 
 std::unique_ptr<RendezvousBackend> make_local_backend(asio::io_context& ctx,
-                                                      const config::LaunchConfig& cfg) {
-  return std::make_unique<LocalBackend>(ctx, cfg);
+                                                      const config::RendezvousPlan& cfg,
+                                                      const config::WorkerGroup& group) {
+  return std::make_unique<LocalBackend>(ctx, cfg, group);
 }
 
 }  // namespace ddprun::app

@@ -18,7 +18,7 @@ Error hosting_error(const std::string& what, const Error& e) {
   return make_error(ErrorCode::io, "cannot host the " + what + ": " + e.message);
 }
 
-std::optional<std::string> rdzv_token(const config::LaunchConfig& cfg, const util::Env& env) {
+std::optional<std::string> rdzv_token(const config::RendezvousPlan& cfg, const util::Env& env) {
   std::optional<store::JobTokenDir> job;
   if (cfg.job) {
     job = store::JobTokenDir{cfg.job->id, cfg.job->submit_dir, cfg.job->submit_dir_var};
@@ -36,8 +36,8 @@ std::optional<std::string> rdzv_token(const config::LaunchConfig& cfg, const uti
   return token;
 }
 
-rdzv::NodeDesc self_desc(const config::LaunchConfig& cfg, const config::Endpoint& ep,
-                         bool hosting) {
+rdzv::NodeDesc self_desc(const config::RendezvousPlan& cfg, const config::WorkerGroup& group,
+                         const config::Endpoint& ep, bool hosting) {
   rdzv::NodeDesc self;
   self.addr = cfg.local_addr;
   if (self.addr.empty()) {
@@ -47,8 +47,8 @@ rdzv::NodeDesc self_desc(const config::LaunchConfig& cfg, const config::Endpoint
     self.addr = host::host_fqdn();
   }
   self.pid = getpid();
-  self.nproc = cfg.nproc_per_node;
-  self.role = cfg.role;
+  self.nproc = group.nproc_per_node;
+  self.role = group.role;
   self.is_endpoint_host = hosting;
   if (cfg.rdzv_backend == config::RdzvBackend::static_) {
     self.node_index = cfg.node_rank;
@@ -71,7 +71,7 @@ std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx,
   if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
     return make_etcd_backend(ctx, cfg, env, clock);
   }
-  return config::is_single_node(cfg) ? make_local_backend(ctx, cfg)
+  return config::is_single_node(cfg) ? make_local_backend(ctx, cfg, cfg)
                                      : make_store_backend(ctx, cfg, env, clock);
 }
 

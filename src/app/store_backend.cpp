@@ -25,7 +25,7 @@ namespace {
 /// Where the rendezvous store listens: the endpoint's own address, so two agents on one machine
 /// contend for it and only the host's interface is exposed, unless the other nodes could not
 /// reach that address (config::listens_everywhere): then every interface.
-std::string store_bind_address(const config::LaunchConfig& cfg, const config::Endpoint& ep) {
+std::string store_bind_address(const config::RendezvousPlan& cfg, const config::Endpoint& ep) {
   auto addr = host::bindable_address(ep.host);
   const bool loopback = !addr.empty() && asio::ip::make_address(addr).is_loopback();
   return config::listens_everywhere(cfg, loopback, host::is_loopback_name(ep.host)) ? "" : addr;
@@ -37,7 +37,7 @@ struct StoreChoices {
 };
 
 /// Listens on ep.port, or on the first free derived port (then ep.port becomes it).
-Result<void> listen_for_rendezvous(store::Server& server, const config::LaunchConfig& cfg,
+Result<void> listen_for_rendezvous(store::Server& server, const config::RendezvousPlan& cfg,
                                    config::Endpoint& ep, const std::vector<int>& candidates) {
   const auto bind = store_bind_address(cfg, ep);
   if (candidates.empty()) {
@@ -83,7 +83,7 @@ void refuse_foreign_listener(const config::Endpoint& ep, const store::ClientOpti
   }
 }
 
-std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::LaunchConfig& cfg,
+std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::RendezvousPlan& cfg,
                                           config::Endpoint& ep, const StoreChoices& choices) {
   const auto [host, explicit_host] = config::hosting_choice(cfg, host::is_local_host(ep.host));
   if (!host) {
@@ -117,7 +117,7 @@ std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::L
 }
 
 /// A client of a derived-port store finds the candidate its host bound.
-void find_derived_port(const config::LaunchConfig& cfg, config::Endpoint& ep,
+void find_derived_port(const config::RendezvousPlan& cfg, config::Endpoint& ep,
                        const std::vector<int>& candidates, const store::ClientOptions& options) {
   if (candidates.empty()) {
     return;
@@ -132,7 +132,7 @@ void find_derived_port(const config::LaunchConfig& cfg, config::Endpoint& ep,
 }
 
 /// What this agent's guardian tells the store if the agent is killed.
-rdzv::DeathNotice store_notice(const config::LaunchConfig& cfg, const config::Endpoint& ep,
+rdzv::DeathNotice store_notice(const config::RendezvousPlan& cfg, const config::Endpoint& ep,
                                const std::optional<std::string>& token, std::string node_id) {
   rdzv::DeathNotice n;
   n.run_id = cfg.rdzv_id;
@@ -167,7 +167,7 @@ class StoreBackend final : public RendezvousBackend {
     settings.incomplete_hint =
         config::render_rendezvous_hint(cfg, ep, host::is_loopback_name(ep.host));
     kv_ = std::make_unique<rdzv::StoreKv>(ctx, options);
-    auto self = self_desc(cfg, ep, server_ != nullptr);
+    auto self = self_desc(cfg, cfg, ep, server_ != nullptr);
     parts_.dyn = rdzv::DynamicRendezvous::create(ctx, *kv_, settings, self, clock);
     agent::ElasticOptions elastic;
     elastic.is_static = cfg.rdzv_backend == config::RdzvBackend::static_;
@@ -176,8 +176,8 @@ class StoreBackend final : public RendezvousBackend {
     notice_.reset(store_notice(cfg, ep, choices.token, self.id()));
     elastic.on_round = [this](std::optional<int> round) { notice_.set_round(round); };
     elastic.on_done = [this] { notice_.set_done(); };
-    parts_.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg, parts_.dyn, server_.get(),
-                                                             kv_.get(), elastic);
+    parts_.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg, cfg, parts_.dyn,
+                                                             server_.get(), kv_.get(), elastic);
   }
 
   agent::Rendezvous& rendezvous() override { return *parts_.rdzv; }

@@ -4,7 +4,7 @@
 
 namespace ddprun::config {
 
-bool is_single_node(const LaunchConfig& cfg) {
+bool is_single_node(const RendezvousPlan& cfg) {
   if (cfg.rdzv_backend == RdzvBackend::etcd_v3) {
     return false;
   }
@@ -13,7 +13,7 @@ bool is_single_node(const LaunchConfig& cfg) {
                                   cfg.rdzv_endpoint.host.empty() || cfg.rdzv_endpoint.port == 0));
 }
 
-Endpoint store_endpoint(const LaunchConfig& cfg) {
+Endpoint store_endpoint(const RendezvousPlan& cfg) {
   if (cfg.rdzv_backend == RdzvBackend::static_) {
     return {cfg.master_addr, cfg.master_port};
   }
@@ -24,7 +24,7 @@ Endpoint store_endpoint(const LaunchConfig& cfg) {
   return ep;
 }
 
-Result<std::optional<bool>> read_is_host(const LaunchConfig& cfg) {
+Result<std::optional<bool>> read_is_host(const RendezvousPlan& cfg) {
   auto it = cfg.rdzv_conf.find("is_host");
   if (it == cfg.rdzv_conf.end()) {
     return std::optional<bool>();
@@ -38,7 +38,7 @@ Result<std::optional<bool>> read_is_host(const LaunchConfig& cfg) {
   return std::optional<bool>(*word);
 }
 
-HostingChoice hosting_choice(const LaunchConfig& cfg, bool endpoint_is_local) {
+HostingChoice hosting_choice(const RendezvousPlan& cfg, bool endpoint_is_local) {
   if (cfg.rdzv_backend == RdzvBackend::static_) {
     return {cfg.node_rank == 0, true};
   }
@@ -48,7 +48,8 @@ HostingChoice hosting_choice(const LaunchConfig& cfg, bool endpoint_is_local) {
   return {endpoint_is_local, false};
 }
 
-bool listens_everywhere(const LaunchConfig& cfg, bool address_is_loopback, bool name_is_loopback) {
+bool listens_everywhere(const RendezvousPlan& cfg, bool address_is_loopback,
+                        bool name_is_loopback) {
   return address_is_loopback && cfg.nnodes.max > 1 && !name_is_loopback;
 }
 

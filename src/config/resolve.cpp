@@ -200,12 +200,15 @@ Result<void> Resolver::placement() {
     cfg_.omp_threads = *v;
   }
   note(flag::k_omp_threads, omp);
-  cfg_.numa_binding = text(flag::k_numa_binding);
-  if (!cfg_.numa_binding.empty() && !is_choice(flag::k_numa_binding, cfg_.numa_binding)) {
+  const auto& numa = text(flag::k_numa_binding);
+  if (!numa.empty() && !is_choice(flag::k_numa_binding, numa)) {
     return bad(flag::k_numa_binding, choices_text(flag::k_numa_binding));
   }
-  note(flag::k_numa_binding, cfg_.numa_binding.empty() ? "(none)" : cfg_.numa_binding,
-       origin_of(flag::k_numa_binding));
+  for (auto b : {NumaBinding::node, NumaBinding::socket, NumaBinding::exclusive,
+                 NumaBinding::core_complex}) {
+    cfg_.numa_binding = numa == to_string(b) ? b : cfg_.numa_binding;
+  }
+  note(flag::k_numa_binding, numa.empty() ? "(none)" : numa, origin_of(flag::k_numa_binding));
   cfg_.pin_gpus = on(flag::k_pin_gpus);
   note(flag::k_pin_gpus, cfg_.pin_gpus ? "true" : "false", origin_of(flag::k_pin_gpus));
   cfg_.virtual_local_rank = on(flag::k_virtual_local_rank);
@@ -360,10 +363,12 @@ Result<void> Resolver::worker_command() {
   note(flag::k_run_path, cfg_.run_path ? "true" : "false", origin_of(flag::k_run_path));
   if (!text(flag::k_python).empty()) {
     cfg_.python = text(flag::k_python);
+    cfg_.python_origin = origin_of(flag::k_python);
     note(flag::k_python, cfg_.python);
   } else {
     auto choice = default_python(env_, host_.exe_dir, host_.is_executable);
     cfg_.python = choice.path;
+    cfg_.python_origin = choice.origin;
     note(flag::k_python, cfg_.python, choice.origin);
   }
   bool legacy = on(flag::k_legacy_local_rank);
@@ -678,6 +683,7 @@ Result<LaunchConfig> Resolver::run() {
   cfg_.node_index = detail::node_index_of(detected_);
   cfg_.port_candidates = detail::derived_ports(args_, detected_);
   cfg_.job = detected_.job;
+  cfg_.log_dir_source = source_of(cfg_, "log_dir");
   return cfg_;
 }
 
@@ -693,6 +699,27 @@ std::string_view to_string(RdzvBackend backend) {
       return "etcd-v3";
   }
   return "static";
+}
+
+std::string_view to_string(NumaBinding binding) {
+  switch (binding) {
+    case NumaBinding::none:
+      return "";
+    case NumaBinding::node:
+      return "node";
+    case NumaBinding::socket:
+      return "socket";
+    case NumaBinding::exclusive:
+      return "exclusive";
+    case NumaBinding::core_complex:
+      return "core-complex";
+  }
+  return "";
+}
+
+LaunchConfig with_host_plan(LaunchConfig config, HostPlan host) {
+  static_cast<HostPlan&>(config) = std::move(host);
+  return config;
 }
 
 Result<LaunchConfig> resolve(const cli::ParsedArgs& args, const util::Env& env,

@@ -17,8 +17,10 @@ namespace {
 
 constexpr const char* k_sys_root = "/sys";
 
-void pin_gpus(config::LaunchConfig& cfg, const std::optional<std::string>& visible) {
-  for (int lr = 0; lr < cfg.nproc_per_node; ++lr) {
+using Placements = std::vector<config::WorkerPlacement>;
+
+void pin_gpus(Placements& placements, int nproc, const std::optional<std::string>& visible) {
+  for (int lr = 0; lr < nproc; ++lr) {
     auto device = host::device_for_local_rank(visible, lr);
     if (!device) {
       spdlog::warn(
@@ -27,7 +29,7 @@ void pin_gpus(config::LaunchConfig& cfg, const std::optional<std::string>& visib
           util::quoted(visible.value_or("")), lr);
       continue;
     }
-    cfg.placements[static_cast<std::size_t>(lr)].cuda_visible_devices = *device;
+    placements[static_cast<std::size_t>(lr)].cuda_visible_devices = *device;
     spdlog::info("local rank {}: CUDA_VISIBLE_DEVICES={} (--pin-gpus; LOCAL_RANK stays {})", lr,
                  *device, lr);
   }
@@ -35,17 +37,18 @@ void pin_gpus(config::LaunchConfig& cfg, const std::optional<std::string>& visib
 
 /// --virtual-local-rank: torch 2.10's mapping. A list too short for a local rank cannot work
 /// (torch raises ValueError when it starts the workers), so ddprun stops before spawning any.
-void virtualize_local_ranks(config::LaunchConfig& cfg, const std::optional<std::string>& visible) {
-  for (int lr = 0; lr < cfg.nproc_per_node; ++lr) {
+void virtualize_local_ranks(Placements& placements, int nproc,
+                            const std::optional<std::string>& visible) {
+  for (int lr = 0; lr < nproc; ++lr) {
     auto device = host::virtual_device_for_local_rank(visible, lr);
     if (!device) {
       throw Fatal(make_error(
           ErrorCode::usage,
           fmt::format("--virtual-local-rank: CUDA_VISIBLE_DEVICES={} has no entry for local rank "
                       "{}; expected at least {} comma-separated devices (--nproc-per-node)",
-                      util::quoted(visible.value_or("")), lr, cfg.nproc_per_node)));
+                      util::quoted(visible.value_or("")), lr, nproc)));
     }
-    auto& place = cfg.placements[static_cast<std::size_t>(lr)];
+    auto& place = placements[static_cast<std::size_t>(lr)];
     place.cuda_visible_devices = *device;
     place.local_rank_env = 0;
     spdlog::info("local rank {}: CUDA_VISIBLE_DEVICES={}, LOCAL_RANK=0 (--virtual-local-rank)", lr,
@@ -74,26 +77,40 @@ bool any_known(const std::vector<std::optional<int>>& nodes) {
   return false;
 }
 
-void bind_cpus(config::LaunchConfig& cfg, const std::optional<std::string>& visible,
-               const NvmlInfo& nvml) {
-  auto mode = value_or_throw(host::parse_numa_mode(cfg.numa_binding));
+NumaMode numa_mode(config::NumaBinding binding) {
+  switch (binding) {
+    case config::NumaBinding::socket:
+      return NumaMode::socket;
+    case config::NumaBinding::exclusive:
+      return NumaMode::exclusive;
+    case config::NumaBinding::core_complex:
+      return NumaMode::core_complex;
+    case config::NumaBinding::node:
+    case config::NumaBinding::none:
+      break;
+  }
+  return NumaMode::node;
+}
+
+void bind_cpus(Placements& placements, int nproc, config::NumaBinding binding,
+               const std::optional<std::string>& visible, const NvmlInfo& nvml) {
+  const auto name = config::to_string(binding);
   auto topo = value_or_throw(host::read_topology(k_sys_root, affinity_cpus()));
-  auto gpu_nodes = gpu_numa_nodes(cfg.nproc_per_node, visible, nvml);
+  auto gpu_nodes = gpu_numa_nodes(nproc, visible, nvml);
   if (!any_known(gpu_nodes)) {
     spdlog::info(
         "--numa-binding {}: no GPU NUMA information ({}); local ranks take the NUMA "
         "nodes round-robin",
-        cfg.numa_binding,
-        nvml.loaded ? "no NUMA node for the workers' GPUs in sysfs" : nvml.failure);
+        name, nvml.loaded ? "no NUMA node for the workers' GPUs in sysfs" : nvml.failure);
   }
-  auto plan = value_or_throw(host::plan_numa_binding(topo, mode, gpu_nodes, cfg.nproc_per_node));
+  auto plan = value_or_throw(host::plan_numa_binding(topo, numa_mode(binding), gpu_nodes, nproc));
   for (const auto& note : plan.notes) {
-    spdlog::warn("--numa-binding {}: {}", cfg.numa_binding, note);
+    spdlog::warn("--numa-binding {}: {}", name, note);
   }
   for (std::size_t lr = 0; lr < plan.cpus.size(); ++lr) {
-    cfg.placements[lr].cpus = plan.cpus[lr];
+    placements[lr].cpus = plan.cpus[lr];
     spdlog::info("local rank {}: CPUs {} (--numa-binding {})", lr,
-                 host::render_cpu_list(plan.cpus[lr]), cfg.numa_binding);
+                 host::render_cpu_list(plan.cpus[lr]), name);
   }
 }
 
@@ -105,20 +122,24 @@ bool needs_nvml(const cli::ParsedArgs& args, const util::Env& env) {
   return counts_gpus || !args.at(cli::flag::k_numa_binding).value.empty();
 }
 
-void plan_placements(config::LaunchConfig& cfg, const util::Env& env, const NvmlInfo& nvml) {
-  if (cfg.numa_binding.empty() && !cfg.pin_gpus && !cfg.virtual_local_rank) {
-    return;
+std::vector<config::WorkerPlacement> plan_placements(int nproc,
+                                                     const config::WorkerResources& resources,
+                                                     const util::Env& env, const NvmlInfo& nvml) {
+  const bool binds = resources.numa_binding != config::NumaBinding::none;
+  if (!binds && !resources.pin_gpus && !resources.virtual_local_rank) {
+    return {};
   }
-  cfg.placements.assign(static_cast<std::size_t>(cfg.nproc_per_node), {});
+  Placements placements(static_cast<std::size_t>(nproc));
   const auto visible = env.get("CUDA_VISIBLE_DEVICES");
-  if (cfg.virtual_local_rank) {
-    virtualize_local_ranks(cfg, visible);
-  } else if (cfg.pin_gpus) {
-    pin_gpus(cfg, visible);
+  if (resources.virtual_local_rank) {
+    virtualize_local_ranks(placements, nproc, visible);
+  } else if (resources.pin_gpus) {
+    pin_gpus(placements, nproc, visible);
   }
-  if (!cfg.numa_binding.empty()) {
-    bind_cpus(cfg, visible, nvml);
+  if (binds) {
+    bind_cpus(placements, nproc, resources.numa_binding, visible, nvml);
   }
+  return placements;
 }
 
 }  // namespace ddprun::host

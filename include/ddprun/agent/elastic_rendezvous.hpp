@@ -38,10 +38,11 @@ struct ElasticOptions {
 class ElasticRendezvous final : public Rendezvous, public StackExchange {
  public:
   /// `hosted` is the rendezvous store this agent serves (null when another node hosts it).
-  /// `kv` is the TCPStore client pool, null when the rendezvous is in etcd (etcd-v3).
-  ElasticRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg,
-                    std::shared_ptr<rdzv::DynamicRendezvous> dyn, store::Server* hosted,
-                    rdzv::StoreKv* kv, ElasticOptions options);
+  /// `kv` is the TCPStore client pool, null when the rendezvous is in etcd (etcd-v3). `cfg` and
+  /// `group` (this node's workers) must outlive the rendezvous.
+  ElasticRendezvous(asio::io_context& ctx, const config::RendezvousPlan& cfg,
+                    const config::WorkerGroup& group, std::shared_ptr<rdzv::DynamicRendezvous> dyn,
+                    store::Server* hosted, rdzv::StoreKv* kv, ElasticOptions options);
   ~ElasticRendezvous() override;
   ElasticRendezvous(const ElasticRendezvous&) = delete;
   ElasticRendezvous& operator=(const ElasticRendezvous&) = delete;
@@ -76,7 +77,8 @@ class ElasticRendezvous final : public Rendezvous, public StackExchange {
   std::string endpoint_text() const;  ///< "host:port" of the rendezvous store
 
   asio::io_context& ctx_;
-  const config::LaunchConfig& cfg_;
+  const config::RendezvousPlan& cfg_;
+  const config::WorkerGroup& group_;
   std::shared_ptr<rdzv::DynamicRendezvous> dyn_;
   bool collecting_stacks_ = false;  ///< this node's stacks request stands: it prints the report
   int group_world_size_ = 1;        ///< of the current round

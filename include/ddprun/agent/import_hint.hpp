@@ -26,7 +26,7 @@ struct EarlyFailure {
 
 /// The workers' interpreter: the configured path, its --print-config origin, the file PATH
 /// (from `env`) gives a bare name, and the other python3 found on PATH.
-errors::Interpreter describe_interpreter(const config::LaunchConfig& cfg, const util::Env& env);
+errors::Interpreter describe_interpreter(const config::WorkerCommand& cfg, const util::Env& env);
 
 /// Whether `python` finds `module` (importlib.util.find_spec, which imports nothing but the
 /// parent packages), asked within `bound`; nullopt when the interpreter could not tell.
@@ -36,7 +36,7 @@ std::optional<bool> finds_module(const std::string& python, const std::string& m
 /// The hint's lines, or none: Python workers only; the evidence is an ImportError in a
 /// failure's stderr tail or traceback, else (an exit code 1 within k_early_failure, with no
 /// error file) an interpreter that does not find torch.
-std::vector<std::string> import_hint(const config::LaunchConfig& cfg, const util::Env& env,
+std::vector<std::string> import_hint(const config::WorkerCommand& cfg, const util::Env& env,
                                      const EarlyFailure& attempt);
 
 }  // namespace ddprun::agent

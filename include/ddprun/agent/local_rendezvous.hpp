@@ -21,8 +21,10 @@ struct MasterEndpoint {
 
 class LocalRendezvous final : public Rendezvous {
  public:
-  /// `before_round` runs as each round forms (the app clears its workers' store there).
-  LocalRendezvous(asio::io_context& ctx, const config::LaunchConfig& cfg, MasterEndpoint master,
+  /// `before_round` runs as each round forms (the app clears its workers' store there). `cfg`
+  /// and `group` (the one node's workers) must outlive the rendezvous.
+  LocalRendezvous(asio::io_context& ctx, const config::RendezvousPlan& cfg,
+                  const config::WorkerGroup& group, MasterEndpoint master,
                   std::function<void()> before_round = {});
 
   asio::awaitable<Result<Round>> next_round(int restart_count) override;
@@ -36,7 +38,8 @@ class LocalRendezvous final : public Rendezvous {
   std::string describe() const override;
 
  private:
-  const config::LaunchConfig& cfg_;
+  const config::RendezvousPlan& cfg_;
+  const config::WorkerGroup& group_;
   MasterEndpoint master_;
   std::function<void()> before_round_;
   asio::steady_timer watch_timer_;

@@ -19,8 +19,10 @@ namespace ddprun::agent {
 class Reporter {
  public:
   /// Opens the events file when configured; an unusable path throws Fatal. `clock` stamps the
-  /// events and attempts, and must outlive the reporter.
-  Reporter(const config::LaunchConfig& cfg, const util::Env& env, const util::Clock& clock);
+  /// events and attempts, and must outlive the reporter, as must `command` (the workers, named
+  /// in the summary and the import hint).
+  Reporter(const config::WorkerCommand& command, const config::OutputPlan& output,
+           const util::Env& env, const util::Clock& clock);
 
   SupervisorHooks hooks();
   /// Stacks taken before a group was stopped: an event now (`stall` for a stall, else
@@ -41,7 +43,7 @@ class Reporter {
                          const std::vector<errors::ProcessFailure>& failures);
   void write_parent_error_file(const errors::ProcessFailure& root);
 
-  const config::LaunchConfig& cfg_;
+  const config::WorkerCommand& cfg_;
   util::Env env_;  ///< the agent's: PATH for the import hint
   std::optional<std::string> parent_error_file_;
   const util::Clock& clock_;

@@ -36,8 +36,9 @@ inline constexpr std::string_view k_py_spy_env = "DDPRUN_PY_SPY";
 enum class StackMethod { py_spy, faulthandler, eu_stack, gdb, proc };
 std::string_view to_string(StackMethod method);
 
+/// The capture for the workers `command` starts (Python or not picks the tool).
 std::unique_ptr<StackCapture> make_stack_capture(asio::io_context& ctx,
-                                                 const config::LaunchConfig& cfg,
+                                                 const config::WorkerCommand& command,
                                                  const util::Env& env, WorkerIo& io);
 
 }  // namespace ddprun::agent

@@ -71,9 +71,14 @@ struct SupervisorHooks {
 /// signal_set: a wake-up to call launcher.reap_exited(), whatever the launcher is.
 class Supervisor {
  public:
-  Supervisor(asio::io_context& ctx, const config::LaunchConfig& cfg, util::Env agent_env,
-             process::Launcher& launcher, const util::Clock& clock, Rendezvous& rdzv, WorkerIo& io,
-             SupervisorHooks hooks);
+  /// Reads these parts of the launch plan, which must outlive it: the group, how to watch it,
+  /// how its workers start and where they run; `crash_loop_window` (--crash-loop-window) tells
+  /// the rendezvous which failures came quickly.
+  Supervisor(asio::io_context& ctx, const config::WorkerGroup& group,
+             const config::SupervisorOptions& cfg, const config::WorkerCommand& command,
+             const config::HostPlan& host, std::chrono::milliseconds crash_loop_window,
+             util::Env agent_env, process::Launcher& launcher, const util::Clock& clock,
+             Rendezvous& rdzv, WorkerIo& io, SupervisorHooks hooks);
 
   /// Where stacks of still-running workers are taken before a group is stopped for a stall,
   /// an expired file timer, or (with --stacks-on-failure) a failure. Without one, nothing is
@@ -176,7 +181,11 @@ class Supervisor {
   asio::awaitable<void> leave_rendezvous();
 
   asio::io_context& ctx_;
-  const config::LaunchConfig& cfg_;
+  const config::WorkerGroup& group_;
+  const config::SupervisorOptions& cfg_;
+  const config::WorkerCommand& command_;
+  const config::HostPlan& host_;
+  std::chrono::milliseconds crash_loop_window_;
   util::Env agent_env_;
   WorkerEnvPlan env_plan_;
   process::Launcher& launcher_;

@@ -53,7 +53,8 @@ OmpDecision decide_omp_threads(const util::Env& agent_env, config::OmpMode mode,
 /// Whether stacks may be taken during this launch (--stacks-on-failure, --stall-timeout, or
 /// the file-timer watchdog) from Python workers' faulthandler dumps (stack_capture.hpp): they
 /// then get PYTHONFAULTHANDLER=1 and the agent keeps their stderr's last lines (worker_io.cpp).
-bool takes_faulthandler_dumps(const config::LaunchConfig& cfg, const util::Env& env);
+bool takes_faulthandler_dumps(const config::WorkerCommand& command,
+                              const config::SupervisorOptions& options, const util::Env& env);
 
 /// What one local rank's placement (host/placement.cpp) puts in its environment.
 struct PlacementEnv {
@@ -70,9 +71,11 @@ struct WorkerEnvPlan {
   std::vector<PlacementEnv> placements{};            ///< by local rank; past the end: no placement
 };
 
-/// The plan for `cfg` (its NCCL names and placements already filled by the launch) and the
-/// agent's environment `env`; `omp_num_threads` is decide_omp_threads' value.
-WorkerEnvPlan make_worker_env_plan(const config::LaunchConfig& cfg, const util::Env& env,
+/// The plan for the workers `command` starts, watched as `options` says and placed as `host`
+/// says, in the agent's environment `env`; `omp_num_threads` is decide_omp_threads' value.
+WorkerEnvPlan make_worker_env_plan(const config::WorkerCommand& command,
+                                   const config::SupervisorOptions& options,
+                                   const config::HostPlan& host, const util::Env& env,
                                    std::optional<std::string> omp_num_threads);
 
 /// The files a worker is told about.

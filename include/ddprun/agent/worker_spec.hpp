@@ -50,13 +50,13 @@ std::vector<WorkerRanks> worker_ranks(const NodePlace& place);
 
 /// The worker's argv (spec §1.3): interpreter, -u, -m, script, legacy flag, args; every
 /// argument after the program passes through ${local_rank} substitution.
-std::vector<std::string> worker_argv(const config::LaunchConfig& cfg, int local_rank);
+std::vector<std::string> worker_argv(const config::WorkerCommand& cfg, int local_rank);
 
 /// Name used in the failure title: the script/module for Python workers, else the command.
-std::string entrypoint_name(const config::LaunchConfig& cfg);
+std::string entrypoint_name(const config::WorkerCommand& cfg);
 
 /// Local rank `local_rank`'s CPUs (--numa-binding); empty: inherit the agent's mask. Its
 /// environment part is in worker_env.hpp.
-std::vector<int> placement_cpus(const config::LaunchConfig& cfg, int local_rank);
+std::vector<int> placement_cpus(const config::HostPlan& cfg, int local_rank);
 
 }  // namespace ddprun::agent

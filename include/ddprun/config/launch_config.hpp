@@ -89,7 +89,7 @@ Result<std::vector<etcd::Endpoint>> parse_etcd_members(std::string_view text, bo
 /// --omp-threads: torchrun's default (1 when several workers), CPUs in the mask / nproc, or N.
 enum class OmpMode { torchrun, cpus, fixed };
 
-/// Where one local worker runs; filled by the app after resolve() (it needs sysfs and NVML).
+/// Where one local worker runs; decided by the launch after resolve() (it needs sysfs and NVML).
 struct WorkerPlacement {
   std::vector<int> cpus;                            ///< empty: inherit the agent's mask
   std::optional<std::string> cuda_visible_devices;  ///< set: the worker's own value (--pin-gpus)
@@ -149,35 +149,65 @@ enum class NcclNames { both, current, legacy };
 /// --log-level / $LOGLEVEL, any case: the level of ddprun's own messages ("warn" is warning).
 enum class LogLevel { trace, debug, info, warning, error, critical, off };
 
-struct LaunchConfig {
-  NodeRange nnodes;
+/// --numa-binding: none, or how each worker's CPUs are chosen (host/topology.hpp).
+enum class NumaBinding { none, node, socket, exclusive, core_complex };
+
+/// "node", "socket", "exclusive" or "core-complex" as the flag spells it; "" for none.
+std::string_view to_string(NumaBinding binding);
+
+// The launch plan in parts, each taken by the code that reads it (docs/architecture.md,
+// "The life of a launch"). LaunchConfig is all of them; resolve() fills every part but
+// HostPlan, which the launch adds (with_host_plan) before anything starts.
+
+/// The local worker group: its role, size and restart budget, which the rendezvous, the
+/// supervisor and the output all name.
+struct WorkerGroup {
+  std::string role = "default";
   int nproc_per_node = 1;
   std::string nproc_source;  ///< "gpu: NVML" etc. when --nproc-per-node was a word, else ""
+  int max_restarts = 0;
+};
+
+/// How a worker is started (agent/worker_spec.hpp) and what a failure report says about it.
+struct WorkerCommand {
+  bool module = false;
+  bool no_python = false;
+  bool run_path = false;
+  std::string python;         ///< interpreter for Python workers
+  std::string python_origin;  ///< where `python` came from ("flag --python", ...)
+  bool append_local_rank = false;
+  std::string local_rank_flag = "--local_rank";
+  std::string training_script;
+  std::vector<std::string> training_script_args;
+};
+
+/// What each local worker is given of this machine: threads, CPUs and GPUs, as asked
+/// (host/placement.hpp turns it into a HostPlan).
+struct WorkerResources {
   OmpMode omp_mode = OmpMode::torchrun;
-  int omp_threads = 0;       ///< the N of --omp-threads N
-  std::string numa_binding;  ///< "", node, socket, exclusive or core-complex
+  int omp_threads = 0;  ///< the N of --omp-threads N
+  NumaBinding numa_binding = NumaBinding::none;
   bool pin_gpus = false;
-  bool virtual_local_rank = false;          ///< --virtual-local-rank: LOCAL_RANK=0, one device each
-  NcclNames nccl_names = NcclNames::both;   ///< set by the launch from the workers' torch
+  bool virtual_local_rank = false;  ///< --virtual-local-rank: LOCAL_RANK=0, one device each
+};
+
+/// What the launch decides from this host (sysfs, NVML, the workers' torch) before anything
+/// starts; empty in resolve()'s result.
+struct HostPlan {
   std::vector<WorkerPlacement> placements;  ///< per local rank; empty: inherit everything
+  NcclNames nccl_names = NcclNames::both;   ///< from the workers' torch
+};
+
+/// How this node finds the others: the rendezvous backend, its endpoint and settings, the
+/// static ranks and the store ports.
+struct RendezvousPlan {
+  NodeRange nnodes;
   RdzvBackend rdzv_backend = RdzvBackend::static_;
   Endpoint rdzv_endpoint;  ///< host empty when not given; etcd-v3: the first member
   EtcdSettings etcd;       ///< etcd-v3 only
   std::string rdzv_id = "none";
   std::map<std::string, std::string> rdzv_conf;
   bool standalone = false;
-  int max_restarts = 0;
-  std::chrono::milliseconds monitor_interval{100};
-  std::string start_method = "spawn";      ///< only shown by --print-config
-  std::string event_log_handler = "null";  ///< only shown by --print-config
-  std::string role = "default";
-  bool module = false;
-  bool no_python = false;
-  bool run_path = false;
-  std::string log_dir;
-  output::StdSpec redirects;         ///< -r, parsed (--print-config shows the text)
-  output::StdSpec tee;               ///< -t, parsed
-  std::set<int> local_ranks_filter;  ///< empty: every local rank's output is shown
   int node_rank = 0;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
@@ -191,14 +221,14 @@ struct LaunchConfig {
   /// whose join timeout is torchrun's 900 s unless --rdzv-conf timeout says otherwise).
   rdzv::RdzvSettings rdzv_settings;
   std::optional<sched::Job> job;  ///< the batch job, for its shared token file
-  std::vector<int> signals_to_handle;
-  std::string python;  ///< interpreter for Python workers
-  bool append_local_rank = false;
-  std::string local_rank_flag = "--local_rank";
-  bool print_config = false;
-  LogLevel log_level = LogLevel::info;
+  AgentStore agent_store = AgentStore::automatic;
+};
+
+/// How the supervisor watches, stops and restarts the group.
+struct SupervisorOptions {
+  std::chrono::milliseconds monitor_interval{100};
   std::chrono::milliseconds shutdown_timeout{30000};
-  std::string events_file;
+  std::vector<int> signals_to_handle;
   bool stacks_on_failure = false;
   /// --stall-timeout: the group is hung after this long without output or a file-timer
   /// request; 0 is off. With `auto` it is the start-up bound (stall_auto.startup), which the
@@ -206,14 +236,39 @@ struct LaunchConfig {
   std::chrono::milliseconds stall_timeout{0};
   std::optional<StallAuto> stall_auto;  ///< --stall-timeout auto[:FACTOR]
   HealthChecks health;
-  AgentStore agent_store = AgentStore::automatic;
-  std::string training_script;
-  std::vector<std::string> training_script_args;
+};
+
+/// Where the workers' output and the agent's records go.
+struct OutputPlan {
+  std::string log_dir;
+  std::string log_dir_source;        ///< source_of(config, "log_dir"), for messages
+  output::StdSpec redirects;         ///< -r, parsed (--print-config shows the text)
+  output::StdSpec tee;               ///< -t, parsed
+  std::set<int> local_ranks_filter;  ///< empty: every local rank's output is shown
+  std::string events_file;
+};
+
+/// The whole plan: every part, and what only the launch itself reads.
+struct LaunchConfig : WorkerGroup,
+                      WorkerCommand,
+                      WorkerResources,
+                      HostPlan,
+                      RendezvousPlan,
+                      SupervisorOptions,
+                      OutputPlan {
+  std::string start_method = "spawn";      ///< only shown by --print-config
+  std::string event_log_handler = "null";  ///< only shown by --print-config
+  bool print_config = false;
+  LogLevel log_level = LogLevel::info;
   std::vector<ConfigItem> items;  ///< every setting with its origin, for --print-config
   /// Values torchrun would silently ignore (so ddprun does too), one line each naming the value;
   /// the app prints them at WARNING before anything starts.
   std::vector<std::string> warnings;
 };
+
+/// The finished plan: `config` with the launch's host decisions in place. Everything after
+/// takes the result const.
+LaunchConfig with_host_plan(LaunchConfig config, HostPlan host);
 
 /// The launch policy in one pure function: overlays what the scheduler detected on the settings
 /// the user left at their defaults (flag > PET_* > scheduler > default; an empty `detected`, as

@@ -7,16 +7,21 @@
 #include "ddprun/host/nvml.hpp"
 #include "ddprun/util/env.hpp"
 
+#include <vector>
+
 namespace ddprun::host {
 
 /// True when NVML must be asked: --nproc-per-node gpu|auto without CUDA_VISIBLE_DEVICES
 /// (the count), or --numa-binding (each GPU's PCI bus id, hence its NUMA node).
 bool needs_nvml(const cli::ParsedArgs& args, const util::Env& env);
 
-/// Fills cfg.placements and logs each worker's placement at INFO; compromises are WARNINGs.
+/// Where each of the `nproc` local workers runs, as `resources` asks (empty when it asks for
+/// nothing); logs each worker's placement at INFO, compromises at WARNING.
 /// Throws Fatal when --numa-binding cannot be honoured (sysfs unreadable, empty mask), or when
 /// --virtual-local-rank finds fewer CUDA_VISIBLE_DEVICES items than workers (usage, exit 2).
 /// --virtual-local-rank wins over --pin-gpus (it pins the same way and also sets LOCAL_RANK=0).
-void plan_placements(config::LaunchConfig& cfg, const util::Env& env, const NvmlInfo& nvml);
+std::vector<config::WorkerPlacement> plan_placements(int nproc,
+                                                     const config::WorkerResources& resources,
+                                                     const util::Env& env, const NvmlInfo& nvml);
 
 }  // namespace ddprun::host

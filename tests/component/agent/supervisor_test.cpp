@@ -240,8 +240,9 @@ class SupervisorTest : public ::testing::Test {
     hooks.stall_timeout_changed = [&](std::chrono::milliseconds v, const std::string& why) {
       stall_changes_.emplace_back(v, why);
     };
-    auto supervisor = std::make_unique<Supervisor>(ctx_, cfg_, util::Env{}, launcher_, clock_,
-                                                   rdzv_, io_, std::move(hooks));
+    auto supervisor = std::make_unique<Supervisor>(
+        ctx_, cfg_, cfg_, cfg_, cfg_, cfg_.rdzv_settings.crash_loop_window, util::Env{}, launcher_,
+        clock_, rdzv_, io_, std::move(hooks));
     supervisor->set_watchdog(watchdog_);
     supervisor->set_stack_capture(capture_);
     supervisor->set_stack_exchange(rdzv_);

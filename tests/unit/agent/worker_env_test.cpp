@@ -173,7 +173,7 @@ TEST(WorkerEnvPlan, HangDetectionVariables) {
     cfg.no_python = row.no_python;
     cfg.stacks_on_failure = row.stacks_on_failure;
     cfg.stall_timeout = row.stall_timeout;
-    auto plan = make_worker_env_plan(cfg, row.env, std::nullopt);
+    auto plan = make_worker_env_plan(cfg, cfg, cfg, row.env, std::nullopt);
     EXPECT_EQ(plan.faulthandler, row.faulthandler) << row.rule;
     EXPECT_EQ(plan.unbuffered, row.unbuffered) << row.rule;
   }
@@ -183,7 +183,7 @@ TEST(WorkerEnvPlan, CarriesTheOmpValueNcclNamesAndPlacements) {
   config::LaunchConfig cfg;
   cfg.nccl_names = config::NcclNames::legacy;
   cfg.placements = {{{0, 1}, std::nullopt, std::nullopt}, {{2}, std::string("MIG-1"), 0}};
-  auto plan = make_worker_env_plan(cfg, {}, "6");
+  auto plan = make_worker_env_plan(cfg, cfg, cfg, {}, "6");
   EXPECT_EQ(plan.omp_num_threads, "6");
   EXPECT_EQ(plan.nccl, config::NcclNames::legacy);
   ASSERT_EQ(plan.placements.size(), 2U);
@@ -191,7 +191,7 @@ TEST(WorkerEnvPlan, CarriesTheOmpValueNcclNamesAndPlacements) {
   EXPECT_EQ(plan.placements[0].local_rank, std::nullopt);
   EXPECT_EQ(plan.placements[1].cuda_visible_devices, "MIG-1");
   EXPECT_EQ(plan.placements[1].local_rank, 0);
-  EXPECT_EQ(make_worker_env_plan(cfg, {}, std::nullopt).omp_num_threads, std::nullopt);
+  EXPECT_EQ(make_worker_env_plan(cfg, cfg, cfg, {}, std::nullopt).omp_num_threads, std::nullopt);
 }
 
 TEST(OmpThreads, TorchrunModeSetsOneWithTheBannerOnlyForSeveralWorkers) {

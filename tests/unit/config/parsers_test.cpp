@@ -242,6 +242,20 @@ TEST(Resolve, SourceOfNamesTheVariableOrTheFlag) {
   ASSERT_TRUE(cfg) << cfg.error().message;
   EXPECT_EQ(source_of(*cfg, "rdzv_conf"), "PET_RDZV_CONF");
   EXPECT_EQ(source_of(*cfg, "log_dir"), "--log-dir");
+  EXPECT_EQ(cfg->log_dir_source, "--log-dir");
+  auto from_env = resolve_args({"t.py"}, util::Env{{"PET_LOG_DIR", "/tmp/y"}});
+  ASSERT_TRUE(from_env) << from_env.error().message;
+  EXPECT_EQ(from_env->log_dir_source, "PET_LOG_DIR");
+}
+
+TEST(Resolve, PythonOriginIsItsPrintConfigOrigin) {
+  auto cfg = resolve_args({"--python=/opt/py", "t.py"});
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->python_origin, "flag --python");
+  auto from_env = resolve_args({"t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py3"}});
+  ASSERT_TRUE(from_env) << from_env.error().message;
+  EXPECT_EQ(from_env->python, "/opt/py3");
+  EXPECT_EQ(from_env->python_origin, "env PYTHON_EXEC");
 }
 
 TEST(Resolve, EnvDefaultsAreNamedInErrorsAndOrigins) {
@@ -380,11 +394,31 @@ TEST(Resolve, OmpThreadsModes) {
 TEST(Resolve, NumaBindingAndPinGpusAreAccepted) {
   auto cfg = resolve_args({"--numa-binding=exclusive", "--pin-gpus", "t.py"});
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_EQ(cfg->numa_binding, "exclusive");
+  EXPECT_EQ(cfg->numa_binding, NumaBinding::exclusive);
   EXPECT_TRUE(cfg->pin_gpus);
   EXPECT_TRUE(cfg->placements.empty());  // filled by the app, not by resolve
-  EXPECT_EQ(resolve_args({"t.py"})->numa_binding, "");
+  EXPECT_EQ(resolve_args({"t.py"})->numa_binding, NumaBinding::none);
   EXPECT_FALSE(resolve_args({"t.py"})->pin_gpus);
+  for (auto b : {NumaBinding::node, NumaBinding::socket, NumaBinding::exclusive,
+                 NumaBinding::core_complex}) {
+    const auto text = "--numa-binding=" + std::string(to_string(b));
+    EXPECT_EQ(resolve_args({text, "t.py"})->numa_binding, b) << text;
+  }
+}
+
+TEST(Resolve, WithHostPlanAddsTheLaunchsDecisionsAndKeepsTheRest) {
+  auto cfg = resolve_args({"--nproc-per-node=2", "t.py"});
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  HostPlan host;
+  host.placements = {{{0, 1}, std::nullopt, std::nullopt}, {{2}, std::string("1"), 0}};
+  host.nccl_names = NcclNames::current;
+  const auto plan = with_host_plan(std::move(*cfg), host);
+  EXPECT_EQ(plan.placements.size(), 2U);
+  EXPECT_EQ(plan.placements[1].cuda_visible_devices, "1");
+  EXPECT_EQ(plan.nccl_names, NcclNames::current);
+  EXPECT_EQ(plan.nproc_per_node, 2);
+  EXPECT_EQ(plan.training_script, "t.py");
+  EXPECT_FALSE(plan.items.empty());
 }
 
 TEST(Resolve, VirtualLocalRankFromTheFlagOrItsPetVariable) {
