@@ -17,7 +17,10 @@ struct StoreKv::Lease {
     slot->busy = false;
     slot->blocking = false;
     if (auto waiters = freed.lock()) {
-      waiters->cancel();
+      try {
+        waiters->cancel();
+      } catch (const boost::system::system_error&) {  // cannot fail on a live timer
+      }
     }
   }
   store::Client& operator*() const { return *slot->client; }
