@@ -238,16 +238,20 @@ class EtcdCluster:
         except (OSError, ValueError):
             return -1
 
+    def metrics(self):
+        """(client port, /metrics text) of each member that answers."""
+        for client, _ in self.ports:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{client}/metrics", timeout=3) as r:
+                    yield client, r.read().decode()
+            except OSError:
+                continue
+
     def counters(self) -> dict:
         """Client requests by gRPC method (Txn, Range, Put, ...; the JSON gateway forwards to
         these), summed over the members, and raft proposals committed (writes) of member 0."""
         out = {}
-        for client, _ in self.ports:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{client}/metrics", timeout=3) as r:
-                    text = r.read().decode()
-            except OSError:
-                continue
+        for client, text in self.metrics():
             for line in text.splitlines():
                 m = GRPC_HANDLED.match(line)
                 if m:

@@ -26,7 +26,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 
 import benchlib
 from rdzv_etcd_bench import ETCD, EtcdCluster, _die_with_parent, kill_and_reap
@@ -41,12 +40,7 @@ PHASE = re.compile(r"^rdzv_scale_bench: phase (\w+)$")
 def gauges(etcd: EtcdCluster) -> dict:
     """The watch-stream and watcher gauges, summed over the members."""
     out = dict.fromkeys(GAUGES, 0)
-    for client, _ in etcd.ports:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{client}/metrics", timeout=3) as r:
-                text = r.read().decode()
-        except OSError:
-            continue
+    for _, text in etcd.metrics():
         for line in text.splitlines():
             for name, pattern in GAUGES.items():
                 m = pattern.match(line)
