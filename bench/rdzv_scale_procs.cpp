@@ -286,6 +286,7 @@ Report simulate(const Args& a, Children& kids, Child* store, std::uint16_t port)
 }  // namespace
 
 int run_processes(const Args& a) {
+  (void)std::signal(SIGPIPE, SIG_IGN);  // a dead child: send() says so instead of killing us
   try {
     Children kids;
     Child* store = nullptr;
