@@ -23,6 +23,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -129,6 +130,8 @@ int bench_main(int argc, char** argv) {
   app.add_flag("--json", a.json);
   CLI11_PARSE(app, argc, argv);
   rdzv_scale::raise_nofile();
+  // The nodes' warnings go to stderr with the phase lines: stdout carries the results only.
+  spdlog::set_default_logger(spdlog::stderr_logger_st("rdzv_scale_bench"));
   spdlog::set_level(spdlog::level::warn);
   if (auto wrong = rdzv_scale::misuse(a)) {
     std::cerr << "rdzv_scale_bench: " << *wrong << "\n";

@@ -190,6 +190,7 @@ class NodeSet {
     }
     etcd::ClientOptions options;
     options.endpoints = std::move(*members);
+    options.first_member = static_cast<std::size_t>(index);  // spread, as the agents' at random
     auto client = etcd::Client::make(io_, std::move(options));
     if (!client) {
       co_return client.error();

@@ -86,21 +86,33 @@ def run_one(args, nodes: int) -> dict:
         marks = [("start", etcd.counters())]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 preexec_fn=_die_with_parent)
-        errors = []
+        errors, warnings = [], 0
         deadline = time.monotonic() + 4 * args.timeout + args.running_seconds
+        stdout = []  # drained all along: a full pipe would stop the bench
+        reader = threading.Thread(target=lambda: stdout.extend(proc.stdout), daemon=True)
+        reader.start()
+        log = open(args.stderr, "a") if args.stderr else None
         for line in proc.stderr:
+            if log:
+                log.write(f"{time.monotonic():.3f} {line}")
             m = PHASE.match(line.strip())
             if m:
                 marks.append((m.group(1), etcd.counters()))
-            elif len(errors) < 5:
-                errors.append(line.rstrip())
+            else:
+                warnings += 1
+                if len(errors) < 5:
+                    errors.append(line.rstrip())
             if time.monotonic() > deadline:
                 break
+        if log:
+            log.close()
         try:
-            out, _ = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            proc.wait(timeout=max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             kill_and_reap([proc])
             raise RuntimeError(f"rdzv_scale_bench did not finish: {' '.join(argv)}")
+        reader.join(timeout=5)
+        out = "".join(stdout)
         marks.append(("end", etcd.counters()))
         sampler.done.set()
         lines = [x for x in out.splitlines() if x.startswith("{")]
@@ -111,6 +123,7 @@ def run_one(args, nodes: int) -> dict:
         result["etcd_peak"] = sampler.peak
         if errors:
             result["first_errors"] = errors
+            result["stderr_lines"] = warnings
         return result
     finally:
         etcd.stop()
@@ -128,6 +141,8 @@ def main() -> int:
     p.add_argument("--keep-alive-ms", type=int, default=5000,
                    help="the nodes' keep_alive_interval (the agents' default 5000)")
     p.add_argument("--timeout", type=float, default=120.0, help="the bench's --timeout-seconds")
+    p.add_argument("--stderr", default=None,
+                   help="append the bench's stderr here, each line after a monotonic time")
     p.add_argument("--data-dir", default=None)
     args = p.parse_args()
     if not os.access(args.bench, os.X_OK):

@@ -33,7 +33,9 @@ Error refused(const std::string& path, const Endpoint& at, const ServerError& e)
 }  // namespace
 
 Client::Client(asio::io_context& io, ClientOptions options)
-    : io_(io), options_(std::move(options)) {}
+    : io_(io), options_(std::move(options)) {
+  current_ = options_.first_member % options_.endpoints.size();  // make() checked: not empty
+}
 
 Client::~Client() = default;
 
@@ -53,6 +55,12 @@ Result<std::unique_ptr<Client>> Client::make(asio::io_context& io, ClientOptions
 }
 
 const Endpoint& Client::current_endpoint() const { return options_.endpoints[current_]; }
+
+asio::awaitable<void> Client::pause(std::chrono::milliseconds d) {
+  asio::steady_timer timer(io_, d);
+  boost::system::error_code ec;
+  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
 
 void Client::fail_over() {
   const std::size_t old = current_;
@@ -127,6 +135,7 @@ asio::awaitable<Result<std::string>> Client::call(std::string_view path_view, st
   std::vector<std::string> failures;
   ErrorCode code = ErrorCode::io;
   bool reauthenticated = false;
+  int resends = 0;  // of a call etcd refused as overloaded
   for (std::size_t tries = 0; tries < options_.endpoints.size();) {
     auto conn = co_await checkout();
     if (!conn) {
@@ -167,6 +176,10 @@ asio::awaitable<Result<std::string>> Client::call(std::string_view path_view, st
       idle_.clear();
       reauthenticated = true;
       continue;
+    }
+    if (is_overloaded(e) && resends < k_max_overload_resends) {
+      co_await pause(overload_pause(resends++, spread_(rng_)));
+      continue;  // the same member: it refused before proposing, so nothing was applied
     }
     if (!may_retry_elsewhere(e, idempotent)) {
       co_return refused(path, at, e);

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace ddprun::etcd {
 namespace {
 
@@ -61,6 +63,18 @@ bool may_retry_elsewhere(const ServerError& e, bool idempotent) {
   }
   return idempotent || e.message.find("etcdserver: no leader") != std::string::npos ||
          e.message.find("etcdserver: not leader") != std::string::npos;
+}
+
+bool is_overloaded(const ServerError& e) {
+  return e.grpc_code == k_grpc_resource_exhausted ||
+         e.message.find("etcdserver: too many requests") != std::string::npos;
+}
+
+std::chrono::milliseconds overload_pause(int attempt, double spread) {
+  constexpr double k_first_ms = 100;
+  const double ms = k_first_ms * static_cast<double>(1U << std::clamp(attempt, 0, 10)) *
+                    std::clamp(spread, 0.5, 1.5);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }
 
 bool is_stale_token(const ServerError& e) {

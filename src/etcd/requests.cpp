@@ -23,6 +23,9 @@ json range_json(const RangeRequest& r) {
   if (r.keys_only) {
     j["keys_only"] = true;
   }
+  if (r.count_only) {
+    j["count_only"] = true;
+  }
   return j;
 }
 

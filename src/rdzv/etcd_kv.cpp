@@ -35,20 +35,6 @@ std::optional<etcd::KeyValue> first_kv(const etcd::TxnResult& t) {
   return t.responses.front().range.kvs.front();
 }
 
-Result<std::int64_t> parse_counter(const std::string& key,
-                                   const std::optional<etcd::KeyValue>& kv) {
-  if (!kv) {
-    return std::int64_t{0};
-  }
-  auto n = util::parse_int(kv->value);
-  if (!n) {
-    return make_error(ErrorCode::protocol,
-                      fmt::format("etcd kv: add on \"{}\": value {} is not an integer", key,
-                                  util::quoted(kv->value)));
-  }
-  return *n;
-}
-
 Error interrupted(const std::string& key) {
   return make_error(ErrorCode::closed, fmt::format("etcd kv: get \"{}\": interrupted", key));
 }
@@ -76,18 +62,31 @@ bool names(const std::vector<std::string>& keys, const std::string& key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
+/// The end of what the feed of a counter watches: the key and its adds (under full_key +
+/// k_counter_infix). The few other keys in between (none in the layout of state.hpp) are
+/// filtered out by is_fed().
+std::string counter_end(const std::string& full_key) {
+  return etcd::prefix_end(full_key + std::string(k_counter_infix));
+}
+
+bool is_fed(const std::string& full_key, const std::string& changed) {
+  return changed == full_key || util::starts_with(changed, full_key + std::string(k_counter_infix));
+}
+
 }  // namespace
 
 struct EtcdKv::Feed {
-  Feed(etcd::Client& c, std::string k, std::string f, std::function<void()> n)
+  Feed(etcd::Client& c, std::string k, std::string f, bool counter, std::function<void()> n)
       : client(c),
         key(std::move(k)),
         full_key(std::move(f)),
+        range_end(counter ? counter_end(full_key) : std::string()),
         notify(std::move(n)),
         pause(c.executor()) {}
   etcd::Client& client;
   std::string key;               // as the waits name it
   std::string full_key;          // with the prefix
+  std::string range_end;         // a counter's: its adds too; else empty (the key alone)
   std::function<void()> notify;  // EtcdKv::on_change(key); only while !closed
   asio::steady_timer pause;
   std::unique_ptr<etcd::Watch> watch;
@@ -137,10 +136,12 @@ asio::awaitable<bool> follow(EtcdKv::Feed& feed) {
       feed.notify();
       co_return !m;
     }
-    if (!m->events.empty()) {
-      for (const auto& e : m->events) {
-        feed.from = std::max(feed.from, e.kv.mod_revision + 1);
-      }
+    bool fed = false;
+    for (const auto& e : m->events) {
+      feed.from = std::max(feed.from, e.kv.mod_revision + 1);
+      fed = fed || is_fed(feed.full_key, e.kv.key);
+    }
+    if (fed) {
       feed.notify();
     }
   }
@@ -149,7 +150,7 @@ asio::awaitable<bool> follow(EtcdKv::Feed& feed) {
 /// A feed's life: open a stream, follow it, open another when it ends, until closed.
 asio::awaitable<void> pump(std::shared_ptr<EtcdKv::Feed> feed) {
   while (!feed->closed) {
-    etcd::WatchRequest request{feed->full_key, {}, feed->from, false};
+    etcd::WatchRequest request{feed->full_key, feed->range_end, feed->from, false};
     auto opened = co_await feed->client.watch(std::move(request));
     if (feed->closed) {
       break;  // `opened`, if any, is cancelled as it goes
@@ -253,31 +254,48 @@ asio::awaitable<Result<void>> EtcdKv::set(std::string key, std::string value) {
   co_return Result<void>{};
 }
 
+// A counter is the number of keys under "<key>/+/": add(key, 1) creates one of its own (a random
+// name, created only if absent) and counts them in the same txn, which etcd applies atomically
+// after every earlier write, so the k-th add returns k with no compare-and-set to lose and no
+// retry. The old way, a compare-and-swap on one value, cost O(N^2) txns when N nodes joined at
+// once. Member keys never carry a lease: a counter must not go down when a node dies.
 asio::awaitable<Result<std::int64_t>> EtcdKv::add(std::string key, std::int64_t delta) {
-  auto read = co_await client_.get(full(key));
-  if (!read) {
-    co_return read.error();
+  if (delta != 0 && delta != 1) {
+    co_return make_error(ErrorCode::internal,
+                         fmt::format("etcd kv: add on \"{}\": delta {}; an etcd counter counts "
+                                     "its adds, so only 0 (read) and 1 are possible",
+                                     key, delta));
   }
-  std::optional<etcd::KeyValue> seen = std::move(*read);
-  for (;;) {
-    auto n = parse_counter(key, seen);
-    if (!n || delta == 0) {
-      co_return n;  // adding 0 is a read (polls of a counter): no write, no raft commit
+  counters_.insert(key);  // a later wait on it watches its adds
+  const std::string members = full(key) + std::string(k_counter_infix);
+  etcd::RangeRequest count{members, etcd::prefix_end(members), 0, 0, false, true};
+  if (delta == 0) {
+    auto r = co_await client_.range(std::move(count));
+    if (!r) {
+      co_return r.error();
     }
-    const std::int64_t next = *n + delta;
+    note_read(r->revision);
+    co_return r->count;
+  }
+  for (;;) {
+    const std::string mine = members + fmt::format("{:016x}", rng_());
     etcd::TxnRequest t{
-        {seen ? etcd::key_unchanged(full(key), seen->mod_revision) : etcd::key_absent(full(key))},
-        {TxnOp::set(put_of(key, std::to_string(next)))},
-        {TxnOp::get(one_key(full(key)))}};
+        {etcd::key_absent(mine)}, {TxnOp::set({mine, {}, 0}), TxnOp::get(count)}, {}};
     auto r = co_await client_.txn(std::move(t));
     if (!r) {
       co_return r.error();
     }
     note_read(r->revision);
-    if (r->succeeded) {
-      co_return next;
+    if (!r->succeeded) {
+      continue;  // two adds drew the same 64-bit name: draw again (the compare kept the count)
     }
-    seen = first_kv(*r);  // someone else added first: retry on what they wrote
+    if (r->responses.size() != 2) {
+      co_return make_error(ErrorCode::protocol,
+                           fmt::format("etcd kv: add on \"{}\": the txn answered {} responses, "
+                                       "expected 2 (the put and the count)",
+                                       key, r->responses.size()));
+    }
+    co_return r->responses[1].range.count;
   }
 }
 
@@ -470,7 +488,8 @@ void EtcdKv::keep_feeds(const std::vector<std::string>& keys) {
     if (feeds_.count(key) != 0) {
       continue;
     }
-    auto feed = std::make_shared<Feed>(client_, key, full(key), [this, key] { on_change(key); });
+    auto feed = std::make_shared<Feed>(client_, key, full(key), counters_.count(key) != 0,
+                                       [this, key] { on_change(key); });
     feed->from = read_revision_ > 0 ? read_revision_ + 1 : 0;
     feeds_.emplace(key, feed);
     asio::co_spawn(client_.executor(), pump(std::move(feed)), asio::detached);

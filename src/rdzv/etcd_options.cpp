@@ -3,6 +3,8 @@
 #include "ddprun/util/files.hpp"
 #include "ddprun/util/strings.hpp"
 
+#include <random>
+
 namespace ddprun::rdzv {
 namespace {
 
@@ -27,6 +29,7 @@ Result<etcd::ClientOptions> etcd_client_options(const config::EtcdSettings& sett
   options.endpoints = settings.endpoints;
   options.tls = {settings.ca_file, settings.cert_file, settings.key_file};
   options.username = settings.username;
+  options.first_member = std::random_device{}();
   if (!settings.password_file.empty()) {
     auto password = read_password_file(settings.password_file);
     if (!password) {

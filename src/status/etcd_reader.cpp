@@ -82,6 +82,14 @@ class EtcdReader final : public Reader {
     return values;
   }
 
+  /// The etcd Kv counts a counter's keys (rdzv::EtcdKv::add); nothing is signed there.
+  Result<std::int64_t> counter(const std::string& key) override {
+    if (!etcd_kv_) {
+      return std::int64_t{0};
+    }
+    return run(etcd_kv_->add(key, 0));
+  }
+
   std::string where() const override { return where_; }
 
  private:

@@ -20,15 +20,13 @@ Result<std::string> read_one(Reader& reader, std::string key) {
 }
 
 /// The nodes holding a slot of a round that is not complete yet (withdrawn ones left out), in
-/// rank_before order. The slot counter is read like any key: the store's ADD and the etcd
-/// Kv's add both keep it as decimal text.
+/// rank_before order.
 Result<std::vector<rdzv::NodeDesc>> read_slots(Reader& reader, const std::string& id, int round) {
-  auto count = read_one(reader, rdzv::slots_key(id, round));
-  if (!count) {
-    return count.error();
+  auto slots = reader.counter(rdzv::slots_key(id, round));
+  if (!slots) {
+    return slots.error();
   }
-  const auto slots = util::parse_int(*count);
-  if (!slots || *slots < 1) {
+  if (*slots < 1) {
     return std::vector<rdzv::NodeDesc>{};
   }
   auto texts = reader.multi_get(rdzv::slot_keys(id, round, static_cast<int>(*slots)));
@@ -90,6 +88,15 @@ Result<void> read_times(Reader& reader, const std::string& id, Snapshot& snap) {
 }
 
 }  // namespace
+
+Result<std::int64_t> Reader::counter(const std::string& key) {
+  auto text = read_one(*this, key);
+  if (!text) {
+    return text.error();
+  }
+  auto n = util::parse_int(*text);
+  return n ? *n : std::int64_t{0};
+}
 
 Result<std::optional<Snapshot>> read_snapshot(Reader& reader, const std::string& run_id) {
   auto text = read_one(reader, rdzv::state_key(run_id));

@@ -71,13 +71,19 @@ class StatusEtcdE2E : public ::testing::Test {
     ASSERT_EQ(cluster_.start(), "");
   }
 
-  /// Starts two agents of run `id` (workers held until release_ exists) and waits until both
-  /// run round 0's workers.
+  /// Starts agent k of run `id` (its workers held until release_ exists).
+  void start_agent(const std::string& id, const std::string& conf, int k) {
+    if (release_.empty()) {
+      release_ = make_temp_dir("ddprun-status-etcd-") + "/release";
+    }
+    dirs_.push_back(make_temp_dir("ddprun-status-etcd-"));
+    agents_.start(agent_argv(cluster_.endpoints(), id, k, conf, dirs_.back(), release_));
+  }
+
+  /// Starts two agents of run `id` and waits until both run round 0's workers.
   void start_agents(const std::string& id, const std::string& conf) {
-    release_ = make_temp_dir("ddprun-status-etcd-") + "/release";
-    for (int k = 0; k < 2; ++k) {
-      dirs_.push_back(make_temp_dir("ddprun-status-etcd-"));
-      agents_.start(agent_argv(cluster_.endpoints(), id, k, conf, dirs_.back(), release_));
+    for (int k = static_cast<int>(dirs_.size()); k < 2; ++k) {
+      start_agent(id, conf, k);
     }
     ASSERT_TRUE(eventually(
         [&] {
@@ -135,6 +141,24 @@ TEST_F(StatusEtcdE2E, ShowsBothNodesOfARunningRendezvousAsTableAndJson) {
   EXPECT_TRUE(contains(
       prefix.err, "no rendezvous 'st' at etcd " + cluster_.endpoints() + " under /elsewhere/st/"))
       << prefix.err;
+  finish_agents();
+}
+
+// A joining round's nodes are those holding a slot: the slot counter is read by counting its
+// keys (etcd keeps a counter as one key per add, rdzv::EtcdKv::add).
+TEST_F(StatusEtcdE2E, AJoiningRoundListsTheNodeHoldingASlot) {
+  start_agent("sj", k_fast_conf, 0);
+  RunResult table;
+  const bool listed = eventually(
+      [&] {
+        table = status(etcd_status_args(cluster_.endpoints(), "sj"));
+        return table.status == 0 && contains(table.out, "participants: 1 nodes");
+      },
+      k_event_timeout);
+  EXPECT_TRUE(listed) << table.out << table.err << agents_.all_logs();
+  EXPECT_TRUE(contains(table.out, "round 0, joining, open")) << table.out;
+  EXPECT_TRUE(contains(table.out, loopback(0))) << table.out;
+  start_agents("sj", k_fast_conf);
   finish_agents();
 }
 

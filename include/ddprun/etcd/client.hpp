@@ -3,7 +3,9 @@
 // single-threaded io_context. Every call is a coroutine returning Result and is bounded by
 // ClientOptions::call_timeout per member tried; a call fails over to the next member on a
 // connection error or an "unavailable / no leader" answer, so it takes at most
-// endpoints x call_timeout. Concurrent calls are fine: each takes its own pooled connection.
+// endpoints x call_timeout; a call etcd refuses as overloaded ("too many requests") is sent
+// again to the same member after a growing, randomised pause (at most k_max_overload_resends
+// times, about 3 s more). Concurrent calls are fine: each takes its own pooled connection.
 //
 // Errors: ErrorCode::io (no member answered; the message lists each member's failure),
 // ErrorCode::timeout (the last member timed out), ErrorCode::protocol (etcd refused the
@@ -18,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -44,6 +47,10 @@ struct ClientOptions {
   std::string username;
   std::string password;
   std::chrono::milliseconds call_timeout = k_default_call_timeout;
+  /// The member asked first (an index into `endpoints`, modulo their count); a failure moves
+  /// on to the next. Agents start at a random one, so every member's JSON gateway carries a
+  /// share of the agents' calls and watch streams instead of the first member carrying all.
+  std::size_t first_member = 0;
 };
 
 class Connection;
@@ -92,6 +99,7 @@ class Client {
   asio::awaitable<Result<std::unique_ptr<Connection>>> checkout();
   void checkin(std::unique_ptr<Connection> c);
   void fail_over();
+  asio::awaitable<void> pause(std::chrono::milliseconds d);
   asio::awaitable<Result<void>> ensure_token(Connection& c);
 
   asio::io_context& io_;
@@ -100,6 +108,8 @@ class Client {
   std::size_t current_ = 0;
   std::vector<std::unique_ptr<Connection>> idle_;
   std::string token_;
+  std::mt19937_64 rng_{std::random_device{}()};  // spreads the pauses of an overload
+  std::uniform_real_distribution<double> spread_{0.5, 1.5};
 };
 
 /// A watch stream. next() delivers each message (events, progress, or a cancel); after a

@@ -7,6 +7,7 @@
 #include "ddprun/etcd/types.hpp"
 #include "ddprun/util/result.hpp"
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,7 @@ struct ServerError {
 };
 inline constexpr int k_grpc_deadline_exceeded = 4;
 inline constexpr int k_grpc_not_found = 5;
+inline constexpr int k_grpc_resource_exhausted = 8;
 inline constexpr int k_grpc_unavailable = 14;
 inline constexpr int k_grpc_unauthenticated = 16;
 
@@ -65,6 +67,18 @@ bool may_retry_elsewhere(const ServerError& e, bool idempotent);
 /// Whether the auth token expired or is unknown to this member, so authenticating again and
 /// retrying once is right.
 bool is_stale_token(const ServerError& e);
+/// Whether etcd refused the call because it is overloaded ("etcdserver: too many requests":
+/// its applied index trails the committed one by more than 5,000 entries; or gRPC
+/// RESOURCE_EXHAUSTED). Such a call was refused before it was proposed, so sending it again
+/// after a pause is safe even for a txn.
+bool is_overloaded(const ServerError& e);
+/// How long to pause before the `attempt`-th resend (0-based) of a call etcd refused as
+/// overloaded: 100 ms doubling each time, times `spread` in [0.5, 1.5) so that the many
+/// clients refused at once do not come back at once.
+std::chrono::milliseconds overload_pause(int attempt, double spread);
+/// Resends of a call refused as overloaded before its refusal is returned (about 3 s of
+/// pauses in all).
+inline constexpr int k_max_overload_resends = 5;
 
 // --- streams ---
 /// Takes every complete newline-terminated message off the front of `buffer`, leaving a partial

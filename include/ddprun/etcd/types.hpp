@@ -31,6 +31,9 @@ struct RangeRequest {
   std::int64_t limit = 0;
   Revision revision = 0;  // 0: the newest
   bool keys_only = false;
+  /// Only `count` is returned. etcd counts every key of the range here: it ignores the
+  /// min/max create and mod revision filters when counting (measured on 3.4).
+  bool count_only = false;
 };
 
 struct RangeResult {

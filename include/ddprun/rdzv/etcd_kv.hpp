@@ -1,8 +1,9 @@
 #pragma once
 // rdzv::Kv on etcd v3 (issue #18): the rendezvous algorithm stays the one in rdzv; etcd is
 // another store under it. Every key lives under `prefix`. What etcd does better than the
-// TCPStore emulation is used directly: compare_set and add are txns on the value / on
-// mod_revision (no lock, no server-side state), a blocking get is a watch (no polling), and
+// TCPStore emulation is used directly: compare_set is a txn on the value (no lock, no
+// server-side state), add counts keys (one txn, never retried: see add()), a blocking get is a
+// watch (no polling), and
 // multi_get_now / multi_set are txns of ranges / puts (one round trip per 128 keys, etcd's
 // default --max-txn-ops), and wait_for_change is a watch: one long-lived stream per key a wait
 // names (a "feed"), not a poll. Per key, not one stream on the run's prefix: that prefix holds
@@ -14,13 +15,18 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
+#include <string_view>
 
 namespace ddprun::rdzv {
 
 /// etcd's default limit on the operations of one txn (--max-txn-ops).
 inline constexpr std::size_t k_etcd_max_txn_ops = 128;
+/// A counter `key` is the number of keys under key + this ("/+/" sorts before "/0": no
+/// rendezvous key of the layout in state.hpp lies under it).
+inline constexpr std::string_view k_counter_infix = "/+/";
 
 class EtcdKv final : public Kv {
  public:
@@ -36,7 +42,10 @@ class EtcdKv final : public Kv {
   asio::awaitable<Result<std::string>> compare_set(std::string key, std::string expected,
                                                    std::string desired) override;
   asio::awaitable<Result<void>> set(std::string key, std::string value) override;
+  /// `delta` 0 reads, 1 adds; the counter is the number of keys under key + k_counter_infix
+  /// (each add creates one, without a lease), never a value at `key`. One request either way.
   asio::awaitable<Result<std::int64_t>> add(std::string key, std::int64_t delta) override;
+  bool add_counts_keys() const override { return true; }
   asio::awaitable<Result<std::string>> get(std::string key,
                                            std::chrono::milliseconds timeout) override;
   asio::awaitable<Result<std::vector<std::string>>> multi_get_now(
@@ -47,7 +56,8 @@ class EtcdKv final : public Kv {
   /// ends every wait_for_change() and closes every feed.
   void interrupt_waits() override;
 
-  /// Ends at `timer` or at the first put or delete of one of `keys` after this Kv's last read
+  /// Ends at `timer` or at the first put or delete of one of `keys` (or, for a counter this Kv
+  /// added to or read, an add to it) after this Kv's last read
   /// (a change that came while no wait named its key ends the next wait that does, at once).
   /// Each key's feed opens in the background at the first wait naming it, from the revision
   /// after the last read, so opening never delays a wait and nothing in between is missed; a
@@ -107,6 +117,8 @@ class EtcdKv final : public Kv {
   etcd::Revision read_revision_ = 0;                  // the newest revision a read of this Kv saw
   std::map<std::string, std::string> leased_values_;  // what rewrite_leased() writes
   std::function<void()> before_watch_;                // tests only
+  std::mt19937_64 rng_{std::random_device{}()};       // names of the counters' keys
+  std::set<std::string> counters_;                    // keys add() was called on
 };
 
 }  // namespace ddprun::rdzv

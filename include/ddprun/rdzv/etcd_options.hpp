@@ -9,8 +9,9 @@
 
 namespace ddprun::rdzv {
 
-/// The members, the TLS files, and the username with the password read from password_file
-/// (one trailing newline removed). ErrorCode::config naming the file when it cannot be read.
+/// The members (the first one asked chosen at random: agents spread over the members), the TLS
+/// files, and the username with the password read from password_file (one trailing newline
+/// removed). ErrorCode::config naming the file when it cannot be read.
 Result<etcd::ClientOptions> etcd_client_options(const config::EtcdSettings& settings);
 
 }  // namespace ddprun::rdzv

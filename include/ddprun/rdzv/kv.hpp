@@ -25,8 +25,12 @@ class Kv {
   virtual asio::awaitable<Result<std::string>> compare_set(std::string key, std::string expected,
                                                            std::string desired) = 0;
   virtual asio::awaitable<Result<void>> set(std::string key, std::string value) = 0;
-  /// Adds `delta` to the integer at `key` (missing: 0) and returns the new value.
+  /// Adds `delta` to the integer at `key` (missing: 0) and returns the new value. The
+  /// rendezvous adds only 0 (a read) and 1, which is all a counting store supports.
   virtual asio::awaitable<Result<std::int64_t>> add(std::string key, std::int64_t delta) = 0;
+  /// True when add() counts keys of its own under `key` instead of storing a value there
+  /// (etcd): a counter is then read only through add(key, 0) and has no value to sign.
+  virtual bool add_counts_keys() const { return false; }
   /// Blocks until `key` exists, at most `timeout` (then an ErrorCode::timeout error).
   virtual asio::awaitable<Result<std::string>> get(std::string key,
                                                    std::chrono::milliseconds timeout) = 0;

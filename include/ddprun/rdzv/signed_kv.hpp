@@ -6,8 +6,9 @@
 //   <HMAC-SHA256(token, key "\n" nonce "\n" value), hex> ":" <nonce> ":" <value>
 //
 // with an empty nonce for set/compare_set/multi_set (so compare_set's expected value, signed
-// again, is the exact bytes stored) and a fresh random nonce for each write of add(), whose
-// compare-and-swap loop must never mistake another agent's equal write for its own. A value
+// again, is the exact bytes stored) and a fresh random nonce for each write of add() on a store
+// that keeps a counter as a value, whose compare-and-swap loop must never mistake another
+// agent's equal write for its own (etcd counts keys instead: nothing is signed there). A value
 // that does not verify (written without the token, with another one, or under another key)
 // is an ErrorCode::config error naming the key, never data.
 
@@ -26,7 +27,9 @@ class SignedKv final : public Kv {
   asio::awaitable<Result<std::string>> compare_set(std::string key, std::string expected,
                                                    std::string desired) override;
   asio::awaitable<Result<void>> set(std::string key, std::string value) override;
+  /// On a store whose add() counts keys (etcd) this is the inner add(), unsigned.
   asio::awaitable<Result<std::int64_t>> add(std::string key, std::int64_t delta) override;
+  bool add_counts_keys() const override { return inner_.add_counts_keys(); }
   asio::awaitable<Result<std::string>> get(std::string key,
                                            std::chrono::milliseconds timeout) override;
   asio::awaitable<Result<std::vector<std::string>>> multi_get_now(

@@ -6,6 +6,7 @@
 #include "ddprun/status/render.hpp"
 #include "ddprun/util/result.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@ class Reader {
   virtual ~Reader() = default;
   /// The values of `keys` ("" for a missing key), in as many requests as the backend needs.
   virtual Result<std::vector<std::string>> multi_get(std::vector<std::string> keys) = 0;
+  /// A rendezvous counter (rdzv::Kv::add's); the default reads it as decimal text, as the
+  /// store's ADD keeps it (0: missing or not a number).
+  virtual Result<std::int64_t> counter(const std::string& key);
   /// Where it reads, for messages: "host:port", or the etcd members and the run's keys.
   virtual std::string where() const = 0;
 };

@@ -77,11 +77,31 @@ TEST_F(EtcdKvTest, ConcurrentAddsCountEveryIncrementOnce) {
   for (std::size_t i = 0; i < seen.size(); ++i) {
     EXPECT_EQ(seen[i], static_cast<std::int64_t>(i + 1));
   }
-  EXPECT_EQ(*run(kv_->add("counter", -40)), 0);
-  ASSERT_TRUE(run(kv_->set("text", "abc")));
-  auto bad = run(kv_->add("text", 1));
+  EXPECT_EQ(*run(peer_->add("counter", 0)), 40) << "adding 0 reads the count";
+  EXPECT_EQ(*run(kv_->add("never added", 0)), 0);
+  auto bad = run(kv_->add("counter", -40));
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error().message, "etcd kv: add on \"text\": value 'abc' is not an integer");
+  EXPECT_EQ(bad.error().message,
+            "etcd kv: add on \"counter\": delta -40; an etcd counter counts its adds, so only 0 "
+            "(read) and 1 are possible");
+  // Each add is one key of its own under the counter, with no lease, never a value at the key.
+  auto keys = run(client_->range({"/job/counter/+/", "/job/counter/+0", 0, 0, true}));
+  ASSERT_TRUE(keys) << keys.error().message;
+  ASSERT_EQ(keys->kvs.size(), 40U);
+  EXPECT_EQ(keys->kvs.front().lease, 0);
+  EXPECT_FALSE(run(client_->get("/job/counter"))->has_value());
+}
+
+TEST_F(EtcdKvTest, ACountersKeysOutliveTheLeaseOfWhoAdded) {
+  auto lease = run(client_->lease_grant(std::chrono::seconds(30)));
+  ASSERT_TRUE(lease) << lease.error().message;
+  EtcdKv leased(*client_, "/job/", lease->id);  // every key it writes gets the lease...
+  ASSERT_TRUE(run(leased.set("mine", "x")));
+  ASSERT_EQ(*run(leased.add("c", 1)), 1);
+  ASSERT_EQ(*run(leased.add("c", 1)), 2);
+  ASSERT_TRUE(run(client_->lease_revoke(lease->id)));
+  EXPECT_EQ(*run(peer_->multi_get_now({"mine"})), std::vector<std::string>{""});
+  EXPECT_EQ(*run(peer_->add("c", 0)), 2) << "...but a counter must never go down";
 }
 
 TEST_F(EtcdKvTest, GetWaitsForASetThenTimesOutOrIsInterrupted) {
@@ -226,6 +246,25 @@ TEST_F(EtcdKvTest, WaitForChangeEndsAtAPutOrADeleteAndOtherwiseAtItsTimer) {
   EXPECT_FALSE(*woke) << "another key's change ended the wait";
   EXPECT_GE(took, 300ms);
   EXPECT_EQ(kv_->feed_count(), 1u) << "the feed of \"other\" is closed once no wait names it";
+}
+
+TEST_F(EtcdKvTest, WaitForChangeOnACounterEndsAtAnAddAndNotAtANeighbour) {
+  asio::steady_timer timer(io_);
+  std::optional<bool> woke;
+  ASSERT_TRUE(run(kv_->add("done", 1)));
+  start_wait(io_, *kv_, {"done"}, timer, 400ms, woke);
+  ASSERT_TRUE(run(peer_->set("done-x", "inside the feed's range, not the counter")));
+  ASSERT_TRUE(run(peer_->set("done/1", "after the counter's keys")));
+  const auto took = run_until(io_, woke);
+  ASSERT_TRUE(woke.has_value());
+  EXPECT_FALSE(*woke) << "a key beside the counter ended the wait";
+  EXPECT_GE(took, 300ms);
+
+  start_wait(io_, *kv_, {"done"}, timer, 20s, woke);
+  ASSERT_EQ(*run(peer_->add("done", 1)), 2);
+  run_until(io_, woke);
+  ASSERT_TRUE(woke.has_value()) << "another node's add did not end the wait";
+  EXPECT_TRUE(*woke);
 }
 
 TEST_F(EtcdKvTest, AChangeWhileNobodyWaitsEndsTheNextWaitAtOnce) {

@@ -164,6 +164,25 @@ TEST(EtcdErrors, ReadsErrorBodiesAndDecidesFailover) {
   EXPECT_FALSE(is_stale_token(e));
 }
 
+TEST(EtcdErrors, AnOverloadedMemberIsAskedAgainAfterAGrowingSpreadPause) {
+  const auto busy =
+      parse_server_error(500, R"({"error":"etcdserver: too many requests","code":2})");
+  EXPECT_TRUE(is_overloaded(busy));
+  EXPECT_FALSE(should_fail_over(busy)) << "every member shares the overload: pause instead";
+  EXPECT_TRUE(is_overloaded(parse_server_error(429, R"({"error":"slow down","code":8})")));
+  EXPECT_FALSE(
+      is_overloaded(parse_server_error(503, R"({"error":"etcdserver: no leader","code":14})")));
+  EXPECT_EQ(overload_pause(0, 1.0), std::chrono::milliseconds(100));
+  EXPECT_EQ(overload_pause(3, 1.0), std::chrono::milliseconds(800));
+  EXPECT_EQ(overload_pause(1, 0.5), std::chrono::milliseconds(100));
+  EXPECT_EQ(overload_pause(1, 9.0), std::chrono::milliseconds(300)) << "spread is clamped";
+  std::chrono::milliseconds all{0};
+  for (int i = 0; i < k_max_overload_resends; ++i) {
+    all += overload_pause(i, 1.0);
+  }
+  EXPECT_EQ(all, std::chrono::milliseconds(3100));
+}
+
 TEST(EtcdStream, TakesCompleteLinesAndKeepsTheRest) {
   std::string buffer = "{\"a\":1}\n\r\n{\"b\":2}\r\n{\"c\"";
   const auto lines = take_lines(buffer);
