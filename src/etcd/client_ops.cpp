@@ -44,7 +44,9 @@ asio::awaitable<Result<DeleteResult>> Client::erase(DeleteRequest d) {
 }
 
 asio::awaitable<Result<TxnResult>> Client::txn(TxnRequest t) {
-  auto body = co_await call("/v3/kv/txn", render_txn(t), false);
+  // A txn that only reads changes nothing however often it runs: it may go to another member
+  // after a timeout, as a range does.
+  auto body = co_await call("/v3/kv/txn", render_txn(t), is_read_only(t));
   if (!body) {
     co_return body.error();
   }

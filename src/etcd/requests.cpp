@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace ddprun::etcd {
 namespace {
 
@@ -128,6 +130,14 @@ Compare key_unchanged(std::string key, Revision mod_revision) {
 
 Compare value_is(std::string key, std::string value) {
   return Compare{std::move(key), CompareTarget::value, CompareResult::equal, 0, std::move(value)};
+}
+
+bool is_read_only(const TxnRequest& t) {
+  auto reads = [](const std::vector<TxnOp>& ops) {
+    return std::all_of(ops.begin(), ops.end(),
+                       [](const TxnOp& op) { return op.kind == TxnOp::Kind::range; });
+  };
+  return reads(t.success) && reads(t.failure);
 }
 
 std::string render_range(const RangeRequest& r) { return range_json(r).dump(); }

@@ -64,6 +64,8 @@ bool should_fail_over(const ServerError& e);
 /// Whether a call that got `e` may go to another member: should_fail_over(e), and for a call
 /// that is not idempotent (a txn) only when etcd said it has no leader, so nothing was applied.
 bool may_retry_elsewhere(const ServerError& e, bool idempotent);
+/// Whether every op of both branches of `t` is a range: sending it twice changes nothing.
+bool is_read_only(const TxnRequest& t);
 /// Whether the auth token expired or is unknown to this member, so authenticating again and
 /// retrying once is right.
 bool is_stale_token(const ServerError& e);

@@ -183,6 +183,17 @@ TEST(EtcdErrors, AnOverloadedMemberIsAskedAgainAfterAGrowingSpreadPause) {
   EXPECT_EQ(all, std::chrono::milliseconds(3100));
 }
 
+TEST(EtcdRequests, ATxnOfRangesOnlyIsReadOnly) {
+  TxnRequest reads{
+      {}, {TxnOp::get({"/a", {}, 0, 0, false})}, {TxnOp::get({"/b", {}, 0, 0, false})}};
+  EXPECT_TRUE(is_read_only(reads));
+  EXPECT_TRUE(is_read_only(TxnRequest{}));
+  TxnRequest writes = reads;
+  writes.failure.push_back(TxnOp::set({"/c", "1", 0}));
+  EXPECT_FALSE(is_read_only(writes));
+  EXPECT_FALSE(is_read_only(TxnRequest{{}, {TxnOp::erase({"/d", {}})}, {}}));
+}
+
 TEST(EtcdStream, TakesCompleteLinesAndKeepsTheRest) {
   std::string buffer = "{\"a\":1}\n\r\n{\"b\":2}\r\n{\"c\"";
   const auto lines = take_lines(buffer);
