@@ -43,10 +43,10 @@ asio::awaitable<Result<DeleteResult>> Client::erase(DeleteRequest d) {
   co_return parse_delete_reply(*body);
 }
 
-asio::awaitable<Result<TxnResult>> Client::txn(TxnRequest t) {
+asio::awaitable<Result<TxnResult>> Client::txn(TxnRequest t, bool resend_safe) {
   // A txn that only reads changes nothing however often it runs: it may go to another member
   // after a timeout, as a range does.
-  auto body = co_await call("/v3/kv/txn", render_txn(t), is_read_only(t));
+  auto body = co_await call("/v3/kv/txn", render_txn(t), resend_safe || is_read_only(t));
   if (!body) {
     co_return body.error();
   }

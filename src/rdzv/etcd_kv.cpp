@@ -182,7 +182,9 @@ struct EtcdKv::Wait {
 };
 
 EtcdKv::EtcdKv(etcd::Client& client, std::string prefix, etcd::LeaseId lease, LeasedKeys leased)
-    : client_(client), prefix_(std::move(prefix)), lease_(lease), leased_(std::move(leased)) {}
+    : client_(client), prefix_(std::move(prefix)), lease_(lease), leased_(std::move(leased)) {
+  adder_ = fmt::format("{:016x}", rng_());
+}
 
 // Waits in progress are not touched: their timers may be gone already (the caller must not
 // wait on a Kv it destroys).
@@ -219,7 +221,10 @@ asio::awaitable<Result<std::string>> EtcdKv::compare_set(std::string key, std::s
       {expected.empty() ? etcd::key_absent(full(key)) : etcd::value_is(full(key), expected)},
       {TxnOp::set(put_of(key, desired))},
       {TxnOp::get(one_key(full(key)))}};
-  auto r = co_await client_.txn(std::move(t));
+  // Safe to send again after a timeout: a second run finds `desired` stored by the first and
+  // answers it, which the caller takes for success (unless another node changed the value in
+  // between: then the caller reads again and decides again, as after any lost race).
+  auto r = co_await client_.txn(std::move(t), true);
   if (!r) {
     co_return r.error();
   }
@@ -235,7 +240,7 @@ asio::awaitable<Result<std::string>> EtcdKv::compare_set(std::string key, std::s
     etcd::TxnRequest again{{etcd::key_unchanged(full(key), current->mod_revision)},
                            {TxnOp::set(put_of(key, desired))},
                            {TxnOp::get(one_key(full(key)))}};
-    auto r2 = co_await client_.txn(std::move(again));
+    auto r2 = co_await client_.txn(std::move(again), true);
     if (!r2) {
       co_return r2.error();
     }
@@ -268,35 +273,64 @@ asio::awaitable<Result<std::int64_t>> EtcdKv::add(std::string key, std::int64_t 
   }
   counters_.insert(key);  // a later wait on it watches its adds
   const std::string members = full(key) + std::string(k_counter_infix);
-  etcd::RangeRequest count{members, etcd::prefix_end(members), 0, 0, false, true};
   if (delta == 0) {
-    auto r = co_await client_.range(std::move(count));
-    if (!r) {
-      co_return r.error();
-    }
-    note_read(r->revision);
-    co_return r->count;
+    co_return co_await count_at(members, 0);
   }
   for (;;) {
-    const std::string mine = members + fmt::format("{:016x}", rng_());
-    etcd::TxnRequest t{
-        {etcd::key_absent(mine)}, {TxnOp::set({mine, {}, 0}), TxnOp::get(count)}, {}};
-    auto r = co_await client_.txn(std::move(t));
-    if (!r) {
-      co_return r.error();
+    auto added = co_await add_one(key, members);
+    if (!added) {
+      co_return added.error();
     }
-    note_read(r->revision);
-    if (!r->succeeded) {
-      continue;  // two adds drew the same 64-bit name: draw again (the compare kept the count)
+    if (*added) {
+      co_return **added;
     }
-    if (r->responses.size() != 2) {
-      co_return make_error(ErrorCode::protocol,
-                           fmt::format("etcd kv: add on \"{}\": the txn answered {} responses, "
-                                       "expected 2 (the put and the count)",
-                                       key, r->responses.size()));
-    }
-    co_return r->responses[1].range.count;
   }
+}
+
+// The txn is safe to send again after a timeout: a second run finds the key the first one
+// created (its value names this Kv) and counts at that key's creation, so the answer is the
+// same. Another Kv's key of the same name (one draw in 2^64) makes it draw again (nullopt).
+asio::awaitable<Result<std::optional<std::int64_t>>> EtcdKv::add_one(const std::string& key,
+                                                                     const std::string& members) {
+  using R = Result<std::optional<std::int64_t>>;
+  const std::string mine =
+      members + (name_source_ ? name_source_() : fmt::format("{:016x}", rng_()));
+  etcd::RangeRequest count{members, etcd::prefix_end(members), 0, 0, false, true};
+  etcd::TxnRequest t{{etcd::key_absent(mine)},
+                     {TxnOp::set({mine, adder_, 0}), TxnOp::get(std::move(count))},
+                     {TxnOp::get(one_key(mine))}};
+  auto r = co_await client_.txn(std::move(t), true);
+  if (!r) {
+    co_return r.error();
+  }
+  note_read(r->revision);
+  if (r->succeeded && r->responses.size() == 2) {
+    co_return R(r->responses[1].range.count);
+  }
+  if (r->succeeded) {
+    co_return make_error(ErrorCode::protocol,
+                         fmt::format("etcd kv: add on \"{}\": the txn answered {} responses, "
+                                     "expected 2 (the put and the count)",
+                                     key, r->responses.size()));
+  }
+  auto first = first_kv(*r);
+  if (!first || first->value != adder_) {
+    co_return R(std::nullopt);
+  }
+  auto n = co_await count_at(members, first->create_revision);
+  co_return n ? R(*n) : R(n.error());
+}
+
+asio::awaitable<Result<std::int64_t>> EtcdKv::count_at(const std::string& members,
+                                                       etcd::Revision revision) {
+  // A named request: g++ 12 destroys a braced temporary argument of a co_await twice.
+  etcd::RangeRequest count{members, etcd::prefix_end(members), 0, revision, false, true};
+  auto r = co_await client_.range(std::move(count));
+  if (!r) {
+    co_return r.error();
+  }
+  note_read(r->revision);
+  co_return r->count;
 }
 
 asio::awaitable<Result<std::string>> EtcdKv::get(std::string key,
@@ -424,7 +458,7 @@ asio::awaitable<Result<void>> EtcdKv::multi_set(
     for (std::size_t i = start; i < end; ++i) {
       t.success.push_back(TxnOp::set(kept_put_of(pairs[i].first, std::move(pairs[i].second))));
     }
-    auto r = co_await client_.txn(std::move(t));
+    auto r = co_await client_.txn(std::move(t), true);  // the same values: safe to send again
     if (!r) {
       co_return r.error();
     }

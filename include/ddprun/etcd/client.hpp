@@ -72,8 +72,10 @@ class Client {
   asio::awaitable<Result<Revision>> put(PutRequest p);
   asio::awaitable<Result<DeleteResult>> erase(DeleteRequest d);
   /// A txn is not retried on another member once its request was sent (it may have been
-  /// applied), except when etcd said it has no leader.
-  asio::awaitable<Result<TxnResult>> txn(TxnRequest t);
+  /// applied), except when etcd said it has no leader, when it only reads, or when the caller
+  /// knows a second run finds and answers what the first did (`resend_safe`: a compare-and-set
+  /// of one value, puts of the same values, a counter's add by its own key's name).
+  asio::awaitable<Result<TxnResult>> txn(TxnRequest t, bool resend_safe = false);
 
   // --- lease ---
   asio::awaitable<Result<Lease>> lease_grant(std::chrono::seconds ttl);

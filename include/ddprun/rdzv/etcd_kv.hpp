@@ -3,11 +3,11 @@
 // another store under it. Every key lives under `prefix`. What etcd does better than the
 // TCPStore emulation is used directly: compare_set is a txn on the value (no lock, no
 // server-side state), add counts keys (one txn, never retried: see add()), a blocking get is a
-// watch (no polling), and
-// multi_get_now / multi_set are txns of ranges / puts (one round trip per 128 keys, etcd's
-// default --max-txn-ops), and wait_for_change is a watch: one long-lived stream per key a wait
-// names (a "feed"), not a poll. Per key, not one stream on the run's prefix: that prefix holds
-// every agent's heartbeat, so each agent would receive all of them (N^2 events per interval).
+// watch (no polling), multi_get_now / multi_set are txns of ranges / puts (one round trip per
+// 128 keys, etcd's default --max-txn-ops), and wait_for_change is a watch: one long-lived
+// stream per key a wait names (a "feed"), not a poll. Per key, not one stream on the run's
+// prefix: that prefix holds every agent's heartbeat, so each agent would receive all of them
+// (N^2 events per interval).
 
 #include "ddprun/etcd/client.hpp"
 #include "ddprun/rdzv/kv.hpp"
@@ -81,6 +81,8 @@ class EtcdKv final : public Kv {
   /// Tests: runs between a blocking get's read and the watch that follows it (the window in
   /// which etcd may compact the revision the watch starts from).
   void set_before_watch(std::function<void()> hook) { before_watch_ = std::move(hook); }
+  /// Tests: the names of the keys this Kv's adds create (default: 16 random hex digits).
+  void set_name_source(std::function<std::string()> names) { name_source_ = std::move(names); }
 
   struct Wait;    // one blocking get's watch and flags, shared with its deadline timer
   struct Feed;    // one key's long-lived watch, shared with the coroutine that reads it
@@ -98,6 +100,12 @@ class EtcdKv final : public Kv {
   asio::awaitable<std::optional<Result<std::string>>> wait_for_put(
       const std::string& key, etcd::Revision after, std::chrono::milliseconds timeout, Wait& wait);
   void note_read(etcd::Revision revision) { read_revision_ = std::max(read_revision_, revision); }
+  /// One try of add(key, 1): the count, or nullopt when the drawn name was taken.
+  asio::awaitable<Result<std::optional<std::int64_t>>> add_one(const std::string& key,
+                                                               const std::string& members);
+  /// The keys under `members` at `revision` (0: now).
+  asio::awaitable<Result<std::int64_t>> count_at(const std::string& members,
+                                                 etcd::Revision revision);
   /// Opens a feed for each of `keys` without one; closes those nobody waits for.
   void keep_feeds(const std::vector<std::string>& keys);
   /// A feed saw `key` change: ends the waits naming it, or keeps it for the next one.
@@ -117,8 +125,10 @@ class EtcdKv final : public Kv {
   etcd::Revision read_revision_ = 0;                  // the newest revision a read of this Kv saw
   std::map<std::string, std::string> leased_values_;  // what rewrite_leased() writes
   std::function<void()> before_watch_;                // tests only
+  std::function<std::string()> name_source_;          // tests only
   std::mt19937_64 rng_{std::random_device{}()};       // names of the counters' keys
   std::set<std::string> counters_;                    // keys add() was called on
+  std::string adder_;  // the value of this Kv's counter keys: a resent add finds its own
 };
 
 }  // namespace ddprun::rdzv

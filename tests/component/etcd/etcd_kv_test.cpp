@@ -92,6 +92,31 @@ TEST_F(EtcdKvTest, ConcurrentAddsCountEveryIncrementOnce) {
   EXPECT_FALSE(run(client_->get("/job/counter"))->has_value());
 }
 
+// An add sent again after a timeout (its first send applied) answers what the first would
+// have; another Kv's key of the same name is a clash, and the add draws another name.
+TEST_F(EtcdKvTest, AnAddSentAgainFindsItsOwnKeyAndAClashDrawsAgain) {
+  std::vector<std::string> names{"a", "a"};
+  kv_->set_name_source([&] {
+    std::string n = names.front();
+    names.erase(names.begin());
+    return n;
+  });
+  ASSERT_EQ(*run(kv_->add("c", 1)), 1);  // key "a"
+  ASSERT_EQ(*run(peer_->add("c", 1)), 2);
+  EXPECT_EQ(*run(kv_->add("c", 1)), 1) << "key \"a\" again: the first add's own answer";
+  EXPECT_EQ(*run(peer_->add("c", 0)), 2) << "and nothing more was counted";
+  peer_->set_name_source([] { return std::string("b"); });
+  std::vector<std::string> next{"b", "z"};
+  kv_->set_name_source([&] {
+    std::string n = next.front();
+    next.erase(next.begin());
+    return n;
+  });
+  ASSERT_EQ(*run(peer_->add("c", 1)), 3);  // the peer's key "b"
+  EXPECT_EQ(*run(kv_->add("c", 1)), 4) << "\"b\" is the peer's: drawn again as \"z\"";
+  EXPECT_TRUE(next.empty());
+}
+
 TEST_F(EtcdKvTest, ACountersKeysOutliveTheLeaseOfWhoAdded) {
   auto lease = run(client_->lease_grant(std::chrono::seconds(30)));
   ASSERT_TRUE(lease) << lease.error().message;
