@@ -75,4 +75,12 @@ std::chrono::seconds lease_ttl(const RdzvSettings& settings) {
   return std::max(bound, k_min_ttl);
 }
 
+std::chrono::milliseconds etcd_retry_pause(int attempt, double spread) {
+  constexpr std::chrono::milliseconds k_first{500};
+  constexpr int k_doublings = 4;  // 500 ms x 2^4 = 8 s
+  const auto base = k_first * (1 << std::clamp(attempt, 0, k_doublings));
+  const double ms = static_cast<double>(base.count()) * std::clamp(spread, 0.5, 1.5);
+  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+}
+
 }  // namespace ddprun::rdzv

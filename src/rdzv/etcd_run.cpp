@@ -22,6 +22,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <random>
 
 namespace ddprun::rdzv {
 namespace {
@@ -29,7 +30,6 @@ namespace {
 using etcd::TxnOp;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::chrono::milliseconds k_retry_pause{500};
 /// How often an agent leaving an ended job looks whether the others have gone.
 constexpr std::chrono::milliseconds k_alone_poll{200};
 
@@ -45,8 +45,12 @@ std::string members_text(const etcd::Client& client) {
   return etcd::to_string(client.options().endpoints);
 }
 
-asio::awaitable<void> pause(const asio::any_io_executor& ex) {
-  asio::steady_timer timer(ex, k_retry_pause);
+/// The pause before retry `attempt`, spread at random (etcd_retry_pause), at most `at_most`.
+asio::awaitable<void> pause(const asio::any_io_executor& ex, int attempt,
+                            std::chrono::milliseconds at_most = std::chrono::hours(1)) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::uniform_real_distribution<double> spread(0.5, 1.5);
+  asio::steady_timer timer(ex, std::min(etcd_retry_pause(attempt, spread(rng)), at_most));
   boost::system::error_code ec;
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }
@@ -69,13 +73,15 @@ Error gave_up(const etcd::Client& client, const EtcdRunOptions& o, const Error& 
 /// cannot help) or `until` passes.
 template <typename Call>
 auto retrying(etcd::Client& client, Clock::time_point until, Call call) -> decltype(call()) {
-  for (;;) {
+  for (int attempt = 0;; ++attempt) {
     auto r = co_await call();
-    if (r || r.error().code == ErrorCode::config || Clock::now() >= until) {
+    const auto now = Clock::now();
+    if (r || r.error().code == ErrorCode::config || now >= until) {
       co_return r;
     }
     spdlog::debug("etcd-v3 rendezvous: {} (retrying)", r.error().message);
-    co_await pause(client.executor());
+    co_await pause(client.executor(), attempt,
+                   std::chrono::duration_cast<std::chrono::milliseconds>(until - now));
   }
 }
 
@@ -117,7 +123,7 @@ void EtcdRun::keep_lease() {
 // `life` says whether this object still exists after each suspension.
 asio::awaitable<void> EtcdRun::replace_lease(std::shared_ptr<Life> life) {
   bool granted = false;
-  while (life->alive && !finished_) {
+  for (int attempt = 0; life->alive && !finished_; ++attempt) {
     if (!granted) {
       auto lease = co_await client_.lease_grant(options_.lease_ttl);
       if (!life->alive || finished_) {
@@ -144,7 +150,7 @@ asio::awaitable<void> EtcdRun::replace_lease(std::shared_ptr<Life> life) {
       spdlog::debug("etcd-v3 rendezvous '{}': writing this agent's keys again: {}", options_.run_id,
                     rewritten.error().message);
     }
-    co_await pause(client_.executor());
+    co_await pause(client_.executor(), attempt);
   }
 }
 

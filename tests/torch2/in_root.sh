@@ -83,7 +83,10 @@ import datetime, torch.distributed as d
 s = d.TCPStore('127.0.0.1', $sport, is_master=False, timeout=datetime.timedelta(seconds=20))
 s.set('k', 'v'); assert s.get('k') == b'v'; assert s.add('n', 5) == 5
 assert s.compare_set('k', 'v', 'w') == b'w'
-print('client ok')" >"$work/err" 2>&1; then pass "torch 2.6 client, ddprun store"; else fail "torch 2.6 client, ddprun store"; fi
+print('client ok')" >"$work/err" 2>&1; then pass "torch 2.6 client, ddprun store"; else
+  { echo "ddprun store serve said:"; cat "$work/serve"; } >>"$work/err"
+  fail "torch 2.6 client, ddprun store"
+fi
 kill "$serve"
 wait "$serve" 2>/dev/null
 tport=$((port + 2))

@@ -66,4 +66,10 @@ bool should_delete_previous(const GenerationView& view);
 /// unit, rounded up) and at least 3 s.
 std::chrono::seconds lease_ttl(const RdzvSettings& settings);
 
+/// How long an agent pauses before its `attempt`-th retry (0-based) of a call that found no
+/// etcd member (starting, or taking a new lease): 500 ms doubling up to 8 s, times `spread` in
+/// [0.5, 1.5), so thousands of agents refused by an overloaded cluster do not all come back
+/// together and at once.
+std::chrono::milliseconds etcd_retry_pause(int attempt, double spread);
+
 }  // namespace ddprun::rdzv

@@ -80,5 +80,16 @@ TEST(EtcdLayout, TheLeaseLastsTheKeepAliveBoundInWholeSecondsAtLeastThree) {
   EXPECT_EQ(lease_ttl(s), 3s) << "0.6 s: the floor";
 }
 
+TEST(EtcdLayout, RetriesPauseLongerEachTimeUpTo8sSpreadAtRandom) {
+  using namespace std::chrono_literals;
+  EXPECT_EQ(etcd_retry_pause(0, 1.0), 500ms);
+  EXPECT_EQ(etcd_retry_pause(1, 1.0), 1000ms);
+  EXPECT_EQ(etcd_retry_pause(4, 1.0), 8000ms);
+  EXPECT_EQ(etcd_retry_pause(40, 1.0), 8000ms) << "the cap";
+  EXPECT_EQ(etcd_retry_pause(0, 0.5), 250ms);
+  EXPECT_EQ(etcd_retry_pause(2, 1.4), 2800ms);
+  EXPECT_EQ(etcd_retry_pause(0, 3.0), 750ms) << "spread is clamped to [0.5, 1.5]";
+}
+
 }  // namespace
 }  // namespace ddprun::rdzv
