@@ -88,8 +88,8 @@ def run_one(args, nodes: int) -> dict:
                                 preexec_fn=_die_with_parent)
         errors, warnings = [], 0
         deadline = time.monotonic() + 4 * args.timeout + args.running_seconds
-        stdout = []  # drained all along: a full pipe would stop the bench
-        reader = threading.Thread(target=lambda: stdout.extend(proc.stdout), daemon=True)
+        out_lines = []  # drained all along: a full pipe would stop the bench
+        reader = threading.Thread(target=lambda: out_lines.extend(proc.stdout), daemon=True)
         reader.start()
         log = open(args.stderr, "a") if args.stderr else None
         for line in proc.stderr:
@@ -112,7 +112,7 @@ def run_one(args, nodes: int) -> dict:
             kill_and_reap([proc])
             raise RuntimeError(f"rdzv_scale_bench did not finish: {' '.join(argv)}")
         reader.join(timeout=5)
-        out = "".join(stdout)
+        out = "".join(out_lines)
         marks.append(("end", etcd.counters()))
         sampler.done.set()
         lines = [x for x in out.splitlines() if x.startswith("{")]
