@@ -6,6 +6,7 @@
 #include "ddprun/etcd/client.hpp"
 
 #include "ddprun/etcd/codec.hpp"
+#include "ddprun/util/backoff.hpp"
 
 #include <fmt/format.h>
 
@@ -178,7 +179,7 @@ asio::awaitable<Result<std::string>> Client::call(std::string_view path_view, st
       continue;
     }
     if (is_overloaded(e) && resends < k_max_overload_resends) {
-      co_await pause(overload_pause(resends++, spread_(rng_)));
+      co_await pause(overload_pause(resends++, util::random_spread()));
       continue;  // the same member: it refused before proposing, so nothing was applied
     }
     if (!may_retry_elsewhere(e, idempotent)) {

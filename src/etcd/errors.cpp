@@ -1,10 +1,9 @@
 // Error answers and what to do about them, and the newline framing of streams.
 
 #include "ddprun/etcd/codec.hpp"
+#include "ddprun/util/backoff.hpp"
 
 #include <nlohmann/json.hpp>
-
-#include <algorithm>
 
 namespace ddprun::etcd {
 namespace {
@@ -71,10 +70,8 @@ bool is_overloaded(const ServerError& e) {
 }
 
 std::chrono::milliseconds overload_pause(int attempt, double spread) {
-  constexpr double k_first_ms = 100;
-  const double ms = k_first_ms * static_cast<double>(1U << std::clamp(attempt, 0, 10)) *
-                    std::clamp(spread, 0.5, 1.5);
-  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+  constexpr int k_doublings = 10;
+  return util::backoff_pause(std::chrono::milliseconds(100), attempt, k_doublings, spread);
 }
 
 bool is_stale_token(const ServerError& e) {

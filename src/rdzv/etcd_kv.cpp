@@ -69,6 +69,11 @@ std::string counter_end(const std::string& full_key) {
   return etcd::prefix_end(full_key + std::string(k_counter_infix));
 }
 
+/// Counts the keys under `members` (a counter's adds) at `revision` (0: now).
+etcd::RangeRequest count_of(const std::string& members, etcd::Revision revision) {
+  return {members, etcd::prefix_end(members), 0, revision, false, true};
+}
+
 bool is_fed(const std::string& full_key, const std::string& changed) {
   return changed == full_key || util::starts_with(changed, full_key + std::string(k_counter_infix));
 }
@@ -261,9 +266,9 @@ asio::awaitable<Result<void>> EtcdKv::set(std::string key, std::string value) {
 
 // A counter is the number of keys under "<key>/+/": add(key, 1) creates one of its own (a random
 // name, created only if absent) and counts them in the same txn, which etcd applies atomically
-// after every earlier write, so the k-th add returns k with no compare-and-set to lose and no
-// retry. The old way, a compare-and-swap on one value, cost O(N^2) txns when N nodes joined at
-// once. Member keys never carry a lease: a counter must not go down when a node dies.
+// after every earlier write, so the k-th add returns k with no compare-and-set to lose to
+// another node. The old way, a compare-and-swap on one value, cost O(N^2) txns when N nodes joined
+// at once. Member keys never carry a lease: a counter must not go down when a node dies.
 asio::awaitable<Result<std::int64_t>> EtcdKv::add(std::string key, std::int64_t delta) {
   if (delta != 0 && delta != 1) {
     co_return make_error(ErrorCode::internal,
@@ -295,9 +300,8 @@ asio::awaitable<Result<std::optional<std::int64_t>>> EtcdKv::add_one(const std::
   using R = Result<std::optional<std::int64_t>>;
   const std::string mine =
       members + (name_source_ ? name_source_() : fmt::format("{:016x}", rng_()));
-  etcd::RangeRequest count{members, etcd::prefix_end(members), 0, 0, false, true};
   etcd::TxnRequest t{{etcd::key_absent(mine)},
-                     {TxnOp::set({mine, adder_, 0}), TxnOp::get(std::move(count))},
+                     {TxnOp::set({mine, adder_, 0}), TxnOp::get(count_of(members, 0))},
                      {TxnOp::get(one_key(mine))}};
   auto r = co_await client_.txn(std::move(t), true);
   if (!r) {
@@ -324,7 +328,7 @@ asio::awaitable<Result<std::optional<std::int64_t>>> EtcdKv::add_one(const std::
 asio::awaitable<Result<std::int64_t>> EtcdKv::count_at(const std::string& members,
                                                        etcd::Revision revision) {
   // A named request: g++ 12 destroys a braced temporary argument of a co_await twice.
-  etcd::RangeRequest count{members, etcd::prefix_end(members), 0, revision, false, true};
+  etcd::RangeRequest count = count_of(members, revision);
   auto r = co_await client_.range(std::move(count));
   if (!r) {
     co_return r.error();

@@ -1,6 +1,7 @@
 #include "ddprun/rdzv/etcd_layout.hpp"
 
 #include "ddprun/rdzv/state.hpp"
+#include "ddprun/util/backoff.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <algorithm>
@@ -76,11 +77,8 @@ std::chrono::seconds lease_ttl(const RdzvSettings& settings) {
 }
 
 std::chrono::milliseconds etcd_retry_pause(int attempt, double spread) {
-  constexpr std::chrono::milliseconds k_first{500};
   constexpr int k_doublings = 4;  // 500 ms x 2^4 = 8 s
-  const auto base = k_first * (1 << std::clamp(attempt, 0, k_doublings));
-  const double ms = static_cast<double>(base.count()) * std::clamp(spread, 0.5, 1.5);
-  return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+  return util::backoff_pause(std::chrono::milliseconds(500), attempt, k_doublings, spread);
 }
 
 }  // namespace ddprun::rdzv

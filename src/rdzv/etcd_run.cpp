@@ -17,12 +17,12 @@
 #include "ddprun/etcd/codec.hpp"
 #include "ddprun/rdzv/etcd_layout.hpp"
 #include "ddprun/rdzv/state.hpp"
+#include "ddprun/util/backoff.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <random>
 
 namespace ddprun::rdzv {
 namespace {
@@ -48,9 +48,7 @@ std::string members_text(const etcd::Client& client) {
 /// The pause before retry `attempt`, spread at random (etcd_retry_pause), at most `at_most`.
 asio::awaitable<void> pause(const asio::any_io_executor& ex, int attempt,
                             std::chrono::milliseconds at_most = std::chrono::hours(1)) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::uniform_real_distribution<double> spread(0.5, 1.5);
-  asio::steady_timer timer(ex, std::min(etcd_retry_pause(attempt, spread(rng)), at_most));
+  asio::steady_timer timer(ex, std::min(etcd_retry_pause(attempt, util::random_spread()), at_most));
   boost::system::error_code ec;
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
 }

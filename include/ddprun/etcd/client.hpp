@@ -20,7 +20,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -110,8 +109,6 @@ class Client {
   std::size_t current_ = 0;
   std::vector<std::unique_ptr<Connection>> idle_;
   std::string token_;
-  std::mt19937_64 rng_{std::random_device{}()};  // spreads the pauses of an overload
-  std::uniform_real_distribution<double> spread_{0.5, 1.5};
 };
 
 /// A watch stream. next() delivers each message (events, progress, or a cancel); after a

@@ -75,8 +75,7 @@ bool is_stale_token(const ServerError& e);
 /// after a pause is safe even for a txn.
 bool is_overloaded(const ServerError& e);
 /// How long to pause before the `attempt`-th resend (0-based) of a call etcd refused as
-/// overloaded: 100 ms doubling each time, times `spread` in [0.5, 1.5) so that the many
-/// clients refused at once do not come back at once.
+/// overloaded: util::backoff_pause from 100 ms.
 std::chrono::milliseconds overload_pause(int attempt, double spread);
 /// Resends of a call refused as overloaded before its refusal is returned (about 3 s of
 /// pauses in all).

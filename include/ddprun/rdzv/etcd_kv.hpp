@@ -2,11 +2,11 @@
 // rdzv::Kv on etcd v3 (issue #18): the rendezvous algorithm stays the one in rdzv; etcd is
 // another store under it. Every key lives under `prefix`. What etcd does better than the
 // TCPStore emulation is used directly: compare_set is a txn on the value (no lock, no
-// server-side state), add counts keys (one txn, never retried: see add()), a blocking get is a
-// watch (no polling), multi_get_now / multi_set are txns of ranges / puts (one round trip per
-// 128 keys, etcd's default --max-txn-ops), and wait_for_change is a watch: one long-lived
-// stream per key a wait names (a "feed"), not a poll. Per key, not one stream on the run's
-// prefix: that prefix holds every agent's heartbeat, so each agent would receive all of them
+// server-side state), add counts keys (one txn, nothing to lose to another node: see add()), a
+// blocking get is a watch (no polling), multi_get_now / multi_set are txns of ranges / puts (one
+// round trip per 128 keys, etcd's default --max-txn-ops), and wait_for_change is a watch: one
+// long-lived stream per key a wait names (a "feed"), not a poll. Per key, not one stream on the
+// run's prefix: that prefix holds every agent's heartbeat, so each agent would receive all of them
 // (N^2 events per interval).
 
 #include "ddprun/etcd/client.hpp"
