@@ -383,8 +383,11 @@ TEST(OutputE2E, FloodingWorkerEndsWithCompleteFileAndReportsDrops) {
     return std::uintmax_t{0};
   };
   auto r = run_with_slow_console(
-      {ddprun_bin(), "--nproc_per_node", "1", "--log_dir", logs, "-t", "1", "--python",
-       "/usr/bin/python3", worker("chatter.py"), "flood", std::to_string(k_bytes)},
+      // Its own fork/exec, so no PET_MASTER_PORT from the test helpers: a free port, not
+      // torchrun's 29500, which any other ddprun on the machine may hold.
+      {ddprun_bin(), "--nproc_per_node", "1", "--master_port", std::to_string(free_port()),
+       "--log_dir", logs, "-t", "1", "--python", "/usr/bin/python3", worker("chatter.py"), "flood",
+       std::to_string(k_bytes)},
       [&] { return file_size() >= k_bytes; });
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(file_size(), k_bytes);
