@@ -90,4 +90,10 @@ std::string prefix_end(std::string_view prefix) {
   return std::string(1, '\0');
 }
 
+RangeRequest prefix_range(const std::string& prefix, std::int64_t limit) {
+  return {prefix, prefix_end(prefix), limit, 0, false};
+}
+
+DeleteRequest prefix_delete(const std::string& prefix) { return {prefix, prefix_end(prefix)}; }
+
 }  // namespace ddprun::etcd

@@ -70,6 +70,15 @@ bool should_delete_previous(const GenerationView& view) {
   return view.current && (!view.any_alive || (view.silent && !view.closed));
 }
 
+std::optional<RoundHeader> carried_header(const RoundHeader& previous) {
+  if (previous.closed || previous.excluded.empty()) {
+    return std::nullopt;
+  }
+  RoundHeader fresh;
+  fresh.excluded = previous.excluded;
+  return fresh;
+}
+
 std::chrono::seconds lease_ttl(const RdzvSettings& settings) {
   constexpr std::chrono::seconds k_min_ttl{3};
   const auto bound = std::chrono::ceil<std::chrono::seconds>(keep_alive_bound(settings));

@@ -1,16 +1,7 @@
-// Joining an etcd-v3 run. A generation is one job's life under an --rdzv-id; the decision of
-// which one to use is pure (decide_generation), this file reads what it needs and makes the
-// choice stick with one txn:
-//   - start generation N+1: only if the generation key is unchanged since read (or still
-//     absent); the same txn writes this agent's alive key, so a second agent starting at the
-//     same moment finds N+1 alive and joins it, and deletes generation N when nobody was
-//     alive in it (a crashed job's keys);
-//   - join generation N: only if the generation key is unchanged and the alive key seen is
-//     still there, so an agent never joins a generation whose last agent just went away.
-// A generation running a round is joined only after one of its members' keep-alives is seen
-// (a watch on its heartbeat keys, at most the keep-alive bound): the agents of a job killed a
-// moment ago still hold leases, but they no longer beat, and a new job must not wait behind
-// them for its whole join timeout.
+// One agent's place in an etcd-v3 run over its life: opening it (the lease, then joining or
+// starting a generation: etcd_run_join.cpp), keeping the lease or taking a new one, and
+// leaving: the last agent out of a generation removes it, unless it is a node left out of a
+// job that goes on (its record stays for the agents still to come).
 
 #include "ddprun/rdzv/etcd_run.hpp"
 
@@ -32,14 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 /// How often an agent leaving an ended job looks whether the others have gone.
 constexpr std::chrono::milliseconds k_alone_poll{200};
-
-etcd::RangeRequest prefix_range(const std::string& prefix, std::int64_t limit) {
-  return {prefix, etcd::prefix_end(prefix), limit, 0, false};
-}
-
-etcd::DeleteRequest prefix_delete(const std::string& prefix) {
-  return {prefix, etcd::prefix_end(prefix)};
-}
 
 std::string members_text(const etcd::Client& client) {
   return etcd::to_string(client.options().endpoints);
@@ -216,158 +199,6 @@ Kv& EtcdRun::kv() {
   return *etcd_kv_;
 }
 
-// One look and one txn: true when this agent is now in a generation, false when the run
-// changed under it (look again).
-asio::awaitable<Result<bool>> EtcdRun::try_join() {
-  const std::string gen_key = etcd_generation_key(run_prefix_);
-  auto seen = co_await client_.get(gen_key);
-  if (!seen) {
-    co_return seen.error();
-  }
-  GenerationView view;
-  std::optional<etcd::KeyValue> alive;
-  if (*seen) {
-    view.current = parse_generation((*seen)->value).value_or(0);
-    use_generation(*view.current);
-    std::vector<std::string> keys{state_key(options_.run_id)};
-    auto header = co_await kv().multi_get_now(std::move(keys));
-    bool running = false;
-    if (header && !header->front().empty()) {
-      auto h = decode_header(header->front());
-      view.closed = h && h->closed;
-      running = h && !h->closed && h->phase == Phase::complete;
-    }
-    const auto alive_prefix = etcd_alive_prefix(etcd_generation_prefix(run_prefix_, generation_));
-    auto anyone = co_await client_.range(prefix_range(alive_prefix, 1));
-    if (!anyone) {
-      co_return anyone.error();
-    }
-    view.any_alive = !anyone->kvs.empty();
-    if (view.any_alive) {
-      alive = anyone->kvs.front();
-    }
-    if (view.any_alive && running) {
-      auto beat = co_await heartbeat_after(anyone->revision);
-      if (!beat) {
-        co_return beat.error();
-      }
-      view.silent = !*beat;
-    }
-  }
-  const auto choice = decide_generation(view);
-  const auto gen_prefix = etcd_generation_prefix(run_prefix_, choice.generation);
-  etcd::TxnRequest t;
-  t.compare.push_back(*seen ? etcd::key_unchanged(gen_key, (*seen)->mod_revision)
-                            : etcd::key_absent(gen_key));
-  t.success.push_back(
-      TxnOp::set({etcd_alive_prefix(gen_prefix) + options_.node_id, options_.node_id, lease_.id}));
-  if (choice.start_new) {
-    t.success.push_back(TxnOp::set({gen_key, std::to_string(choice.generation), 0}));
-    if (should_delete_previous(view)) {
-      t.success.push_back(
-          TxnOp::erase(prefix_delete(etcd_generation_prefix(run_prefix_, *view.current))));
-    }
-  } else {
-    etcd::Compare still_alive{
-        alive->key, etcd::CompareTarget::create_revision, etcd::CompareResult::greater, 0, {}};
-    t.compare.push_back(std::move(still_alive));
-  }
-  auto r = co_await client_.txn(std::move(t));
-  if (!r) {
-    co_return r.error();
-  }
-  if (!r->succeeded) {
-    co_return false;
-  }
-  use_generation(choice.generation);
-  if (choice.start_new) {
-    spdlog::info("etcd-v3 rendezvous '{}': started generation {} under {}{}", options_.run_id,
-                 choice.generation, run_prefix_,
-                 view.current ? fmt::format(" (generation {} was {})", *view.current,
-                                            view.closed   ? "closed"
-                                            : view.silent ? "running without a keep-alive: "
-                                                            "its agents are gone"
-                                                          : "left by every agent")
-                              : std::string());
-  } else {
-    spdlog::info("etcd-v3 rendezvous '{}': joined generation {} under {}", options_.run_id,
-                 choice.generation, run_prefix_);
-  }
-  co_return true;
-}
-
-// Shared with the deadline's handler, as EtcdKv's waits are.
-struct EtcdRun::BeatWait {
-  explicit BeatWait(const asio::any_io_executor& ex) : deadline(ex) {}
-  std::unique_ptr<etcd::Watch> watch;  // null between two watches
-  asio::steady_timer deadline;
-  bool timed_out = false;
-};
-
-asio::awaitable<Result<bool>> EtcdRun::heartbeat_after(etcd::Revision revision) {
-  auto wait = std::make_shared<BeatWait>(client_.executor());
-  wait->deadline.expires_after(options_.liveness_wait);
-  wait->deadline.async_wait([wait](const boost::system::error_code& ec) {
-    if (!ec) {
-      wait->timed_out = true;
-      if (wait->watch) {
-        wait->watch->cancel();
-      }
-    }
-  });
-  Result<bool> seen = false;
-  etcd::Revision from = revision + 1;
-  while (!wait->timed_out) {
-    auto next = co_await watch_beats(*wait, from);
-    if (!next) {
-      seen = next.error();
-      break;
-    }
-    if (*next == 0) {
-      seen = true;
-      break;
-    }
-    from = *next;  // etcd compacted `from`: every change since its oldest revision is after ours
-  }
-  wait->deadline.cancel();
-  if (wait->watch) {
-    wait->watch->cancel();
-  }
-  co_return seen;
-}
-
-// 0: a keep-alive was put; -1: the deadline, or etcd ended the watch for another reason (no
-// keep-alive seen); otherwise the revision to watch from again (the start was compacted).
-asio::awaitable<Result<etcd::Revision>> EtcdRun::watch_beats(BeatWait& wait, etcd::Revision from) {
-  const std::string beats =
-      etcd_generation_prefix(run_prefix_, generation_) + heartbeat_key(options_.run_id, "");
-  // A named request: g++ 12 mishandles a braced temporary inside co_await (double destroy).
-  etcd::WatchRequest request{beats, etcd::prefix_end(beats), from, false};
-  auto watch = co_await client_.watch(std::move(request));
-  if (!watch) {
-    co_return watch.error();
-  }
-  wait.watch = std::move(*watch);
-  while (!wait.timed_out) {
-    auto m = co_await wait.watch->next();
-    if (!m) {
-      break;
-    }
-    if (std::any_of(m->events.begin(), m->events.end(), [](const etcd::WatchEvent& e) {
-          return e.type == etcd::WatchEvent::Type::put;
-        })) {
-      co_return etcd::Revision{0};
-    }
-    if (m->canceled) {
-      if (m->compact_revision > 0) {
-        co_return m->compact_revision;
-      }
-      break;
-    }
-  }
-  co_return etcd::Revision{-1};
-}
-
 asio::awaitable<void> EtcdRun::finish(Leaving how) {
   if (std::exchange(finished_, true)) {
     co_return;
@@ -389,12 +220,19 @@ asio::awaitable<void> EtcdRun::finish(Leaving how) {
     }
     co_return;
   }
+  if (how == Leaving::left_out) {
+    spdlog::info(
+        "etcd-v3 rendezvous '{}': keeping generation {} with no agent in it: it records that "
+        "this node is left out, for the nodes still to come",
+        options_.run_id, generation_);
+    co_return;
+  }
   // The last one out: remove the generation, and the generation key while it still names it.
   const auto gen_prefix = etcd_generation_prefix(run_prefix_, generation_);
   const std::string gen_key = etcd_generation_key(run_prefix_);
   etcd::TxnRequest t{{etcd::value_is(gen_key, std::to_string(generation_))},
-                     {TxnOp::erase({gen_key, {}}), TxnOp::erase(prefix_delete(gen_prefix))},
-                     {TxnOp::erase(prefix_delete(gen_prefix))}};
+                     {TxnOp::erase({gen_key, {}}), TxnOp::erase(etcd::prefix_delete(gen_prefix))},
+                     {TxnOp::erase(etcd::prefix_delete(gen_prefix))}};
   if (auto r = co_await client_.txn(std::move(t)); !r) {
     spdlog::warn("etcd-v3 rendezvous '{}': removing generation {}: {}", options_.run_id,
                  generation_, r.error().message);
@@ -434,7 +272,7 @@ asio::awaitable<void> EtcdRun::let_go() {
 // linearizable read), so the last of them to read sees none.
 asio::awaitable<std::optional<std::string>> EtcdRun::someone_alive() {
   const auto gen_prefix = etcd_generation_prefix(run_prefix_, generation_);
-  auto anyone = co_await client_.range(prefix_range(etcd_alive_prefix(gen_prefix), 1));
+  auto anyone = co_await client_.range(etcd::prefix_range(etcd_alive_prefix(gen_prefix), 1));
   if (!anyone) {
     spdlog::warn(
         "etcd-v3 rendezvous '{}': reading who is still in generation {}: {} (its keys "
@@ -470,11 +308,11 @@ asio::awaitable<void> EtcdRun::remove_abandoned(std::int64_t generation) {
     co_return;
   }
   const auto gen_prefix = etcd_generation_prefix(run_prefix_, generation);
-  auto anyone = co_await client_.range(prefix_range(etcd_alive_prefix(gen_prefix), 1));
+  auto anyone = co_await client_.range(etcd::prefix_range(etcd_alive_prefix(gen_prefix), 1));
   if (!anyone || !anyone->kvs.empty()) {
     co_return;
   }
-  auto removed = co_await client_.erase(prefix_delete(gen_prefix));
+  auto removed = co_await client_.erase(etcd::prefix_delete(gen_prefix));
   if (removed && removed->deleted > 0) {
     spdlog::info("etcd-v3 rendezvous '{}': removed generation {} (left behind by agents that died)",
                  options_.run_id, generation);

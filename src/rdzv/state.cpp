@@ -11,7 +11,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int k_state_version = 5;
+/// The layout of the run's keys as a whole, not only the header's fields: 6 is the first with
+/// etcd-v3 counters kept as keys (etcd_kv.hpp). Agents of two layouts must not share a run.
+constexpr int k_state_version = 6;
 constexpr std::string_view k_key_prefix = "ddprun/rdzv/";
 
 json node_to_json(const NodeDesc& n) {
@@ -53,8 +55,11 @@ json streak_to_json(const CrashStreak& s) {
 }
 
 RoundHeader header_from_json(const json& j) {
-  if (j.at("version").get<int>() != k_state_version) {
-    throw std::invalid_argument("unsupported version " + j.at("version").dump());
+  if (const auto& v = j.at("version"); v != k_state_version) {
+    throw std::invalid_argument("it has state version " + v.dump() + ", this ddprun reads " +
+                                std::to_string(k_state_version) +
+                                ": another ddprun release wrote it, and every node of a run "
+                                "must run the same release");
   }
   RoundHeader h;
   h.round = j.at("round").get<int>();

@@ -554,5 +554,14 @@ TEST_F(EtcdE2E, NodeWhoseHealthCheckFailsIsLeftOutAndTheOtherFinishesAlone) {
   const std::string endpoints = cluster_.endpoints();
   expect_unhealthy_node_left_out(
       [&](std::size_t i) { return etcd_flags("1:2", endpoints, "unhealthy", static_cast<int>(i)); },
-      false);
+      Arrival::agent0_first);
+}
+
+// The unhealthy node is the first and only agent of its generation, and gone before the other
+// starts: the record of why stays in etcd for it (it was deleted with the generation).
+TEST_F(EtcdE2E, NodeLeftOutBeforeAnyOtherArrivedIsStillNamedToTheNodesThatCome) {
+  const std::string endpoints = cluster_.endpoints();
+  expect_unhealthy_node_left_out(
+      [&](std::size_t i) { return etcd_flags("1:2", endpoints, "unhealthy", static_cast<int>(i)); },
+      Arrival::unhealthy_first);
 }

@@ -93,12 +93,20 @@ inline void expect_failing_node_left_out(const ExclusionJob& job, std::size_t ba
   EXPECT_TRUE(contains(bad_events, "\"state\":\"EXCLUDED\"")) << bad_events;
 }
 
+/// Who of the unhealthy-node scenario's two agents starts first.
+enum class Arrival {
+  agent0_hosts,  ///< agent 0 hosts the rendezvous store (c10d): listening before agent 1 starts
+  agent0_first,  ///< agent 0 is in the rendezvous before agent 1 starts
+  /// Agent 1 is left out and gone before agent 0 starts (etcd-v3: the last one out of its
+  /// generation keeps the record of why, and agent 0 still reads it).
+  unhealthy_first,
+};
+
 /// The unhealthy-node scenario (--health-check, issue #27), on c10d and etcd-v3: two agents
 /// with --nnodes 1:2 (`flags`); agent 1's check fails, so it never joins and exits 3 naming
 /// the check's output, and agent 0 learns why from the header, re-forms alone and finishes.
-/// `agent0_hosts` as in ExclusionJob.
 inline void expect_unhealthy_node_left_out(
-    const std::function<std::vector<std::string>(std::size_t)>& flags, bool agent0_hosts) {
+    const std::function<std::vector<std::string>(std::size_t)>& flags, Arrival arrival) {
   const std::vector<std::string> dirs{make_temp_dir("ddprun-hc-"), make_temp_dir("ddprun-hc-")};
   const std::string release = dirs[0] + "/release";
   const std::string check = "if [ -n \"$NODE_BAD\" ]; then echo 'node marked bad'; exit 1; fi";
@@ -107,30 +115,36 @@ inline void expect_unhealthy_node_left_out(
                   rounds(dirs[i], release));
   };
   Agents agents;
-  if (agent0_hosts) {
+  std::size_t good = 0;  // agents' indices: in order of start
+  std::size_t bad = 1;
+  if (arrival == Arrival::agent0_hosts) {
     ASSERT_TRUE(start_host(agents, argv(0, "X=1"))) << agents.all_logs();
-  } else {
+  } else if (arrival == Arrival::agent0_first) {
     agents.start(argv(0, "X=1"));
-    // On etcd-v3 the last agent out of a generation deletes it: agent 1, left out at once,
-    // would take its exclusion with it were it alone there, and agent 0 would start a fresh
-    // generation knowing nothing of it (seen under load: agent 0 opened 50 ms late).
     ASSERT_TRUE(eventually([&] { return contains(agents.err(0), " generation 1 under "); },
                            k_event_timeout))
         << agents.all_logs();
+  } else {
+    std::swap(good, bad);
+    agents.start(argv(1, "NODE_BAD=1"));
+    ASSERT_EQ(agents.wait(bad), 3) << agents.all_logs();
+    agents.start(argv(0, "X=1"));
   }
-  agents.start(argv(1, "NODE_BAD=1"));
-  EXPECT_EQ(agents.wait(1), 3) << agents.all_logs();
-  EXPECT_TRUE(contains(agents.err(1), "health check failed: node marked bad (exit status 1)"))
+  if (arrival != Arrival::unhealthy_first) {
+    agents.start(argv(1, "NODE_BAD=1"));
+  }
+  EXPECT_EQ(agents.wait(bad), 3) << agents.all_logs();
+  EXPECT_TRUE(contains(agents.err(bad), "health check failed: node marked bad (exit status 1)"))
       << agents.all_logs();
   EXPECT_TRUE(
-      eventually([&] { return contains(agents.err(0), "it is unhealthy"); }, k_event_timeout))
+      eventually([&] { return contains(agents.err(good), "it is unhealthy"); }, k_event_timeout))
       << "agent 0 never learnt why agent 1 left\n"
       << agents.all_logs();
   EXPECT_TRUE(
       eventually([&] { return last_start_has(dirs[0], "group_world", "1"); }, k_event_timeout))
       << agents.all_logs();
   touch(release);
-  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
+  EXPECT_EQ(agents.wait(good), 0) << agents.all_logs();
   EXPECT_TRUE(starts(dirs[1]).empty()) << agents.all_logs();
 }
 

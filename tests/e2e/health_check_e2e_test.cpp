@@ -156,7 +156,7 @@ TEST(HealthCheckE2E, C10dNodeWhoseCheckFailsIsLeftOutAndTheOtherFinishesAlone) {
       [port](std::size_t i) {
         return c10d_flags("1:2", port, 1, loopback(static_cast<int>(i)), k_fast_conf);
       },
-      true);
+      Arrival::agent0_hosts);
 }
 
 }  // namespace

@@ -16,6 +16,10 @@
 
 namespace ddprun::agent {
 
+/// How this agent leaves the rendezvous (ElasticOptions::finish): the job ended (shutdown()),
+/// this node is left out of a job that goes on (withdraw()), or it leaves alone (leave()).
+enum class Leaving { node_only, left_out, job_ended };
+
 struct ElasticOptions {
   bool is_static = false;
   /// The rendezvous store in use (static: also the workers' MASTER_ADDR:MASTER_PORT; etcd-v3:
@@ -24,9 +28,9 @@ struct ElasticOptions {
   std::string advertise_addr;  ///< MASTER_ADDR when this node is group rank 0 (c10d)
   std::chrono::milliseconds exit_barrier_timeout{300000};
   std::chrono::milliseconds host_linger{30000};  ///< store host waits for peers to disconnect
-  /// Runs after shutdown() (`job_ended` true), leave() and withdraw(): etcd-v3 gives up this
-  /// agent's lease and removes the run's keys when it is the last one out. Empty: nothing to do.
-  std::function<asio::awaitable<void>(bool job_ended)> finish;
+  /// Runs after shutdown(), leave() and withdraw(): etcd-v3 gives up this agent's lease and
+  /// removes the run's keys when it is the last one out. Empty: nothing to do.
+  std::function<asio::awaitable<void>(Leaving how)> finish;
   /// Called as a join begins (nullopt) and when it formed a round (its number): the agent's
   /// death notice names the round it runs in (rdzv/death_notice.hpp). Empty: nothing to do.
   std::function<void(std::optional<int> round)> on_round;

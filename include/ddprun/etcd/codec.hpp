@@ -21,6 +21,9 @@ Result<std::string> base64_decode(std::string_view text);
 /// The range_end that makes [prefix, end) every key starting with `prefix`: its last byte
 /// below 0xff incremented, the rest dropped; "\0" (every key) when there is none.
 std::string prefix_end(std::string_view prefix);
+/// Every key starting with `prefix` (at most `limit`, 0: all), and a delete of them all.
+RangeRequest prefix_range(const std::string& prefix, std::int64_t limit = 0);
+DeleteRequest prefix_delete(const std::string& prefix);
 
 // --- request bodies (each the JSON of one POST /v3/...) ---
 std::string render_range(const RangeRequest& r);

@@ -11,9 +11,12 @@
 // and a starting agent that finds a generation closed, with no live agent (every lease of a
 // crashed job expired), or running a round without a single keep-alive for the keep-alive
 // bound (a job crashed less than a lease TTL ago), starts generation N + 1 (deleting N unless
-// it is closed with agents still leaving it).
+// it is closed with agents still leaving it). A job that did not end keeps its record of the
+// nodes left out across that step (carried_header): an agent left out before any other
+// arrived is the last one out of its generation, and keeps it for the next agent to read.
 
 #include "ddprun/rdzv/settings.hpp"
+#include "ddprun/rdzv/state.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -60,6 +63,11 @@ GenerationChoice decide_generation(const GenerationView& view);
 /// Whether starting the next generation should delete `view.current`'s keys: yes unless it is
 /// closed with agents still leaving it (the last of them deletes it).
 bool should_delete_previous(const GenerationView& view);
+
+/// The header generation N + 1 starts with, given generation N's: a job that did not end (N
+/// not closed) keeps the nodes it left out, so an agent that arrives after the last one of
+/// N left still says which node is left out and why. nullopt: nothing to keep (no header).
+std::optional<RoundHeader> carried_header(const RoundHeader& previous);
 
 /// The TTL of an agent's lease on its own keys: the keep-alive bound (interval x attempts),
 /// after which the rendezvous counts a silent node as dead anyway, in whole seconds (etcd's

@@ -7,6 +7,7 @@
 #include "ddprun/etcd/client.hpp"
 #include "ddprun/rdzv/etcd_kv.hpp"
 #include "ddprun/rdzv/signed_kv.hpp"
+#include "ddprun/rdzv/state.hpp"
 
 #include <chrono>
 #include <functional>
@@ -57,8 +58,10 @@ class EtcdRun {
   /// `job_ended`: the run is closed, so an agent still alive in the generation is one that is
   /// leaving too, or one that died (killed, its node lost) whose lease has not run out yet: the
   /// agent waits for them, up to one lease TTL (+1 s), so the last one out removes the run's
-  /// keys even then. `node_only` (a signal, a node left out): the others go on, no wait.
-  enum class Leaving { node_only, job_ended };
+  /// keys even then. `node_only` (a signal): the others go on, no wait. `left_out`: this node
+  /// is left out of a job that goes on; as the last one out it keeps the generation, whose
+  /// header says why, for the agents still to come (the next to start carries the record on).
+  enum class Leaving { node_only, left_out, job_ended };
   asio::awaitable<void> finish(Leaving how = Leaving::node_only);
   /// Stops renewing the lease and replacing it, leaving everything as it is, as if this
   /// agent's machine died: its keys vanish when the lease runs out (a lost node, simulated by
@@ -78,7 +81,11 @@ class EtcdRun {
   asio::awaitable<void> replace_lease(std::shared_ptr<Life> life);
   asio::awaitable<Result<void>> rewrite_own_keys(const Life& life);
   asio::awaitable<void> remove_abandoned(std::int64_t generation);
+  struct Look;  // what try_join read about the run
+  asio::awaitable<Result<Look>> look();
   asio::awaitable<Result<bool>> try_join();
+  /// The put of `generation`'s header, signed as the rendezvous' Kv signs it.
+  etcd::PutRequest header_put(std::int64_t generation, const RoundHeader& h) const;
   /// Whether a keep-alive of generation_ is written after `revision`, within liveness_wait
   /// (a compacted start revision is watched again from the oldest one etcd kept).
   asio::awaitable<Result<bool>> heartbeat_after(etcd::Revision revision);

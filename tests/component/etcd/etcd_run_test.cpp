@@ -186,6 +186,44 @@ TEST_F(EtcdRunTest, SignedWithTheTokenWhenThereIsOne) {
   run((*a)->finish());
 }
 
+// A node left out before any other agent arrived is the last one out of its generation: it
+// keeps it, and the next agent to start the run carries its record into the new generation.
+TEST_F(EtcdRunTest, ALeftOutNodesRecordOutlivesItsGenerationUntilTheJobEnds) {
+  EtcdRunOptions o{"/t", "job", "bad", 5s, 5000ms, std::string("secret")};
+  auto bad = run(EtcdRun::open(*client_, o));
+  ASSERT_TRUE(bad);
+  rdzv::RoundHeader left_out;
+  left_out.excluded.push_back(rdzv::Exclusion{"bad", 0, 0, "health check failed"});
+  const auto key = rdzv::state_key("job");
+  EXPECT_TRUE(run((*bad)->kv().set(key, rdzv::encode_header(left_out))));
+  run((*bad)->finish(EtcdRun::Leaving::left_out));
+  EXPECT_EQ(keys_under("/t/job/g1/alive/"), 0u);
+  EXPECT_GT(keys_under("/t/job/g1/"), 0u) << "the record went with the last agent";
+
+  o.node_id = "good";
+  auto good = run(EtcdRun::open(*client_, o));
+  ASSERT_TRUE(good);
+  EXPECT_EQ((*good)->generation(), 2);
+  EXPECT_EQ(keys_under("/t/job/g1/"), 0u) << "the left generation was deleted";
+  auto header = run((*good)->kv().multi_get_now({key}));  // signed, so it verifies
+  ASSERT_TRUE(header) << header.error().message;
+  auto h = rdzv::decode_header(header->front());
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_EQ(h->excluded, left_out.excluded);
+  EXPECT_EQ(h->round, 0);
+
+  rdzv::RoundHeader ended = *h;  // the job ends: the next one under this id starts bare
+  ended.closed = true;
+  EXPECT_TRUE(run((*good)->kv().set(key, rdzv::encode_header(ended))));
+  o.node_id = "next";
+  auto next = run(EtcdRun::open(*client_, o));
+  ASSERT_TRUE(next);
+  EXPECT_EQ((*next)->generation(), 3);
+  EXPECT_EQ(*run((*next)->kv().multi_get_now({key})), std::vector<std::string>{""});
+  run((*good)->finish());
+  run((*next)->finish());
+}
+
 TEST_F(EtcdRunTest, ALostLeaseIsReplacedAndTheAgentsKeysAreWrittenAgain) {
   auto a = open("a", 3s);  // renewed every second
   ASSERT_TRUE(a);

@@ -370,7 +370,7 @@ TEST(RdzvHandler, StoreFailureIsReported) {
 
 TEST(RdzvHandler, CorruptStateIsReported) {
   std::string old_version = encode_header(RoundHeader{});
-  old_version.replace(old_version.find("\"version\":5"), 11, "\"version\":4");
+  old_version.replace(old_version.find("\"version\":6"), 11, "\"version\":5");
   for (const std::string& bad : {std::string("Y2FuaW1hZGFt"), old_version}) {
     Cluster c;
     c.add(make_node("node-a"), fast_settings(1, 1));

@@ -62,6 +62,23 @@ TEST(EtcdLayout, AStaleGenerationIsNeverJoined) {
   EXPECT_FALSE(should_delete_previous({}));
 }
 
+TEST(EtcdLayout, OnlyTheLeftOutNodesOfAJobThatDidNotEndCarryOver) {
+  RoundHeader before;
+  before.round = 3;
+  before.phase = Phase::complete;
+  before.members = 2;
+  before.failures = 2;
+  EXPECT_FALSE(carried_header(before)) << "nothing left out: the next generation starts bare";
+  before.excluded.push_back(Exclusion{"10.0.0.2_77_0", 1, 2, "exitcode 1"});
+  auto next = carried_header(before);
+  ASSERT_TRUE(next);
+  RoundHeader expected;  // round 0, joining: what a generation without a header reads as
+  expected.excluded = before.excluded;
+  EXPECT_EQ(*next, expected);
+  before.closed = true;  // the job ended: a new job under the same id starts clean
+  EXPECT_FALSE(carried_header(before));
+}
+
 }  // namespace
 }  // namespace ddprun::rdzv
 

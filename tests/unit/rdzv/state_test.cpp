@@ -99,12 +99,12 @@ void expect_one_line_protocol_error(const Error& e, const std::string& what,
 TEST(RdzvState, HeaderRejectsGarbage) {
   std::string good = encode_header(RoundHeader{});
   std::string old_version = good;
-  old_version.replace(old_version.find("\"version\":5"), 11, "\"version\":4");
+  old_version.replace(old_version.find("\"version\":6"), 11, "\"version\":5");
   std::string bad_phase = good;
   bad_phase.replace(bad_phase.find("joining"), 7, "bogus");
   const std::string inputs[] = {
       "",          "not json", "Y2FuaW1hZGFt",  // torch's base64 "no state" sentinel
-      "[]",        "{}",       R"({"version":5,"round":0})",
+      "[]",        "{}",       R"({"version":6,"round":0})",
       old_version, bad_phase,  good.substr(0, good.size() - 1)};
   for (const auto& in : inputs) {
     auto r = decode_header(in);
@@ -113,7 +113,9 @@ TEST(RdzvState, HeaderRejectsGarbage) {
   }
   auto bad = decode_header(old_version);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("unsupported version 4"), std::string::npos)
+  EXPECT_NE(bad.error().message.find("it has state version 5, this ddprun reads 6: another "
+                                     "ddprun release wrote it"),
+            std::string::npos)
       << bad.error().message;
 }
 
