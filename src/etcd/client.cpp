@@ -25,8 +25,11 @@ bool any_tls(const std::vector<Endpoint>& endpoints) {
   return std::any_of(endpoints.begin(), endpoints.end(), [](const Endpoint& e) { return e.tls; });
 }
 
+/// A member in trouble (between leaders, overloaded: it may answer later) is ErrorCode::io, as
+/// a member that does not answer; a refusal of the request itself is ErrorCode::protocol.
 Error refused(const std::string& path, const Endpoint& at, const ServerError& e) {
-  return make_error(ErrorCode::protocol,
+  const bool for_now = should_fail_over(e) || is_overloaded(e);
+  return make_error(for_now ? ErrorCode::io : ErrorCode::protocol,
                     fmt::format("etcd {} at {}: {} (code {}, HTTP {})", path, to_string(at),
                                 e.message, e.grpc_code, e.http_status));
 }

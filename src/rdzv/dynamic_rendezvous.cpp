@@ -10,6 +10,7 @@
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
 
 #include "ddprun/rdzv/waits.hpp"
+#include "ddprun/util/backoff.hpp"
 #include "ddprun/util/batches.hpp"
 
 #include <spdlog/spdlog.h>
@@ -46,7 +47,8 @@ DynamicRendezvous::DynamicRendezvous(Passkey, asio::io_context& ctx, Kv& kv, Rdz
       clock_(clock),
       key_(state_key(settings_.run_id)),
       heartbeat_timer_(ctx),
-      watch_timer_(ctx) {}
+      watch_timer_(ctx),
+      join_pause_(ctx) {}
 
 WallMs DynamicRendezvous::wall_now() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.wall_now().time_since_epoch())
@@ -215,39 +217,73 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
   co_return result;
 }
 
+// Every look decides afresh from the header, and every step is safe to take again after it
+// failed midway (an update compares against the bytes read, a slot is counted once: counted_
+// and the Kv's own add), so a failure the store says may pass only costs a pause.
 asio::awaitable<Result<RoundResult>> DynamicRendezvous::join() {
-  while (true) {
+  for (int failed = 0;;) {
     if (leaving_) {
       co_return make_error(ErrorCode::closed,
                            "rendezvous " + settings_.run_id + ": this node is leaving");
     }
-    auto h = co_await read_header();
-    if (!h) {
-      co_return h.error();
+    auto looked = co_await join_once();
+    if (looked && *looked) {
+      co_return std::move(**looked);
     }
-    if (h->token.empty()) {
-      // The first node creates the header, so `ddprun status` finds the run at once.
-      auto created = co_await kv_.compare_set(key_, "", encode_header(h->value));
-      if (!created) {
-        co_return created.error();
-      }
-    }
-    note_join_header(h->value);
-    const JoinDecision d = decide_join(h->value, join_view(), settings_);
-    if (d.step == JoinStep::error_closed || d.step == JoinStep::error_timeout) {
-      co_return co_await join_failed(h->value, d.step);
-    }
-    auto done = co_await join_step(h->value, d);
-    if (!done) {
-      co_return done.error();
-    }
-    if (*done) {
-      co_return std::move(**done);
-    }
-    if (d.step == JoinStep::wait || d.step == JoinStep::await_assignment) {
-      co_await log_progress(h->value);
+    if (looked) {
+      failed = 0;
+    } else if (!co_await pause_after(looked.error(), failed++)) {
+      co_return looked.error();
     }
   }
+}
+
+asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::join_once() {
+  using R = Result<std::optional<RoundResult>>;
+  auto h = co_await read_header();
+  if (!h) {
+    co_return h.error();
+  }
+  if (h->token.empty()) {
+    // The first node creates the header, so `ddprun status` finds the run at once.
+    auto created = co_await kv_.compare_set(key_, "", encode_header(h->value));
+    if (!created) {
+      co_return created.error();
+    }
+  }
+  note_join_header(h->value);
+  const JoinDecision d = decide_join(h->value, join_view(), settings_);
+  if (d.step == JoinStep::error_closed || d.step == JoinStep::error_timeout) {
+    co_return R(co_await join_failed(h->value, d.step));
+  }
+  auto done = co_await join_step(h->value, d);
+  if (done && !*done && (d.step == JoinStep::wait || d.step == JoinStep::await_assignment)) {
+    co_await log_progress(h->value);
+  }
+  co_return done;
+}
+
+asio::awaitable<bool> DynamicRendezvous::pause_after(const Error& e, int attempt) {
+  if (leaving_ || !kv_.is_transient(e)) {
+    co_return false;
+  }
+  constexpr int k_doublings = 4;  // 500 ms x 2^4 = 8 s
+  const auto pause = util::backoff_pause(std::chrono::milliseconds(500), attempt, k_doublings,
+                                         0.5 + unit_random());
+  if (wall_now() + pause.count() >= join_deadline_) {
+    co_return false;
+  }
+  if (attempt == 0) {
+    spdlog::warn("rendezvous {}: {}; looking again until the join deadline", settings_.run_id,
+                 e.message);
+  } else {
+    spdlog::debug("rendezvous {}: {} (failure {} in a row; next look in {} ms)", settings_.run_id,
+                  e.message, attempt + 1, pause.count());
+  }
+  join_pause_.expires_after(pause);
+  boost::system::error_code ec;
+  co_await join_pause_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  co_return !leaving_;
 }
 
 asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::join_step(
@@ -306,16 +342,24 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::join_step
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::take_slot(int round) {
-  auto slot = co_await kv_.add(slots_key(settings_.run_id, round), 1);
-  if (!slot) {
-    co_return slot.error();
+  if (counted_.round != round) {
+    auto slot = co_await kv_.add(slots_key(settings_.run_id, round), 1);
+    if (!slot) {
+      co_return slot.error();
+    }
+    counted_ = Counted{round, static_cast<int>(*slot)};
   }
-  slot_ = static_cast<int>(*slot);
-  slot_round_ = round;
   std::vector<std::pair<std::string, std::string>> pairs{
-      {slot_key(settings_.run_id, round, slot_), encode_node(self_)},
+      {slot_key(settings_.run_id, round, counted_.slot), encode_node(self_)},
       {heartbeat_key(settings_.run_id, self_.id()), std::to_string(wall_now())}};
-  co_return co_await kv_.multi_set(std::move(pairs));
+  auto written = co_await kv_.multi_set(std::move(pairs));
+  if (!written) {
+    co_return written.error();  // counted_ stays: the next take_slot() writes this slot
+  }
+  slot_ = counted_.slot;
+  slot_round_ = round;
+  counted_ = Counted{};
+  co_return Result<void>{};
 }
 
 }  // namespace ddprun::rdzv

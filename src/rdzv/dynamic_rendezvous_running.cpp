@@ -179,6 +179,7 @@ asio::awaitable<Result<void>> DynamicRendezvous::leave(std::chrono::milliseconds
   stop();
   leaving_ = true;        // a join in progress must not go on after this node left
   kv_.interrupt_waits();  // ... and must not sit out join_block on its rank key
+  join_pause_.cancel();   // ... nor a pause after a failed step
   const auto deadline = wall_now() + bound.count();
   while (ops_running_ > 0) {
     if (wall_now() > deadline) {

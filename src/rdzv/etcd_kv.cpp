@@ -295,16 +295,25 @@ asio::awaitable<Result<std::int64_t>> EtcdKv::add(std::string key, std::int64_t 
 // The txn is safe to send again after a timeout: a second run finds the key the first one
 // created (its value names this Kv) and counts at that key's creation, so the answer is the
 // same. Another Kv's key of the same name (one draw in 2^64) makes it draw again (nullopt).
+// A failed add leaves its key's name pending: the next add of the counter (the caller trying
+// again) sends the same txn again, however long after. Adds in flight at once each have their
+// own name: only a failed one's is handed on.
 asio::awaitable<Result<std::optional<std::int64_t>>> EtcdKv::add_one(const std::string& key,
                                                                      const std::string& members) {
   using R = Result<std::optional<std::int64_t>>;
-  const std::string mine =
-      members + (name_source_ ? name_source_() : fmt::format("{:016x}", rng_()));
+  std::string mine;
+  if (auto pending = pending_adds_.find(members); pending != pending_adds_.end()) {
+    mine = std::move(pending->second);
+    pending_adds_.erase(pending);
+  } else {
+    mine = members + (name_source_ ? name_source_() : fmt::format("{:016x}", rng_()));
+  }
   etcd::TxnRequest t{{etcd::key_absent(mine)},
                      {TxnOp::set({mine, adder_, 0}), TxnOp::get(count_of(members, 0))},
                      {TxnOp::get(one_key(mine))}};
   auto r = co_await client_.txn(std::move(t), true);
   if (!r) {
+    pending_adds_[members] = mine;
     co_return r.error();
   }
   note_read(r->revision);
@@ -319,10 +328,14 @@ asio::awaitable<Result<std::optional<std::int64_t>>> EtcdKv::add_one(const std::
   }
   auto first = first_kv(*r);
   if (!first || first->value != adder_) {
-    co_return R(std::nullopt);
+    co_return R(std::nullopt);  // another Kv's key of that name: draw again
   }
   auto n = co_await count_at(members, first->create_revision);
-  co_return n ? R(*n) : R(n.error());
+  if (!n) {
+    pending_adds_[members] = mine;  // the next add finds this key and counts at it again
+    co_return n.error();
+  }
+  co_return R(*n);
 }
 
 asio::awaitable<Result<std::int64_t>> EtcdKv::count_at(const std::string& members,

@@ -7,7 +7,7 @@ namespace ddprun::rdzv {
 
 asio::awaitable<Result<std::string>> MemoryKv::compare_set(std::string key, std::string expected,
                                                            std::string desired) {
-  if (failing_) {
+  if (fails_now()) {
     co_return failure("compare_set", key);
   }
   auto it = data_.find(key);
@@ -26,7 +26,7 @@ asio::awaitable<Result<std::string>> MemoryKv::compare_set(std::string key, std:
 }
 
 asio::awaitable<Result<void>> MemoryKv::set(std::string key, std::string value) {
-  if (failing_) {
+  if (fails_now()) {
     co_return failure("set", key);
   }
   store(key, std::move(value));
@@ -35,7 +35,7 @@ asio::awaitable<Result<void>> MemoryKv::set(std::string key, std::string value) 
 
 asio::awaitable<Result<std::vector<std::string>>> MemoryKv::multi_get_now(
     std::vector<std::string> keys) {
-  if (failing_) {
+  if (fails_now()) {
     co_return failure("multi_get", keys.empty() ? "" : keys.front());
   }
   std::vector<std::string> out;
@@ -49,7 +49,7 @@ asio::awaitable<Result<std::vector<std::string>>> MemoryKv::multi_get_now(
 
 asio::awaitable<Result<void>> MemoryKv::multi_set(
     std::vector<std::pair<std::string, std::string>> pairs) {
-  if (failing_) {
+  if (fails_now()) {
     co_return failure("multi_set", pairs.empty() ? "" : pairs.front().first);
   }
   for (auto& [k, v] : pairs) {
@@ -59,7 +59,7 @@ asio::awaitable<Result<void>> MemoryKv::multi_set(
 }
 
 asio::awaitable<Result<std::int64_t>> MemoryKv::add(std::string key, std::int64_t delta) {
-  if (failing_) {
+  if (fails_now()) {
     co_return failure("add", key);
   }
   std::int64_t now = 0;
@@ -88,7 +88,7 @@ asio::awaitable<Result<std::string>> MemoryKv::get_unless(std::string key,
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const int interrupts = interrupts_now;
   while (true) {
-    if (failing_) {
+    if (fails_now()) {
       co_return failure("get", key);
     }
     if (interrupts != interrupts_now) {
@@ -148,8 +148,23 @@ void MemoryKv::store(const std::string& key, std::string value) {
   waiters_.erase(it);
 }
 
+bool MemoryKv::fails_now() {
+  if (calls_before_failing_ > 0) {
+    --calls_before_failing_;
+    failed_for_now_ = false;
+    return failing_;
+  }
+  failed_for_now_ = !failing_ && failing_calls_ > 0;
+  if (failed_for_now_) {
+    --failing_calls_;
+  }
+  return failing_ || failed_for_now_;
+}
+
 Error MemoryKv::failure(const std::string& op, const std::string& key) const {
-  return make_error(ErrorCode::io, "memory store: " + op + " " + key + ": connection lost");
+  return make_error(ErrorCode::io,
+                    "memory store: " + op + " " + key + ": connection lost" +
+                        (failed_for_now_ ? " " + std::string(k_transient_mark) : std::string()));
 }
 
 }  // namespace ddprun::rdzv

@@ -190,6 +190,12 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   asio::awaitable<Result<std::optional<RoundResult>>> join_step(const RoundHeader& h,
                                                                 const JoinDecision& d);
   asio::awaitable<Result<RoundResult>> join();
+  /// One look at the header and the step it calls for: the round when it formed.
+  asio::awaitable<Result<std::optional<RoundResult>>> join_once();
+  /// After a join's step failed with `e`: pauses and returns true when the join should look
+  /// again (the Kv says the failure may pass, the `attempt`-th in a row, and the join deadline
+  /// leaves room for the pause), false when the join fails with `e`.
+  asio::awaitable<bool> pause_after(const Error& e, int attempt);
   asio::awaitable<Error> join_failed(const RoundHeader& h, JoinStep step);
   asio::awaitable<void> log_progress(const RoundHeader& h);
   asio::awaitable<void> share_stall_figures(StallFigures mine);
@@ -261,10 +267,17 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   bool hint_given_ = false;             ///< settings_.incomplete_hint was logged once
   int slot_ = 0;                        ///< this node's slot in slot_round_
   int slot_round_ = -1;
-  int waiting_round_ = -1;    ///< the round whose wait list counts this node
-  int stood_by_round_ = -1;   ///< the round this node stood by in as a spare
-  int seen_round_ = -1;       ///< the header's round when this node last read it
-  WallMs seen_round_at_ = 0;  ///< when it first saw seen_round_
+  /// A slot counted whose node could not be written yet: take_slot() writes this one instead
+  /// of counting another (a join that looks again after a failed write).
+  struct Counted {
+    int round = -1;
+    int slot = 0;
+  } counted_;
+  asio::steady_timer join_pause_;  ///< pause_after()'s; leave() cancels it
+  int waiting_round_ = -1;         ///< the round whose wait list counts this node
+  int stood_by_round_ = -1;        ///< the round this node stood by in as a spare
+  int seen_round_ = -1;            ///< the header's round when this node last read it
+  WallMs seen_round_at_ = 0;       ///< when it first saw seen_round_
   std::optional<RoundResult> last_round_;
   std::optional<StacksRequest> stacks_request_;
   int stacks_round_ = -1;  ///< the round of stacks_seen_

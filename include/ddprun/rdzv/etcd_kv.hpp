@@ -66,6 +66,13 @@ class EtcdKv final : public Kv {
   asio::awaitable<bool> wait_for_change(std::vector<std::string> keys,
                                         asio::steady_timer& timer) override;
   bool watches_changes() const override { return true; }
+  /// No member answered in time (ErrorCode::timeout, ErrorCode::io: every member timed out,
+  /// refused the connection or refused the call as overloaded): the cluster may be busy with a
+  /// burst, between leaders or restarting. Every write here is safe to send again (an add
+  /// sent again finds its own key).
+  bool is_transient(const Error& e) const override {
+    return e.code == ErrorCode::timeout || e.code == ErrorCode::io;
+  }
   /// Closes every feed: each stream's connection closes now. Waits in progress are not ended.
   void close_feeds();
   /// Keys with an open feed (tests).
@@ -129,6 +136,9 @@ class EtcdKv final : public Kv {
   std::mt19937_64 rng_{std::random_device{}()};       // names of the counters' keys
   std::set<std::string> counters_;                    // keys add() was called on
   std::string adder_;  // the value of this Kv's counter keys: a resent add finds its own
+  /// The key an add that failed tried to create, by counter: the next add to that counter
+  /// (the caller trying again) tries the same key, so an add applied unseen counts once.
+  std::map<std::string, std::string> pending_adds_;
 };
 
 }  // namespace ddprun::rdzv

@@ -53,6 +53,12 @@ class Kv {
                                                 asio::steady_timer& timer);
   /// Whether wait_for_change() ends at a change; callers may then wait longer between looks.
   virtual bool watches_changes() const { return false; }
+  /// Whether an operation that failed with `e` may succeed if tried again after a pause (etcd:
+  /// no member answered in time, or every one refused as overloaded, as a cluster under a
+  /// burst of thousands of agents does): a join then pauses and looks again, until its
+  /// deadline. False where the store itself is gone (a TCPStore that reconnects by itself
+  /// during the join timeout and whose loss is then final).
+  virtual bool is_transient([[maybe_unused]] const Error& e) const { return false; }
 };
 
 inline asio::awaitable<bool> Kv::wait_for_change([[maybe_unused]] std::vector<std::string> keys,
@@ -89,12 +95,24 @@ class MemoryKv final : public Kv {
   void wake_all();
 
   void fail_all(bool on) { failing_ = on; }
+  /// After `after` more calls, the next `calls` calls fail (as fail_all does), each failure
+  /// transient (is_transient).
+  void fail_next(int calls, int after = 0) {
+    failing_calls_ = calls;
+    calls_before_failing_ = after;
+  }
+  bool is_transient(const Error& e) const override {
+    return e.code == ErrorCode::io && e.message.find(k_transient_mark) != std::string::npos;
+  }
   /// Direct access for tests (no coroutine needed).
   std::optional<std::string> peek(const std::string& key) const;
   void poke(const std::string& key, std::string value);
 
  private:
+  static constexpr std::string_view k_transient_mark = "(for now)";
   void store(const std::string& key, std::string value);
+  /// Whether this call fails (fail_all, or one of fail_next's calls, which it uses up).
+  bool fails_now();
   Error failure(const std::string& op, const std::string& key) const;
 
   asio::io_context& ctx_;
@@ -102,7 +120,10 @@ class MemoryKv final : public Kv {
   /// One shared timer per waiting get(); store() cancels them all so they re-check.
   std::map<std::string, std::vector<std::weak_ptr<asio::steady_timer>>> waiters_;
   bool failing_ = false;
-  int interrupts_ = 0;  ///< interrupt_waits() calls: a get() that sees it change ends
+  int failing_calls_ = 0;
+  int calls_before_failing_ = 0;
+  bool failed_for_now_ = false;  ///< the last failure was one of fail_next's
+  int interrupts_ = 0;           ///< interrupt_waits() calls: a get() that sees it change ends
 };
 
 /// One agent's own connection to a MemoryKv shared by several: interrupt_waits() ends only the
@@ -137,6 +158,7 @@ class MemoryKvClient final : public Kv {
     ++interrupts_;
     kv_.wake_all();
   }
+  bool is_transient(const Error& e) const override { return kv_.is_transient(e); }
 
  private:
   MemoryKv& kv_;

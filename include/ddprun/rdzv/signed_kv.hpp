@@ -43,6 +43,7 @@ class SignedKv final : public Kv {
     return inner_.wait_for_change(std::move(keys), timer);
   }
   bool watches_changes() const override { return inner_.watches_changes(); }
+  bool is_transient(const Error& e) const override { return inner_.is_transient(e); }
 
  private:
   Kv& inner_;

@@ -117,6 +117,31 @@ TEST_F(EtcdKvTest, AnAddSentAgainFindsItsOwnKeyAndAClashDrawsAgain) {
   EXPECT_TRUE(next.empty());
 }
 
+// An add whose call failed (etcd stopped: it may apply the txn when it resumes) leaves its key's
+// name pending: the caller's next add, however much later, sends the same txn again, so the
+// counter counts this node once (a join that looks again after etcd timed out, issue #28).
+TEST_F(EtcdKvTest, AnAddTriedAgainAfterAFailedCallCountsOnce) {
+  ClientOptions quick;
+  quick.call_timeout = 300ms;
+  auto client = make_client(io_, cluster_.endpoints(), quick);
+  ASSERT_TRUE(client);
+  EtcdKv kv(*client, "/job/");
+  int drawn = 0;
+  kv.set_name_source([&] { return "n" + std::to_string(++drawn); });
+  cluster_.pause_member(0, true);
+  auto failed = run(kv.add("c", 1));
+  cluster_.pause_member(0, false);
+  ASSERT_FALSE(failed);
+  EXPECT_TRUE(kv.is_transient(failed.error())) << failed.error().message;
+  auto again = run(kv.add("c", 1));
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, 1);
+  EXPECT_EQ(drawn, 1) << "the second try drew a new name";
+  EXPECT_EQ(*run(peer_->add("c", 0)), 1);
+  EXPECT_EQ(*run(kv.add("c", 1)), 2) << "a new add after a success draws a new name";
+  EXPECT_EQ(drawn, 2);
+}
+
 TEST_F(EtcdKvTest, ACountersKeysOutliveTheLeaseOfWhoAdded) {
   auto lease = run(client_->lease_grant(std::chrono::seconds(30)));
   ASSERT_TRUE(lease) << lease.error().message;

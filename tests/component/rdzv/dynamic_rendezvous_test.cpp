@@ -368,6 +368,32 @@ TEST(RdzvHandler, StoreFailureIsReported) {
   EXPECT_EQ(slots[0]->value().error().code, ErrorCode::io);
 }
 
+// etcd under a burst of thousands of agents times out or refuses as overloaded for a while: a
+// join pauses and looks again instead of failing the agent (issue #28).
+TEST(RdzvHandler, AJoinLooksAgainAfterFailuresTheStoreSaysMayPass) {
+  Cluster c;
+  c.add(make_node("node-a"), fast_settings(2, 2));
+  c.add(make_node("node-b"), fast_settings(2, 2));
+  c.kv_.fail_next(6);
+  auto rounds = c.form({0, 1});
+  ASSERT_EQ(rounds.size(), 2U);
+  EXPECT_EQ(rounds[0].round, rounds[1].round);
+  EXPECT_EQ(rounds[0].group_world_size(), 2);
+  EXPECT_EQ(c.kv_.peek(slots_key("job", 0)), "2") << "a slot counted twice";
+}
+
+// The slot's count went through but its node's write did not: the join writes that slot when
+// it looks again, rather than counting a second one (which the closer would read as missing).
+TEST(RdzvHandler, ASlotWhoseWriteFailedIsWrittenNotCountedAgain) {
+  Cluster c;
+  c.add(make_node("node-a"), fast_settings(1, 1));
+  c.kv_.fail_next(1, 3);  // the header's read, its creation, the count: then the slot's write
+  auto rounds = c.form({0});
+  ASSERT_EQ(rounds.size(), 1U);
+  EXPECT_EQ(rounds[0].group_world_size(), 1);
+  EXPECT_EQ(c.kv_.peek(slots_key("job", 0)), "1");
+}
+
 TEST(RdzvHandler, CorruptStateIsReported) {
   std::string old_version = encode_header(RoundHeader{});
   old_version.replace(old_version.find("\"version\":6"), 11, "\"version\":5");
