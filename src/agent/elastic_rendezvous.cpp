@@ -186,7 +186,7 @@ asio::awaitable<void> ElasticRendezvous::withdraw() {
     co_await serve_until_job_ends();
   }
   if (options_.finish) {
-    co_await options_.finish(Leaving::left_out);
+    co_await options_.finish(rdzv::Leaving::left_out);
   }
 }
 
@@ -242,7 +242,7 @@ asio::awaitable<void> ElasticRendezvous::shutdown() {
     co_await linger_while_peers_connected();
   }
   if (options_.finish) {
-    co_await options_.finish(Leaving::job_ended);
+    co_await options_.finish(rdzv::Leaving::job_ended);
   }
 }
 
@@ -250,7 +250,7 @@ asio::awaitable<void> ElasticRendezvous::leave(std::chrono::milliseconds bound) 
   worker_store_.reset();
   auto ok = co_await dyn_->leave(bound);
   if (options_.finish) {
-    co_await options_.finish(Leaving::node_only);
+    co_await options_.finish(rdzv::Leaving::node_only);
   }
   if (!ok) {
     spdlog::warn("could not leave rendezvous '{}': {}", cfg_.rdzv_id, ok.error().message);

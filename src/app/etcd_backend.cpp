@@ -75,11 +75,8 @@ class EtcdBackend final : public RendezvousBackend {
     elastic.store = first;
     elastic.advertise_addr = self.addr;
     auto* etcd_run = run_.get();
-    elastic.finish = [etcd_run](agent::Leaving how) -> asio::awaitable<void> {
-      using Leaving = rdzv::EtcdRun::Leaving;
-      co_await etcd_run->finish(how == agent::Leaving::job_ended  ? Leaving::job_ended
-                                : how == agent::Leaving::left_out ? Leaving::left_out
-                                                                  : Leaving::node_only);
+    elastic.finish = [etcd_run](rdzv::Leaving how) -> asio::awaitable<void> {
+      co_await etcd_run->finish(how);
     };
     elastic.on_round = [this](std::optional<int> round) { notice_.set_round(round); };
     elastic.on_done = [this] { notice_.set_done(); };

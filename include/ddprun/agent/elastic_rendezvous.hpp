@@ -7,6 +7,7 @@
 #include "ddprun/agent/stack_exchange.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
+#include "ddprun/rdzv/leaving.hpp"
 #include "ddprun/rdzv/store_kv.hpp"
 #include "ddprun/store/server.hpp"
 
@@ -15,10 +16,6 @@
 #include <optional>
 
 namespace ddprun::agent {
-
-/// How this agent leaves the rendezvous (ElasticOptions::finish): the job ended (shutdown()),
-/// this node is left out of a job that goes on (withdraw()), or it leaves alone (leave()).
-enum class Leaving { node_only, left_out, job_ended };
 
 struct ElasticOptions {
   bool is_static = false;
@@ -30,7 +27,7 @@ struct ElasticOptions {
   std::chrono::milliseconds host_linger{30000};  ///< store host waits for peers to disconnect
   /// Runs after shutdown(), leave() and withdraw(): etcd-v3 gives up this agent's lease and
   /// removes the run's keys when it is the last one out. Empty: nothing to do.
-  std::function<asio::awaitable<void>(Leaving how)> finish;
+  std::function<asio::awaitable<void>(rdzv::Leaving how)> finish;
   /// Called as a join begins (nullopt) and when it formed a round (its number): the agent's
   /// death notice names the round it runs in (rdzv/death_notice.hpp). Empty: nothing to do.
   std::function<void(std::optional<int> round)> on_round;

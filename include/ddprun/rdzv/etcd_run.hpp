@@ -6,6 +6,7 @@
 
 #include "ddprun/etcd/client.hpp"
 #include "ddprun/rdzv/etcd_kv.hpp"
+#include "ddprun/rdzv/leaving.hpp"
 #include "ddprun/rdzv/signed_kv.hpp"
 #include "ddprun/rdzv/state.hpp"
 
@@ -61,7 +62,7 @@ class EtcdRun {
   /// keys even then. `node_only` (a signal): the others go on, no wait. `left_out`: this node
   /// is left out of a job that goes on; as the last one out it keeps the generation, whose
   /// header says why, for the agents still to come (the next to start carries the record on).
-  enum class Leaving { node_only, left_out, job_ended };
+  using Leaving = rdzv::Leaving;
   asio::awaitable<void> finish(Leaving how = Leaving::node_only);
   /// Stops renewing the lease and replacing it, leaving everything as it is, as if this
   /// agent's machine died: its keys vanish when the lease runs out (a lost node, simulated by
