@@ -9,6 +9,7 @@
 
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
 
+#include "ddprun/rdzv/etcd_layout.hpp"
 #include "ddprun/rdzv/waits.hpp"
 #include "ddprun/util/backoff.hpp"
 #include "ddprun/util/batches.hpp"
@@ -267,9 +268,7 @@ asio::awaitable<bool> DynamicRendezvous::pause_after(const Error& e, int attempt
   if (leaving_ || !kv_.is_transient(e)) {
     co_return false;
   }
-  constexpr int k_doublings = 4;  // 500 ms x 2^4 = 8 s
-  const auto pause = util::backoff_pause(std::chrono::milliseconds(500), attempt, k_doublings,
-                                         0.5 + unit_random());
+  const auto pause = etcd_retry_pause(attempt, util::random_spread());
   if (wall_now() + pause.count() >= join_deadline_) {
     co_return false;
   }

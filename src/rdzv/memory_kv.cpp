@@ -7,8 +7,8 @@ namespace ddprun::rdzv {
 
 asio::awaitable<Result<std::string>> MemoryKv::compare_set(std::string key, std::string expected,
                                                            std::string desired) {
-  if (fails_now()) {
-    co_return failure("compare_set", key);
+  if (auto e = fault("compare_set", key)) {
+    co_return *e;
   }
   auto it = data_.find(key);
   if (it == data_.end()) {
@@ -26,8 +26,8 @@ asio::awaitable<Result<std::string>> MemoryKv::compare_set(std::string key, std:
 }
 
 asio::awaitable<Result<void>> MemoryKv::set(std::string key, std::string value) {
-  if (fails_now()) {
-    co_return failure("set", key);
+  if (auto e = fault("set", key)) {
+    co_return *e;
   }
   store(key, std::move(value));
   co_return Result<void>{};
@@ -35,8 +35,8 @@ asio::awaitable<Result<void>> MemoryKv::set(std::string key, std::string value) 
 
 asio::awaitable<Result<std::vector<std::string>>> MemoryKv::multi_get_now(
     std::vector<std::string> keys) {
-  if (fails_now()) {
-    co_return failure("multi_get", keys.empty() ? "" : keys.front());
+  if (auto e = fault("multi_get", keys.empty() ? "" : keys.front())) {
+    co_return *e;
   }
   std::vector<std::string> out;
   out.reserve(keys.size());
@@ -49,8 +49,8 @@ asio::awaitable<Result<std::vector<std::string>>> MemoryKv::multi_get_now(
 
 asio::awaitable<Result<void>> MemoryKv::multi_set(
     std::vector<std::pair<std::string, std::string>> pairs) {
-  if (fails_now()) {
-    co_return failure("multi_set", pairs.empty() ? "" : pairs.front().first);
+  if (auto e = fault("multi_set", pairs.empty() ? "" : pairs.front().first)) {
+    co_return *e;
   }
   for (auto& [k, v] : pairs) {
     store(k, std::move(v));
@@ -59,8 +59,8 @@ asio::awaitable<Result<void>> MemoryKv::multi_set(
 }
 
 asio::awaitable<Result<std::int64_t>> MemoryKv::add(std::string key, std::int64_t delta) {
-  if (fails_now()) {
-    co_return failure("add", key);
+  if (auto e = fault("add", key)) {
+    co_return *e;
   }
   std::int64_t now = 0;
   if (auto it = data_.find(key); it != data_.end()) {
@@ -88,8 +88,8 @@ asio::awaitable<Result<std::string>> MemoryKv::get_unless(std::string key,
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const int interrupts = interrupts_now;
   while (true) {
-    if (fails_now()) {
-      co_return failure("get", key);
+    if (auto e = fault("get", key)) {
+      co_return *e;
     }
     if (interrupts != interrupts_now) {
       co_return make_error(ErrorCode::closed, "memory store: get " + key + ": interrupted");
@@ -148,23 +148,20 @@ void MemoryKv::store(const std::string& key, std::string value) {
   waiters_.erase(it);
 }
 
-bool MemoryKv::fails_now() {
+std::optional<Error> MemoryKv::fault(const std::string& op, const std::string& key) {
+  bool for_now = false;  // one of fail_next's calls: a transient failure
   if (calls_before_failing_ > 0) {
     --calls_before_failing_;
-    failed_for_now_ = false;
-    return failing_;
-  }
-  failed_for_now_ = !failing_ && failing_calls_ > 0;
-  if (failed_for_now_) {
+  } else if (!failing_ && failing_calls_ > 0) {
     --failing_calls_;
+    for_now = true;
   }
-  return failing_ || failed_for_now_;
-}
-
-Error MemoryKv::failure(const std::string& op, const std::string& key) const {
+  if (!failing_ && !for_now) {
+    return std::nullopt;
+  }
   return make_error(ErrorCode::io,
                     "memory store: " + op + " " + key + ": connection lost" +
-                        (failed_for_now_ ? " " + std::string(k_transient_mark) : std::string()));
+                        (for_now ? " " + std::string(k_transient_mark) : std::string()));
 }
 
 }  // namespace ddprun::rdzv

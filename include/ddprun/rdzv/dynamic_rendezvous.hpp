@@ -192,9 +192,10 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   asio::awaitable<Result<RoundResult>> join();
   /// One look at the header and the step it calls for: the round when it formed.
   asio::awaitable<Result<std::optional<RoundResult>>> join_once();
-  /// After a join's step failed with `e`: pauses and returns true when the join should look
-  /// again (the Kv says the failure may pass, the `attempt`-th in a row, and the join deadline
-  /// leaves room for the pause), false when the join fails with `e`.
+  /// After a join's step failed with `e`: pauses (etcd_retry_pause: only etcd's failures may
+  /// pass) and returns true when the join should look again (the Kv says the failure may
+  /// pass, the `attempt`-th in a row, and the join deadline leaves room for the pause), false
+  /// when the join fails with `e`.
   asio::awaitable<bool> pause_after(const Error& e, int attempt);
   asio::awaitable<Error> join_failed(const RoundHeader& h, JoinStep step);
   asio::awaitable<void> log_progress(const RoundHeader& h);

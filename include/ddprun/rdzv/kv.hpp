@@ -111,9 +111,9 @@ class MemoryKv final : public Kv {
  private:
   static constexpr std::string_view k_transient_mark = "(for now)";
   void store(const std::string& key, std::string value);
-  /// Whether this call fails (fail_all, or one of fail_next's calls, which it uses up).
-  bool fails_now();
-  Error failure(const std::string& op, const std::string& key) const;
+  /// The failure of this call, if it fails (fail_all, or one of fail_next's calls, which it
+  /// uses up).
+  std::optional<Error> fault(const std::string& op, const std::string& key);
 
   asio::io_context& ctx_;
   std::map<std::string, std::string> data_;
@@ -122,8 +122,7 @@ class MemoryKv final : public Kv {
   bool failing_ = false;
   int failing_calls_ = 0;
   int calls_before_failing_ = 0;
-  bool failed_for_now_ = false;  ///< the last failure was one of fail_next's
-  int interrupts_ = 0;           ///< interrupt_waits() calls: a get() that sees it change ends
+  int interrupts_ = 0;  ///< interrupt_waits() calls: a get() that sees it change ends
 };
 
 /// One agent's own connection to a MemoryKv shared by several: interrupt_waits() ends only the
