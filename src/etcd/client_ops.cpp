@@ -2,8 +2,17 @@
 
 #include "ddprun/etcd/client.hpp"
 #include "ddprun/etcd/codec.hpp"
+#include "ddprun/util/random.hpp"
+
+#include <fmt/format.h>
 
 namespace ddprun::etcd {
+namespace {
+
+/// etcd's answer to a grant of an ID that a lease has (gRPC code 9).
+constexpr std::string_view k_lease_exists = "etcdserver: lease already exists";
+
+}  // namespace
 
 asio::awaitable<Result<RangeResult>> Client::range(RangeRequest r) {
   auto body = co_await call("/v3/kv/range", render_range(r), true);
@@ -53,12 +62,27 @@ asio::awaitable<Result<TxnResult>> Client::txn(TxnRequest t, bool resend_safe) {
   co_return parse_txn_reply(*body);
 }
 
-asio::awaitable<Result<Lease>> Client::lease_grant(std::chrono::seconds ttl) {
-  auto body = co_await call("/v3/lease/grant", render_lease_grant(ttl), true);
-  if (!body) {
+LeaseId new_lease_id() {
+  constexpr int k_unused_bits = 2;
+  return static_cast<LeaseId>(util::random_u64() >> k_unused_bits) + 1;
+}
+
+asio::awaitable<Result<Lease>> Client::lease_grant(std::chrono::seconds ttl, LeaseId id) {
+  auto body = co_await call("/v3/lease/grant", render_lease_grant(ttl, id), true);
+  if (body) {
+    co_return parse_lease_grant_reply(*body);
+  }
+  if (id == 0 || body.error().message.find(k_lease_exists) == std::string::npos) {
     co_return body.error();
   }
-  co_return parse_lease_grant_reply(*body);
+  // An earlier send made it: renewing it says how long it has left.
+  auto renewed = co_await lease_keepalive_once(id);
+  if (renewed && renewed->ttl.count() == 0) {
+    co_return make_error(ErrorCode::io, fmt::format("etcd lease {} expired before its grant was "
+                                                    "answered (for now: grant it again)",
+                                                    id));
+  }
+  co_return renewed;
 }
 
 asio::awaitable<Result<Lease>> Client::lease_keepalive_once(LeaseId id) {

@@ -154,8 +154,12 @@ std::string render_txn(const TxnRequest& t) {
       .dump();
 }
 
-std::string render_lease_grant(std::chrono::seconds ttl) {
-  return json{{"TTL", std::to_string(ttl.count())}}.dump();
+std::string render_lease_grant(std::chrono::seconds ttl, LeaseId id) {
+  json j{{"TTL", std::to_string(ttl.count())}};
+  if (id != 0) {
+    j["ID"] = std::to_string(id);
+  }
+  return j.dump();
 }
 
 std::string render_lease_id(LeaseId id) { return json{{"ID", std::to_string(id)}}.dump(); }

@@ -104,9 +104,10 @@ void EtcdRun::keep_lease() {
 // `life` says whether this object still exists after each suspension.
 asio::awaitable<void> EtcdRun::replace_lease(std::shared_ptr<Life> life) {
   bool granted = false;
+  const auto id = etcd::new_lease_id();  // kept: a grant sent again finds the lease it made
   for (int attempt = 0; life->alive && !finished_; ++attempt) {
     if (!granted) {
-      auto lease = co_await client_.lease_grant(options_.lease_ttl);
+      auto lease = co_await client_.lease_grant(options_.lease_ttl, id);
       if (!life->alive || finished_) {
         co_return;  // a lease granted now expires unrenewed
       }
@@ -158,7 +159,8 @@ asio::awaitable<Result<std::unique_ptr<EtcdRun>>> EtcdRun::open(etcd::Client& cl
                                                                 EtcdRunOptions options) {
   const auto until = Clock::now() + options.deadline;
   const auto ttl = options.lease_ttl;
-  auto lease = co_await retrying(client, until, [&] { return client.lease_grant(ttl); });
+  const auto id = etcd::new_lease_id();  // kept: a grant sent again finds the lease it made
+  auto lease = co_await retrying(client, until, [&] { return client.lease_grant(ttl, id); });
   if (!lease) {
     co_return gave_up(client, options, lease.error());
   }

@@ -55,6 +55,11 @@ struct ClientOptions {
 class Connection;
 class Watch;
 
+/// A random lease ID for Client::lease_grant: positive and below 2^62 (etcd takes any positive
+/// int64), from the kernel's entropy, so the IDs of thousands of agents started at once differ
+/// (with L leases alive, a new ID meets one of them with odds L / 4.6e18).
+LeaseId new_lease_id();
+
 class Client {
  public:
   /// ErrorCode::config when the endpoint list is empty or a TLS file cannot be loaded.
@@ -77,7 +82,12 @@ class Client {
   asio::awaitable<Result<TxnResult>> txn(TxnRequest t, bool resend_safe = false);
 
   // --- lease ---
-  asio::awaitable<Result<Lease>> lease_grant(std::chrono::seconds ttl);
+  /// Grants a lease of ID `id` (new_lease_id(); 0 lets etcd choose). With an ID chosen here a
+  /// grant is safe to send again, by this call's failover or by the caller after a failure
+  /// (keep the ID until one succeeds): a send that etcd applied but whose answer was lost
+  /// leaves the lease that a later send finds ("lease already exists") and renews, instead of
+  /// one more lease that nobody renews.
+  asio::awaitable<Result<Lease>> lease_grant(std::chrono::seconds ttl, LeaseId id);
   /// Renews once; a returned TTL of 0 means the lease no longer exists.
   asio::awaitable<Result<Lease>> lease_keepalive_once(LeaseId id);
   asio::awaitable<Result<void>> lease_revoke(LeaseId id);
@@ -148,8 +158,9 @@ class Watch {
   bool ended_ = false;
 };
 
-/// Keeps a lease alive: renews every TTL/3 until stop(); reports loss once through `on_lost`
-/// (the lease expired, or no member renewed it for a whole TTL) and ends. The Client must
+/// Keeps a lease alive: renews about every TTL/3, sooner after a renewal no member answered
+/// (renewal.hpp), until stop(); reports loss once through `on_lost` (etcd says the lease
+/// expired, or no renewal was answered for two TTLs) and ends. The Client must
 /// outlive the loop: co_await stop() before destroying either.
 class LeaseKeeper {
  public:

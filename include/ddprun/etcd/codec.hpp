@@ -30,7 +30,8 @@ std::string render_range(const RangeRequest& r);
 std::string render_put(const PutRequest& p);
 std::string render_delete(const DeleteRequest& d);
 std::string render_txn(const TxnRequest& t);
-std::string render_lease_grant(std::chrono::seconds ttl);
+/// `id` 0: etcd chooses the lease's ID (the field is omitted).
+std::string render_lease_grant(std::chrono::seconds ttl, LeaseId id);
 std::string render_lease_id(LeaseId id);  // keepalive, revoke
 std::string render_watch_create(const WatchRequest& w);
 std::string render_authenticate(std::string_view name, std::string_view password);

@@ -26,7 +26,7 @@ TEST(EtcdFailover, CallsAndWatchMoveOnWhenTheMemberInUseIsKilled) {
   auto w = run_co(io, client->watch({"/f/", prefix_end("/f/"), 0, false}));
   ASSERT_TRUE(w) << w.error().message;
   EXPECT_EQ(client->current_endpoint().port, cluster.client_port(0));
-  auto lease = run_co(io, client->lease_grant(1s));
+  auto lease = run_co(io, client->lease_grant(1s, new_lease_id()));
   ASSERT_TRUE(lease) << lease.error().message;
   ASSERT_TRUE(run_co(io, client->put({"/g/alive", "1", lease->id})));
   std::optional<Error> lost;

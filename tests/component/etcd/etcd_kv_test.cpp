@@ -143,7 +143,7 @@ TEST_F(EtcdKvTest, AnAddTriedAgainAfterAFailedCallCountsOnce) {
 }
 
 TEST_F(EtcdKvTest, ACountersKeysOutliveTheLeaseOfWhoAdded) {
-  auto lease = run(client_->lease_grant(std::chrono::seconds(30)));
+  auto lease = run(client_->lease_grant(std::chrono::seconds(30), etcd::new_lease_id()));
   ASSERT_TRUE(lease) << lease.error().message;
   EtcdKv leased(*client_, "/job/", lease->id);  // every key it writes gets the lease...
   ASSERT_TRUE(run(leased.set("mine", "x")));

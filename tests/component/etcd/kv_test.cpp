@@ -112,9 +112,9 @@ TEST_F(EtcdKv, TxnCreateIfAbsentAndCompareAndSwap) {
 }
 
 TEST_F(EtcdKv, ExpiredLeaseRemovesItsKeysAndKeeperKeepsThem) {
-  auto short_lease = run(client_->lease_grant(1s));
+  auto short_lease = run(client_->lease_grant(1s, 0));
   ASSERT_TRUE(short_lease) << short_lease.error().message;
-  auto kept_lease = run(client_->lease_grant(1s));
+  auto kept_lease = run(client_->lease_grant(1s, new_lease_id()));
   ASSERT_TRUE(kept_lease);
   ASSERT_TRUE(run(client_->put({"/lease/short", "x", short_lease->id})));
   ASSERT_TRUE(run(client_->put({"/lease/kept", "y", kept_lease->id})));
@@ -152,8 +152,26 @@ TEST_F(EtcdKv, ExpiredLeaseRemovesItsKeysAndKeeperKeepsThem) {
       << again.error().message;
 }
 
+TEST_F(EtcdKv, AGrantSentAgainFindsTheLeaseItMadeInsteadOfMakingAnother) {
+  const auto id = new_lease_id();
+  auto first = run(client_->lease_grant(30s, id));
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(first->id, id);
+  ASSERT_TRUE(run(client_->put({"/grant/k", "v", id})));
+  // As when the first answer was lost and the grant is sent again.
+  auto again = run(client_->lease_grant(30s, id));
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->id, id);
+  EXPECT_GT(again->ttl.count(), 0);
+  auto kept = run(client_->get("/grant/k"));
+  ASSERT_TRUE(kept);
+  ASSERT_TRUE(kept->has_value());
+  EXPECT_EQ((*kept)->lease, id);
+  ASSERT_TRUE(run(client_->lease_revoke(id)));
+}
+
 TEST_F(EtcdKv, KeeperReportsALeaseThatWasRevoked) {
-  auto lease = run(client_->lease_grant(1s));
+  auto lease = run(client_->lease_grant(1s, new_lease_id()));
   ASSERT_TRUE(lease);
   std::optional<Error> lost;
   LeaseKeeper keeper(*client_, *lease, [&](const Error& e) { lost = e; });

@@ -39,7 +39,9 @@ TEST(EtcdRequests, RendersInt64AsStringsAndOmitsDefaults) {
             (json{{"key", "L2s="}, {"value", "dg=="}, {"lease", "2694738287214859016"}}));
   EXPECT_EQ(json::parse(render_range({"/j/", prefix_end("/j/"), 0, 7, false})),
             (json{{"key", "L2ov"}, {"range_end", "L2ow"}, {"revision", "7"}}));
-  EXPECT_EQ(json::parse(render_lease_grant(std::chrono::seconds(5))), (json{{"TTL", "5"}}));
+  EXPECT_EQ(json::parse(render_lease_grant(std::chrono::seconds(5), 0)), (json{{"TTL", "5"}}));
+  EXPECT_EQ(json::parse(render_lease_grant(std::chrono::seconds(5), 4611686018427387903)),
+            (json{{"TTL", "5"}, {"ID", "4611686018427387903"}}));
   EXPECT_EQ(json::parse(render_lease_id(-3)), (json{{"ID", "-3"}}));
   EXPECT_EQ(json::parse(render_watch_create({"/j/", "/j0", 4, false})),
             (json{{"create_request",
