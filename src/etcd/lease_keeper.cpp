@@ -1,18 +1,16 @@
-// The keep-alive loop: sleep TTL/3, renew once (a POST to lease/keepalive, with the client's
-// failover), repeat. The lease is lost when etcd answers TTL 0 (it expired) or when no renewal
-// succeeded for a whole TTL; then on_lost runs once and the loop ends. stop() wakes the sleep
-// and waits for the loop to finish its current call.
+// The keep-alive loop: sleep (RenewalSchedule: about TTL/3, soon again after a renewal no
+// member answered), renew once (a POST to lease/keepalive, with the client's failover), repeat.
+// The lease is lost when etcd answers TTL 0 (it expired) or when no renewal was answered for
+// two TTLs; then on_lost runs once and the loop ends. stop() wakes the sleep and waits for the
+// loop to finish its current call.
 
 #include "ddprun/etcd/client.hpp"
+#include "ddprun/etcd/renewal.hpp"
+#include "ddprun/util/backoff.hpp"
 
 #include <fmt/format.h>
 
 namespace ddprun::etcd {
-namespace {
-
-constexpr std::chrono::milliseconds k_min_interval{200};
-
-}  // namespace
 
 struct LeaseKeeper::State {
   State(const asio::any_io_executor& ex, Lease l, OnLost cb)
@@ -40,12 +38,15 @@ void report_lost(State& s, const Error& e) {
 }
 
 asio::awaitable<void> keep_alive(Client& client, std::shared_ptr<State> s) {
-  const auto interval = std::max<std::chrono::milliseconds>(
-      std::chrono::duration_cast<std::chrono::milliseconds>(s->lease.ttl) / 3, k_min_interval);
+  const RenewalSchedule schedule{
+      std::chrono::duration_cast<std::chrono::milliseconds>(s->lease.ttl)};
   auto last_ok = std::chrono::steady_clock::now();
+  int failures = 0;
   while (!s->stopping) {
+    const double spread = util::random_spread();
     boost::system::error_code ec;
-    s->sleep.expires_after(interval);
+    s->sleep.expires_after(failures == 0 ? schedule.after_renewed(spread)
+                                         : schedule.after_failed(failures, spread));
     co_await s->sleep.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     if (s->stopping) {
       break;
@@ -57,6 +58,7 @@ asio::awaitable<void> keep_alive(Client& client, std::shared_ptr<State> s) {
     const auto now = std::chrono::steady_clock::now();
     if (r && r->ttl.count() > 0) {
       last_ok = now;
+      failures = 0;
       continue;
     }
     if (r) {
@@ -64,10 +66,13 @@ asio::awaitable<void> keep_alive(Client& client, std::shared_ptr<State> s) {
                   make_error(ErrorCode::closed, fmt::format("etcd lease {} expired", s->lease.id)));
       break;
     }
-    if (now - last_ok >= s->lease.ttl) {
-      report_lost(*s, make_error(r.error().code,
-                                 fmt::format("etcd lease {}: not renewed for {} s: {}", s->lease.id,
-                                             s->lease.ttl.count(), r.error().message)));
+    ++failures;
+    const auto unanswered = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_ok);
+    if (schedule.gives_up(unanswered)) {
+      report_lost(
+          *s, make_error(r.error().code,
+                         fmt::format("etcd lease {}: no renewal answered for {} s: {}", s->lease.id,
+                                     unanswered.count() / 1000, r.error().message)));
       break;
     }
   }

@@ -70,7 +70,7 @@ class EtcdRun {
   void abandon();
 
   /// When the LeaseKeeper finds the lease lost (etcd says it expired, or no member renewed it
-  /// for a whole TTL), the agent takes a new one, retrying until etcd grants it or finish(),
+  /// for two TTLs), the agent takes a new one, retrying until etcd grants it or finish(),
   /// and writes its alive key and every key of its own again on it: its liveness keys come
   /// back instead of the agent running on without them. Peers that saw the keys vanish have
   /// counted it as lost by then; it joins their next round as any dropped node does.
