@@ -2,11 +2,13 @@
 // and what a join that fails or waits tells the user.
 
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
+#include "ddprun/rdzv/members.hpp"
 #include "ddprun/util/batches.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <iterator>
 
 namespace ddprun::rdzv {
 namespace {
@@ -82,8 +84,11 @@ asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& 
     pairs.emplace_back(rank_key(settings_.run_id, round, static_cast<int>(i) + 1),
                        encode_assignment(plan.assignments[i]));
   }
-  pairs.emplace_back(members_key(settings_.run_id, round), encode_members(plan.members));
-  for (auto& batch : util::batches(std::move(pairs), k_keys_per_request)) {
+  auto batches = util::batches(std::move(pairs), k_keys_per_request);
+  auto parts = util::batches(member_parts(settings_.run_id, round, plan.members),
+                             k_member_parts_per_request);
+  std::move(parts.begin(), parts.end(), std::back_inserter(batches));
+  for (auto& batch : batches) {
     auto written = co_await kv_.multi_set(std::move(batch));
     if (!written) {
       co_return written.error();
@@ -126,7 +131,7 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::await_ass
   // the round formed is the count the round starts with.
   RoundResult r{h.round, *a, h.failures, {}};
   if (a->group_world_size <= static_cast<int>(k_max_named_ids)) {
-    auto members = co_await read_one(members_key(settings_.run_id, h.round));
+    auto members = co_await read_one(members_key(settings_.run_id, h.round, 0));
     if (members) {
       if (auto list = decode_members(*members); list) {
         r.members = std::move(*list);

@@ -3,6 +3,7 @@
 // reads each poll), answering and collecting the answers.
 
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
+#include "ddprun/rdzv/members.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -147,12 +148,17 @@ asio::awaitable<std::vector<NodeDesc>> DynamicRendezvous::round_members(int roun
   if (last_round_ && last_round_->round == round && !last_round_->members.empty()) {
     co_return last_round_->members;
   }
-  auto text = co_await read_one(members_key(settings_.run_id, round));
-  if (!text || text->empty()) {
-    co_return std::vector<NodeDesc>{};
+  MembersReader reader(settings_.run_id, round);
+  for (;;) {
+    auto texts = co_await kv_.multi_get_now(reader.next_keys());
+    auto whole = texts ? reader.take(*texts) : Result<bool>(texts.error());
+    if (!whole) {
+      co_return std::vector<NodeDesc>{};
+    }
+    if (*whole) {
+      co_return reader.take_list();
+    }
   }
-  auto members = decode_members(*text);
-  co_return members ? std::move(*members) : std::vector<NodeDesc>{};
 }
 
 void DynamicRendezvous::set_progress_source(std::function<std::optional<WallMs>()> source) {

@@ -12,8 +12,9 @@ namespace {
 using nlohmann::json;
 
 /// The layout of the run's keys as a whole, not only the header's fields: 6 is the first with
-/// etcd-v3 counters kept as keys (etcd_kv.hpp). Agents of two layouts must not share a run.
-constexpr int k_state_version = 6;
+/// etcd-v3 counters kept as keys (etcd_kv.hpp), 7 with the members list in parts (members.hpp).
+/// Agents of two layouts must not share a run.
+constexpr int k_state_version = 7;
 constexpr std::string_view k_key_prefix = "ddprun/rdzv/";
 
 json node_to_json(const NodeDesc& n) {
@@ -192,10 +193,6 @@ std::string gone_key(const std::string& run_id, int round) {
 
 std::string rank_key(const std::string& run_id, int round, int slot) {
   return round_prefix(run_id, round) + "rank/" + std::to_string(slot);
-}
-
-std::string members_key(const std::string& run_id, int round) {
-  return round_prefix(run_id, round) + "members";
 }
 
 std::string heartbeat_key(const std::string& run_id, const std::string& node_id) {

@@ -3,6 +3,7 @@
 
 #include "ddprun/status/snapshot.hpp"
 
+#include "ddprun/rdzv/members.hpp"
 #include "ddprun/rdzv/stall_figures.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -49,11 +50,20 @@ Result<std::vector<rdzv::NodeDesc>> read_nodes(Reader& reader, const std::string
   if (h.phase != rdzv::Phase::complete) {
     return read_slots(reader, id, h.round);
   }
-  auto text = read_one(reader, rdzv::members_key(id, h.round));
-  if (!text) {
-    return text.error();
+  rdzv::MembersReader members(id, h.round);
+  for (;;) {
+    auto texts = reader.multi_get(members.next_keys());
+    if (!texts) {
+      return texts.error();
+    }
+    auto whole = members.take(*texts);
+    if (!whole) {
+      return whole.error();
+    }
+    if (*whole) {
+      return members.take_list();
+    }
   }
-  return text->empty() ? std::vector<rdzv::NodeDesc>{} : rdzv::decode_members(*text);
 }
 
 /// Each node's heartbeat, last progress and learned stall timeout, in one pass over 3 keys per

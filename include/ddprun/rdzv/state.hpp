@@ -8,7 +8,7 @@
 //   ddprun/rdzv/<id>/<r>/slot/<s>    the NodeDesc of slot s ("-" + it once withdrawn)
 //   ddprun/rdzv/<id>/<r>/gone        how many slots of round r were withdrawn (ADD)
 //   ddprun/rdzv/<id>/<r>/rank/<s>    what slot s got when round r closed (Assignment)
-//   ddprun/rdzv/<id>/<r>/members     the members of round r in group-rank order
+//   ddprun/rdzv/<id>/<r>/members/<p> the members of round r in group-rank order, in parts
 //   ddprun/rdzv/<id>/<r>/stacks      the round's standing StacksRequest (JSON, stacks.hpp)
 //   ddprun/rdzv/<id>/<r>/stacks/<q>/<g>  group rank g's answer to request q (opaque text)
 //   ddprun/rdzv/<id>/hb/<node id>    the node's last keep-alive (wall ms)
@@ -163,7 +163,6 @@ std::string slot_key(const std::string& run_id, int round, int slot);
 std::vector<std::string> slot_keys(const std::string& run_id, int round, int count);
 std::string gone_key(const std::string& run_id, int round);
 std::string rank_key(const std::string& run_id, int round, int slot);
-std::string members_key(const std::string& run_id, int round);
 std::string heartbeat_key(const std::string& run_id, const std::string& node_id);
 /// "ddprun/rdzv/<id>/progress/<node id>": written in the same request as the heartbeat.
 std::string progress_key(const std::string& run_id, const std::string& node_id);

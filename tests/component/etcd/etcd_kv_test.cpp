@@ -2,6 +2,9 @@
 
 #include "ddprun/rdzv/etcd_kv.hpp"
 
+#include "ddprun/rdzv/members.hpp"
+#include "ddprun/util/batches.hpp"
+
 #include "etcd_fixture.hpp"
 
 namespace ddprun::etcd::test {
@@ -51,6 +54,35 @@ TEST_F(EtcdKvTest, CompareSetFollowsTcpStore) {
   auto raw = run(client_->get("/job/k"));
   ASSERT_TRUE(raw && raw->has_value());
   EXPECT_EQ((*raw)->value, "b");
+}
+
+TEST_F(EtcdKvTest, AMembersListTooLargeForOneEtcdRequestIsWrittenAndReadInParts) {
+  std::vector<rdzv::NodeDesc> members(12'000);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    members[i].addr = "node-" + std::to_string(i) + ".cluster.example.org";
+    members[i].pid = static_cast<std::int64_t>(100'000 + i);
+    members[i].nproc = 8;
+  }
+  // As one value it is more than etcd takes in one request (1.5 MiB).
+  auto whole = run(kv_->set("one-value", rdzv::encode_members(members)));
+  ASSERT_FALSE(whole);
+  EXPECT_NE(whole.error().message.find("too large"), std::string::npos) << whole.error().message;
+
+  for (auto& batch :
+       util::batches(rdzv::member_parts("job", 3, members), rdzv::k_member_parts_per_request)) {
+    auto written = run(kv_->multi_set(std::move(batch)));
+    ASSERT_TRUE(written) << written.error().message;
+  }
+  rdzv::MembersReader reader("job", 3);
+  Result<bool> done = false;
+  for (int request = 0; done && !*done && request < 10; ++request) {
+    auto texts = run(peer_->multi_get_now(reader.next_keys()));
+    ASSERT_TRUE(texts) << texts.error().message;
+    done = reader.take(*texts);
+  }
+  ASSERT_TRUE(done) << done.error().message;
+  ASSERT_TRUE(*done);
+  EXPECT_EQ(reader.take_list(), members);
 }
 
 asio::awaitable<void> add_many(EtcdKv& kv, int times, std::vector<std::int64_t>& seen) {

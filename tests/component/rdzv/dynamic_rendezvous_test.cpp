@@ -1,5 +1,7 @@
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
 
+#include "ddprun/rdzv/members.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -396,7 +398,7 @@ TEST(RdzvHandler, ASlotWhoseWriteFailedIsWrittenNotCountedAgain) {
 
 TEST(RdzvHandler, CorruptStateIsReported) {
   std::string old_version = encode_header(RoundHeader{});
-  old_version.replace(old_version.find("\"version\":6"), 11, "\"version\":5");
+  old_version.replace(old_version.find("\"version\":7"), 11, "\"version\":6");
   for (const std::string& bad : {std::string("Y2FuaW1hZGFt"), old_version}) {
     Cluster c;
     c.add(make_node("node-a"), fast_settings(1, 1));
@@ -409,8 +411,9 @@ TEST(RdzvHandler, CorruptStateIsReported) {
   }
 }
 
-TEST(RdzvHandler, FortyNodesFormWithoutAMembersListAndWithPrefixSums) {
-  constexpr int k_nodes = 40;
+/// Forms a round of k_nodes nodes with 1 to 3 workers each and checks each node's assignment
+/// and the round's members list (read part by part, as `ddprun status` reads it).
+void expect_a_round_of(int k_nodes) {
   Cluster c;
   std::vector<std::size_t> all;
   std::map<std::string, int> nproc;
@@ -448,9 +451,30 @@ TEST(RdzvHandler, FortyNodesFormWithoutAMembersListAndWithPrefixSums) {
   const auto h = header_of(c.kv_);
   EXPECT_EQ(h.members, k_nodes);
   EXPECT_EQ(h.workers, total);
-  auto list = decode_members(c.kv_.peek(members_key("job", 0)).value_or(""));
-  ASSERT_TRUE(list) << list.error().message;
-  EXPECT_EQ(list->size(), static_cast<std::size_t>(k_nodes));
+  const auto last_part = static_cast<std::size_t>(k_nodes) / k_members_per_part;
+  EXPECT_TRUE(c.kv_.peek(members_key("job", 0, last_part))) << "the list is in parts";
+  MembersReader reader("job", 0);
+  Result<bool> whole = false;
+  for (int request = 0; whole && !*whole && request < 10; ++request) {
+    std::vector<std::string> texts;
+    for (const auto& key : reader.next_keys()) {
+      texts.push_back(c.kv_.peek(key).value_or(""));
+    }
+    whole = reader.take(texts);
+  }
+  ASSERT_TRUE(whole) << whole.error().message;
+  ASSERT_TRUE(*whole);
+  const auto list = reader.take_list();
+  ASSERT_EQ(list.size(), static_cast<std::size_t>(k_nodes));
+  for (const auto& [rank, i] : by_rank) {
+    EXPECT_EQ(list[static_cast<std::size_t>(rank)].id(), c.agents_[i]->self().id());
+  }
+}
+
+TEST(RdzvHandler, FortyNodesFormWithoutAMembersListAndWithPrefixSums) { expect_a_round_of(40); }
+
+TEST(RdzvHandler, ARoundOfMoreThanAThousandNodesHasItsMembersListInParts) {
+  expect_a_round_of(static_cast<int>(k_members_per_part) + 1);
 }
 
 TEST(RdzvHandler, TwoStaticNodesWithOneRankIsAConfigErrorOnEveryNode) {

@@ -1,5 +1,6 @@
 #include "ddprun/rdzv/etcd_layout.hpp"
 
+#include "ddprun/rdzv/members.hpp"
 #include "ddprun/rdzv/stall_figures.hpp"
 #include "ddprun/rdzv/state.hpp"
 
@@ -33,7 +34,7 @@ TEST(EtcdLayout, OnlyANodesOwnKeysCarryItsLease) {
   EXPECT_FALSE(is_node_own_key("j", state_key("j")));
   EXPECT_FALSE(is_node_own_key("j", slots_key("j", 12)));
   EXPECT_FALSE(is_node_own_key("j", rank_key("j", 12, 3)));
-  EXPECT_FALSE(is_node_own_key("j", members_key("j", 12)));
+  EXPECT_FALSE(is_node_own_key("j", members_key("j", 12, 0)));
   EXPECT_FALSE(is_node_own_key("j", gone_key("j", 12)));
   EXPECT_FALSE(is_node_own_key("j", stacks_request_key("j", 2)));
   EXPECT_FALSE(is_node_own_key("j", round_stall_key("j", 2)));  // the round's, not one node's

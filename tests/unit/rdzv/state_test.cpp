@@ -1,5 +1,7 @@
 #include "ddprun/rdzv/state.hpp"
 
+#include "ddprun/rdzv/members.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -99,12 +101,12 @@ void expect_one_line_protocol_error(const Error& e, const std::string& what,
 TEST(RdzvState, HeaderRejectsGarbage) {
   std::string good = encode_header(RoundHeader{});
   std::string old_version = good;
-  old_version.replace(old_version.find("\"version\":6"), 11, "\"version\":5");
+  old_version.replace(old_version.find("\"version\":7"), 11, "\"version\":6");
   std::string bad_phase = good;
   bad_phase.replace(bad_phase.find("joining"), 7, "bogus");
   const std::string inputs[] = {
       "",          "not json", "Y2FuaW1hZGFt",  // torch's base64 "no state" sentinel
-      "[]",        "{}",       R"({"version":6,"round":0})",
+      "[]",        "{}",       R"({"version":7,"round":0})",
       old_version, bad_phase,  good.substr(0, good.size() - 1)};
   for (const auto& in : inputs) {
     auto r = decode_header(in);
@@ -113,7 +115,7 @@ TEST(RdzvState, HeaderRejectsGarbage) {
   }
   auto bad = decode_header(old_version);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("it has state version 5, this ddprun reads 6: another "
+  EXPECT_NE(bad.error().message.find("it has state version 6, this ddprun reads 7: another "
                                      "ddprun release wrote it"),
             std::string::npos)
       << bad.error().message;
@@ -172,7 +174,7 @@ TEST(RdzvState, KeysAreOurOwn) {
   EXPECT_EQ(slot_key("job7", 3, 12), "ddprun/rdzv/job7/3/slot/12");
   EXPECT_EQ(gone_key("job7", 3), "ddprun/rdzv/job7/3/gone");
   EXPECT_EQ(rank_key("job7", 3, 12), "ddprun/rdzv/job7/3/rank/12");
-  EXPECT_EQ(members_key("job7", 3), "ddprun/rdzv/job7/3/members");
+  EXPECT_EQ(members_key("job7", 3, 2), "ddprun/rdzv/job7/3/members/2");
   EXPECT_EQ(heartbeat_key("job7", "h_1_0"), "ddprun/rdzv/job7/hb/h_1_0");
   EXPECT_EQ(progress_key("job7", "h_1_0"), "ddprun/rdzv/job7/progress/h_1_0");
   EXPECT_EQ(stacks_request_key("job7", 3), "ddprun/rdzv/job7/3/stacks");

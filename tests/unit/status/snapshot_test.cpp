@@ -2,6 +2,7 @@
 // a joining round, and how a missing or unreadable state and a failing reader come out.
 #include "ddprun/status/snapshot.hpp"
 
+#include "ddprun/rdzv/members.hpp"
 #include "ddprun/rdzv/stall_figures.hpp"
 
 #include <gtest/gtest.h>
@@ -57,7 +58,7 @@ TEST(StatusSnapshot, CompleteRoundReadsItsMembersAndTheirTimes) {
   const auto a = node("10.0.0.1", 11, 2);
   const auto b = node("10.0.0.2", 22, 1);
   reader.data[rdzv::state_key(k_id)] = rdzv::encode_header(h);
-  reader.data[rdzv::members_key(k_id, 3)] = rdzv::encode_members({b, a});
+  reader.data[rdzv::members_key(k_id, 3, 0)] = rdzv::encode_members({b, a});
   reader.data[rdzv::heartbeat_key(k_id, a.id())] = "1700000000000";
   reader.data[rdzv::progress_key(k_id, a.id())] = "1699999990000";
   reader.data[rdzv::heartbeat_key(k_id, b.id())] = "1700000000500";
@@ -113,7 +114,7 @@ TEST(StatusSnapshot, UnreadableHeaderOrMembersAndReaderFailuresAreErrors) {
   rdzv::RoundHeader h;
   h.phase = rdzv::Phase::complete;
   reader.data[rdzv::state_key(k_id)] = rdzv::encode_header(h);
-  reader.data[rdzv::members_key(k_id, 0)] = "[oops";
+  reader.data[rdzv::members_key(k_id, 0, 0)] = "[oops";
   EXPECT_FALSE(read_snapshot(reader, k_id));
 
   reader.failing = true;
