@@ -14,7 +14,7 @@ constexpr int k_retry_doublings = 3;  // 250 ms x 2^3 = 2 s, before the spread
 }  // namespace
 
 std::chrono::milliseconds RenewalSchedule::after_renewed(double spread) const {
-  const double share = 1.0 - (std::clamp(spread, 0.5, 1.5) - 0.5) / 4;  // 1 down to 3/4
+  const double share = 1.0 + (std::clamp(spread, 0.5, 1.5) - 0.5) / 4;  // 1 up to 5/4
   const auto third = static_cast<double>(ttl.count()) / 3;
   return std::max(std::chrono::milliseconds(static_cast<long long>(third * share)), k_min_interval);
 }

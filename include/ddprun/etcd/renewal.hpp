@@ -15,8 +15,10 @@ namespace ddprun::etcd {
 struct RenewalSchedule {
   std::chrono::milliseconds ttl;
 
-  /// After an answered renewal: between 3/4 of TTL/3 and TTL/3 (at least 200 ms) as `spread`
-  /// (util::random_spread, [0.5, 1.5)) goes up, so agents granted at once do not renew at once.
+  /// After an answered renewal: between TTL/3 and 5/4 of it (at least 200 ms) as `spread`
+  /// (util::random_spread, [0.5, 1.5)) goes up, so agents granted at once do not renew at once;
+  /// at the latest 7/12 of the TTL is left, room for a call that one member held for its whole
+  /// timeout and the next one answered.
   std::chrono::milliseconds after_renewed(double spread) const;
   /// After the `failures`-th unanswered renewal in a row (1-based): 250 ms doubling, spread,
   /// at most the pause after an answered one.

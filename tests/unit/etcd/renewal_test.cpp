@@ -9,11 +9,11 @@ using namespace std::chrono_literals;
 
 const RenewalSchedule k_fifteen{15s};
 
-TEST(RenewalSchedule, AnAnsweredRenewalIsFollowedByTheNextAfterAboutAThirdOfTheTtl) {
+TEST(RenewalSchedule, AnAnsweredRenewalIsFollowedByTheNextAfterAThirdOfTheTtlOrABitMore) {
   EXPECT_EQ(k_fifteen.after_renewed(0.5), 5000ms);
-  EXPECT_EQ(k_fifteen.after_renewed(1.0), 4375ms);
-  EXPECT_EQ(k_fifteen.after_renewed(1.5), 3750ms);
-  EXPECT_EQ(k_fifteen.after_renewed(9.0), 3750ms) << "a spread out of range is clamped";
+  EXPECT_EQ(k_fifteen.after_renewed(1.0), 5625ms);
+  EXPECT_EQ(k_fifteen.after_renewed(1.5), 6250ms);
+  EXPECT_EQ(k_fifteen.after_renewed(9.0), 6250ms) << "a spread out of range is clamped";
   EXPECT_EQ(RenewalSchedule{300ms}.after_renewed(1.0), 200ms) << "never more often than 5 a second";
 }
 
