@@ -175,6 +175,9 @@ std::string render_watch_create(const WatchRequest& w) {
   if (w.prev_kv) {
     c["prev_kv"] = true;
   }
+  if (w.no_put) {
+    c["filters"] = json::array({"NOPUT"});
+  }
   return json{{"create_request", c}}.dump();
 }
 

@@ -133,7 +133,10 @@ asio::awaitable<void> DynamicRendezvous::sleep(std::chrono::milliseconds d) {
 asio::awaitable<bool> DynamicRendezvous::wait_for_others(std::vector<std::string> keys,
                                                          std::chrono::milliseconds d) {
   asio::steady_timer timer(ctx_, d);
-  co_return co_await kv_.wait_for_change(std::move(keys), timer);
+  // Named: g++ 12 destroys a braced temporary argument of a coroutine call made inside a
+  // coroutine twice (GCC bug 99576).
+  WatchSet set{std::move(keys), {}};
+  co_return co_await kv_.wait_for_change(std::move(set), timer);
 }
 
 double DynamicRendezvous::unit_random() {

@@ -85,20 +85,27 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
     co_return RunSignal::none;
   }
   std::optional<WallMs> failing_since;  ///< when the current run of failed syncs began
+  std::optional<WallMs> watched_beat;   ///< the watched member's last heartbeat read
   const int members = last_round_->assignment.group_world_size;
   for (bool first = true;; first = false) {
-    auto wait =
-        watch_wait(settings_, kv_.watches_changes(), first, failing_since.has_value(), members);
+    std::optional<std::chrono::milliseconds> until_silent;
+    if (watched_beat) {
+      until_silent = std::chrono::milliseconds(*watched_beat + keep_alive_bound(settings_).count() -
+                                               wall_now());
+    }
+    auto wait = watch_wait(settings_, kv_.watches_changes(), first, failing_since.has_value(),
+                           members, until_silent);
     if (first && !kv_.watches_changes()) {  // a round's nodes start together: spread their looks
       wait = std::chrono::milliseconds(
           static_cast<std::int64_t>(static_cast<double>(wait.count()) * unit_random()));
     }
     watch_timer_.expires_after(wait);
-    co_await kv_.wait_for_change(watched_keys(), watch_timer_);  // woken or timed out: look
+    auto wake = wake_set();
+    co_await kv_.wait_for_change(std::move(wake), watch_timer_);  // woken or timed out: look
     if (generation != watch_generation_) {
       co_return RunSignal::none;
     }
-    const RunSignal signal = co_await watch_once(failing_since);
+    const RunSignal signal = co_await watch_once(failing_since, watched_beat);
     if (generation != watch_generation_) {
       co_return RunSignal::none;
     }
@@ -106,6 +113,14 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
       co_return signal;
     }
   }
+}
+
+WatchSet DynamicRendezvous::wake_set() const {
+  WatchSet set{{key_, stacks_request_key(settings_.run_id, last_round_->round)}, {}};
+  if (const std::string& watched = last_round_->assignment.watch_id; !watched.empty()) {
+    set.removals.push_back(heartbeat_key(settings_.run_id, watched));
+  }
+  return set;
 }
 
 std::vector<std::string> DynamicRendezvous::watched_keys() const {
@@ -119,12 +134,15 @@ std::vector<std::string> DynamicRendezvous::watched_keys() const {
 
 // One look: the header, the round's stacks request and the watched member's heartbeat, in one
 // request. A silent member ends the round for everyone (it is "lost"), found at the first look
-// after the keep-alive bound (every watch_interval on the store, at the latest every
-// keep_alive_interval on etcd, where the heartbeat key vanishing with the member's lease also
-// wakes the watch); another member's stacks request is raised once, when nothing ends the round.
-// Reading the heartbeat only every keep_alive_interval saved one key of each read and cost up
-// to a whole interval in noticing a lost node (issue #28).
-asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& failing_since) {
+// after the keep-alive bound (every watch_interval on the store; on etcd the look made when
+// the heartbeat it last read turns silent, so at the bound itself, or the one its removal with
+// the member's lease wakes, whichever comes first); another member's stacks request is raised
+// once, when nothing ends the round. Reading the heartbeat only every keep_alive_interval saved
+// one key of each read and cost up to a whole interval in noticing a lost node; on etcd a look
+// woken by each of its writes was 0.2 requests a node a second, and found a silent member up to
+// an interval after the bound (issue #28).
+asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& failing_since,
+                                                         std::optional<WallMs>& watched_beat) {
   const int round = last_round_->round;
   const std::string watched = last_round_->assignment.watch_id;
   const bool ring = !watched.empty();
@@ -153,7 +171,8 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& 
   note_exclusions(*h);
   RunSignal signal = decide_while_running(*h, self_, round, settings_);
   if (signal == RunSignal::none && ring) {
-    if (is_silent(parse_heartbeat(got->at(2)), now, settings_)) {
+    watched_beat = parse_heartbeat(got->at(2));
+    if (is_silent(watched_beat, now, settings_)) {
       h = co_await update([&](const RoundHeader& c) {
         return with_next_round(c, round, Phase::complete, {}, {watched});
       });

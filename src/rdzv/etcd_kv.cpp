@@ -62,6 +62,10 @@ bool names(const std::vector<std::string>& keys, const std::string& key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
+bool names(const WatchSet& keys, const std::string& key) {
+  return names(keys.changes, key) || names(keys.removals, key);
+}
+
 /// The end of what the feed of a counter watches: the key and its adds (under full_key +
 /// k_counter_infix). The few other keys in between (none in the layout of state.hpp) are
 /// filtered out by is_fed().
@@ -81,17 +85,20 @@ bool is_fed(const std::string& full_key, const std::string& changed) {
 }  // namespace
 
 struct EtcdKv::Feed {
-  Feed(etcd::Client& c, std::string k, std::string f, bool counter, std::function<void()> n)
+  Feed(etcd::Client& c, std::string k, std::string f, bool counter, bool removals,
+       std::function<void()> n)
       : client(c),
         key(std::move(k)),
         full_key(std::move(f)),
         range_end(counter ? counter_end(full_key) : std::string()),
+        removals_only(removals),
         notify(std::move(n)),
         pause(c.executor()) {}
   etcd::Client& client;
   std::string key;               // as the waits name it
   std::string full_key;          // with the prefix
   std::string range_end;         // a counter's: its adds too; else empty (the key alone)
+  bool removals_only;            // a WatchSet::removals key: etcd sends its deletes alone
   std::function<void()> notify;  // EtcdKv::on_change(key); only while !closed
   asio::steady_timer pause;
   std::unique_ptr<etcd::Watch> watch;
@@ -108,7 +115,7 @@ struct EtcdKv::Feed {
 };
 
 struct EtcdKv::Waiter {
-  const std::vector<std::string>* keys;
+  const WatchSet* keys;
   asio::steady_timer* timer;
   bool woken = false;
 };
@@ -144,7 +151,8 @@ asio::awaitable<bool> follow(EtcdKv::Feed& feed) {
     bool fed = false;
     for (const auto& e : m->events) {
       feed.from = std::max(feed.from, e.kv.mod_revision + 1);
-      fed = fed || is_fed(feed.full_key, e.kv.key);
+      const bool counts = !feed.removals_only || e.type == etcd::WatchEvent::Type::del;
+      fed = fed || (counts && is_fed(feed.full_key, e.kv.key));
     }
     if (fed) {
       feed.notify();
@@ -155,7 +163,8 @@ asio::awaitable<bool> follow(EtcdKv::Feed& feed) {
 /// A feed's life: open a stream, follow it, open another when it ends, until closed.
 asio::awaitable<void> pump(std::shared_ptr<EtcdKv::Feed> feed) {
   while (!feed->closed) {
-    etcd::WatchRequest request{feed->full_key, feed->range_end, feed->from, false};
+    etcd::WatchRequest request{feed->full_key, feed->range_end, feed->from, false,
+                               feed->removals_only};
     auto opened = co_await feed->client.watch(std::move(request));
     if (feed->closed) {
       break;  // `opened`, if any, is cancelled as it goes
@@ -508,8 +517,7 @@ asio::awaitable<Result<std::size_t>> EtcdKv::rewrite_leased() {
   co_return n;
 }
 
-asio::awaitable<bool> EtcdKv::wait_for_change(std::vector<std::string> keys,
-                                              asio::steady_timer& timer) {
+asio::awaitable<bool> EtcdKv::wait_for_change(WatchSet keys, asio::steady_timer& timer) {
   keep_feeds(keys);
   if (take_unseen(keys)) {
     co_return true;
@@ -522,12 +530,15 @@ asio::awaitable<bool> EtcdKv::wait_for_change(std::vector<std::string> keys,
   co_return w.woken;
 }
 
-void EtcdKv::keep_feeds(const std::vector<std::string>& keys) {
+void EtcdKv::keep_feeds(const WatchSet& keys) {
   for (auto it = feeds_.begin(); it != feeds_.end();) {
     const bool wanted = names(keys, it->first) ||
                         std::any_of(waiters_.begin(), waiters_.end(),
                                     [&](const Waiter* w) { return names(*w->keys, it->first); });
-    if (wanted) {
+    // A key now watched the other way gets a new feed (the waits name each key one way).
+    const bool other_way =
+        names(keys, it->first) && names(keys.removals, it->first) != it->second->removals_only;
+    if (wanted && !other_way) {
       ++it;
       continue;
     }
@@ -535,15 +546,17 @@ void EtcdKv::keep_feeds(const std::vector<std::string>& keys) {
     unseen_.erase(it->first);
     it = feeds_.erase(it);
   }
-  for (const auto& key : keys) {
-    if (feeds_.count(key) != 0) {
-      continue;
+  for (const auto* list : {&keys.changes, &keys.removals}) {
+    for (const auto& key : *list) {
+      if (feeds_.count(key) != 0) {
+        continue;
+      }
+      auto feed = std::make_shared<Feed>(client_, key, full(key), counters_.count(key) != 0,
+                                         list == &keys.removals, [this, key] { on_change(key); });
+      feed->from = read_revision_ > 0 ? read_revision_ + 1 : 0;
+      feeds_.emplace(key, feed);
+      asio::co_spawn(client_.executor(), pump(std::move(feed)), asio::detached);
     }
-    auto feed = std::make_shared<Feed>(client_, key, full(key), counters_.count(key) != 0,
-                                       [this, key] { on_change(key); });
-    feed->from = read_revision_ > 0 ? read_revision_ + 1 : 0;
-    feeds_.emplace(key, feed);
-    asio::co_spawn(client_.executor(), pump(std::move(feed)), asio::detached);
   }
 }
 
@@ -561,10 +574,12 @@ void EtcdKv::on_change(const std::string& key) {
   }
 }
 
-bool EtcdKv::take_unseen(const std::vector<std::string>& keys) {
+bool EtcdKv::take_unseen(const WatchSet& keys) {
   bool any = false;
-  for (const auto& key : keys) {
-    any = unseen_.erase(key) > 0 || any;
+  for (const auto* list : {&keys.changes, &keys.removals}) {
+    for (const auto& key : *list) {
+      any = unseen_.erase(key) > 0 || any;
+    }
   }
   return any;
 }

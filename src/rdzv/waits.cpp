@@ -11,12 +11,17 @@ std::chrono::milliseconds store_poll_interval(const RdzvSettings& s, int members
 }
 
 std::chrono::milliseconds watch_wait(const RdzvSettings& s, bool store_watches, bool first_look,
-                                     bool failing, int members) {
+                                     bool failing, int members,
+                                     std::optional<std::chrono::milliseconds> until_silent) {
   if (!store_watches) {
     return store_poll_interval(s, members);
   }
   if (first_look || failing) {
     return s.watch_interval;
+  }
+  if (until_silent) {
+    const auto bound = std::max(s.watch_interval, keep_alive_bound(s));
+    return std::clamp(*until_silent + std::chrono::milliseconds(1), s.watch_interval, bound);
   }
   return std::max(s.watch_interval, s.keep_alive_interval);
 }

@@ -119,6 +119,7 @@ struct WatchRequest {
   std::string range_end;
   Revision start_revision = 0;
   bool prev_kv = false;
+  bool no_put = false;  ///< etcd's NOPUT filter: deletes alone are sent
 };
 
 struct WatchEvent {

@@ -217,10 +217,17 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   double unit_random();  ///< uniform in [0, 1)
   asio::awaitable<void> heartbeat_loop(std::shared_ptr<DynamicRendezvous> keep, int generation);
   asio::awaitable<void> beat_once();
-  asio::awaitable<RunSignal> watch_once(std::optional<WallMs>& failing_since);
-  /// The keys whose change ends watch()'s wait: the header, the round's stacks request and
-  /// the watched member's heartbeat.
+  /// One look; `watched_beat` becomes the watched member's last heartbeat it read.
+  asio::awaitable<RunSignal> watch_once(std::optional<WallMs>& failing_since,
+                                        std::optional<WallMs>& watched_beat);
+  /// What a running look reads: the header, the round's stacks request and the watched
+  /// member's heartbeat.
   std::vector<std::string> watched_keys() const;
+  /// What ends a wait between two running looks on a store that watches: a change of the
+  /// header or the stacks request, the removal of the watched heartbeat (its lease ran out);
+  /// not its writes: it is judged by its time, at the look made when it would turn silent
+  /// (watch_wait).
+  WatchSet wake_set() const;
   asio::awaitable<bool> slot_won(int round);
   /// watch_once's look at the round's stacks request: stacks_requested once per request.
   RunSignal stacks_signal(int round, const std::string& text);

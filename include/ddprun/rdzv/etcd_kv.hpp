@@ -56,15 +56,15 @@ class EtcdKv final : public Kv {
   /// ends every wait_for_change() and closes every feed.
   void interrupt_waits() override;
 
-  /// Ends at `timer` or at the first put or delete of one of `keys` (or, for a counter this Kv
-  /// added to or read, an add to it) after this Kv's last read
+  /// Ends at `timer` or at the first put or delete of one of `keys.changes` (or, for a counter
+  /// this Kv added to or read, an add to it), or delete of one of `keys.removals` (a feed
+  /// that etcd sends no puts: its NOPUT filter), after this Kv's last read
   /// (a change that came while no wait named its key ends the next wait that does, at once).
   /// Each key's feed opens in the background at the first wait naming it, from the revision
   /// after the last read, so opening never delays a wait and nothing in between is missed; a
   /// feed that neither this wait nor one in progress names is closed. A feed whose stream
   /// fails ends the waits naming it (their read then says what is wrong) and opens again.
-  asio::awaitable<bool> wait_for_change(std::vector<std::string> keys,
-                                        asio::steady_timer& timer) override;
+  asio::awaitable<bool> wait_for_change(WatchSet keys, asio::steady_timer& timer) override;
   bool watches_changes() const override { return true; }
   /// No member answered in time (ErrorCode::timeout, ErrorCode::io: every member timed out,
   /// refused the connection or refused the call as overloaded): the cluster may be busy with a
@@ -114,11 +114,11 @@ class EtcdKv final : public Kv {
   asio::awaitable<Result<std::int64_t>> count_at(const std::string& members,
                                                  etcd::Revision revision);
   /// Opens a feed for each of `keys` without one; closes those nobody waits for.
-  void keep_feeds(const std::vector<std::string>& keys);
+  void keep_feeds(const WatchSet& keys);
   /// A feed saw `key` change: ends the waits naming it, or keeps it for the next one.
   void on_change(const std::string& key);
   /// Whether one of `keys` changed unseen; forgets those that did.
-  bool take_unseen(const std::vector<std::string>& keys);
+  bool take_unseen(const WatchSet& keys);
 
   etcd::Client& client_;
   std::string prefix_;

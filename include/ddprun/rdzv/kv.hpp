@@ -16,6 +16,14 @@
 
 namespace ddprun::rdzv {
 
+/// The keys a Kv::wait_for_change() watches: any write or removal of one of `changes` ends
+/// it; only the removal of one of `removals` does (a leased key whose lease ran out, whose
+/// writes the waiter reads by their time instead of being woken by each).
+struct WatchSet {
+  std::vector<std::string> changes;
+  std::vector<std::string> removals;
+};
+
 class Kv {
  public:
   virtual ~Kv() = default;
@@ -46,11 +54,11 @@ class Kv {
 
   /// Waits for other nodes' writes. Ends when `timer` fires (the caller arms it and may cancel
   /// it to end the wait early) or, on a store that watches (watches_changes()), at the first put
-  /// or delete of one of `keys` after this Kv's last read. Returns true when a change (or
-  /// interrupt_waits()) ended it: look again at once. The default only waits on the timer: the
-  /// TCPStore cannot watch, so c10d polls as it always did.
-  virtual asio::awaitable<bool> wait_for_change(std::vector<std::string> keys,
-                                                asio::steady_timer& timer);
+  /// or delete of one of `keys.changes`, or delete of one of `keys.removals`, after this Kv's
+  /// last read. Returns true when a change (or interrupt_waits()) ended it: look again at once.
+  /// The default only waits on the timer: the TCPStore cannot watch, so c10d polls as it
+  /// always did.
+  virtual asio::awaitable<bool> wait_for_change(WatchSet keys, asio::steady_timer& timer);
   /// Whether wait_for_change() ends at a change; callers may then wait longer between looks.
   virtual bool watches_changes() const { return false; }
   /// Whether an operation that failed with `e` may succeed if tried again after a pause (etcd:
@@ -61,7 +69,7 @@ class Kv {
   virtual bool is_transient([[maybe_unused]] const Error& e) const { return false; }
 };
 
-inline asio::awaitable<bool> Kv::wait_for_change([[maybe_unused]] std::vector<std::string> keys,
+inline asio::awaitable<bool> Kv::wait_for_change([[maybe_unused]] WatchSet keys,
                                                  asio::steady_timer& timer) {
   boost::system::error_code ec;
   co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));

@@ -38,8 +38,7 @@ class SignedKv final : public Kv {
       std::vector<std::pair<std::string, std::string>> pairs) override;
   void interrupt_waits() override { inner_.interrupt_waits(); }
   /// Keys are stored under their own names, so the inner store's watch applies as is.
-  asio::awaitable<bool> wait_for_change(std::vector<std::string> keys,
-                                        asio::steady_timer& timer) override {
+  asio::awaitable<bool> wait_for_change(WatchSet keys, asio::steady_timer& timer) override {
     return inner_.wait_for_change(std::move(keys), timer);
   }
   bool watches_changes() const override { return inner_.watches_changes(); }

@@ -10,6 +10,7 @@
 #include "ddprun/rdzv/settings.hpp"
 
 #include <chrono>
+#include <optional>
 
 namespace ddprun::rdzv {
 
@@ -27,10 +28,13 @@ std::chrono::milliseconds store_poll_interval(const RdzvSettings& s, int members
 /// The wait before watch()'s next look: store_poll_interval on a store that cannot watch;
 /// on one that watches, watch_interval before the first look of a run (a change made before
 /// the store's watch began may not wake it) and while the store fails (so store_lost is found
-/// on time), else keep_alive_interval, the cadence at which a watched heartbeat that goes
-/// silent without vanishing is noticed.
+/// on time); else, when the last look read the watched member's heartbeat, until it turns
+/// silent (`until_silent` + 1 ms: that look finds a lost member at the keep-alive bound
+/// itself), at least watch_interval and at most the keep-alive bound; without one,
+/// keep_alive_interval.
 std::chrono::milliseconds watch_wait(const RdzvSettings& s, bool store_watches, bool first_look,
-                                     bool failing, int members);
+                                     bool failing, int members,
+                                     std::optional<std::chrono::milliseconds> until_silent);
 
 /// Until when a joining node waits when decide_join() said `wait` until `until` (a poll:
 /// nothing but the header can change the decision before then): `until` itself on a store

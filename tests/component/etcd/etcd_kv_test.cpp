@@ -279,18 +279,23 @@ TEST_F(EtcdKvTest, MultiSetAndMultiGetSpanSeveralTxns) {
   EXPECT_EQ((*values)[300], "");
 }
 
-asio::awaitable<void> wait_into(EtcdKv& kv, std::vector<std::string> keys,
-                                asio::steady_timer& timer, std::optional<bool>& out) {
+asio::awaitable<void> wait_into(EtcdKv& kv, rdzv::WatchSet keys, asio::steady_timer& timer,
+                                std::optional<bool>& out) {
   out = co_await kv.wait_for_change(std::move(keys), timer);
 }
 
 /// Starts kv.wait_for_change(keys) with a `bound` timer; the result lands in `out`.
-void start_wait(asio::io_context& io, EtcdKv& kv, std::vector<std::string> keys,
-                asio::steady_timer& timer, std::chrono::milliseconds bound,
-                std::optional<bool>& out) {
+void start_wait(asio::io_context& io, EtcdKv& kv, rdzv::WatchSet keys, asio::steady_timer& timer,
+                std::chrono::milliseconds bound, std::optional<bool>& out) {
   out.reset();
   timer.expires_after(bound);
   asio::co_spawn(io, wait_into(kv, std::move(keys), timer, out), asio::detached);
+}
+
+void start_wait(asio::io_context& io, EtcdKv& kv, std::vector<std::string> changes,
+                asio::steady_timer& timer, std::chrono::milliseconds bound,
+                std::optional<bool>& out) {
+  start_wait(io, kv, rdzv::WatchSet{std::move(changes), {}}, timer, bound, out);
 }
 
 /// Runs `io` until `out` is set, at most `limit`; how long that took.
@@ -328,6 +333,33 @@ TEST_F(EtcdKvTest, WaitForChangeEndsAtAPutOrADeleteAndOtherwiseAtItsTimer) {
   EXPECT_FALSE(*woke) << "another key's change ended the wait";
   EXPECT_GE(took, 300ms);
   EXPECT_EQ(kv_->feed_count(), 1u) << "the feed of \"other\" is closed once no wait names it";
+}
+
+TEST_F(EtcdKvTest, AWaitForARemovalIsNotEndedByWritesOfTheKey) {
+  asio::steady_timer timer(io_);
+  std::optional<bool> woke;
+  ASSERT_TRUE(run(kv_->multi_get_now({"hb"})));
+  start_wait(io_, *kv_, rdzv::WatchSet{{"header"}, {"hb"}}, timer, 600ms, woke);
+  ASSERT_TRUE(run(peer_->set("hb", "1")));
+  ASSERT_TRUE(run(peer_->set("hb", "2")));
+  const auto took = run_until(io_, woke);
+  ASSERT_TRUE(woke.has_value());
+  EXPECT_FALSE(*woke) << "a write of a key named for its removal ended the wait";
+  EXPECT_GE(took, 500ms);
+
+  start_wait(io_, *kv_, rdzv::WatchSet{{"header"}, {"hb"}}, timer, 20s, woke);
+  ASSERT_TRUE(run(other_->erase({"/job/hb", {}})));
+  run_until(io_, woke);
+  ASSERT_TRUE(woke.has_value()) << "the removal (a lease running out) did not end the wait";
+  EXPECT_TRUE(*woke);
+
+  // The same key named for its changes gets a feed that sees its writes.
+  start_wait(io_, *kv_, {"hb"}, timer, 20s, woke);
+  ASSERT_TRUE(run(peer_->set("hb", "3")));
+  run_until(io_, woke);
+  ASSERT_TRUE(woke.has_value()) << "a put of a key named for its changes did not end the wait";
+  EXPECT_TRUE(*woke);
+  EXPECT_EQ(kv_->feed_count(), 1u) << "the removals feed of \"hb\" and that of \"header\" closed";
 }
 
 TEST_F(EtcdKvTest, WaitForChangeOnACounterEndsAtAnAddAndNotAtANeighbour) {

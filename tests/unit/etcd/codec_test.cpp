@@ -43,6 +43,8 @@ TEST(EtcdRequests, RendersInt64AsStringsAndOmitsDefaults) {
   EXPECT_EQ(json::parse(render_lease_grant(std::chrono::seconds(5), 4611686018427387903)),
             (json{{"TTL", "5"}, {"ID", "4611686018427387903"}}));
   EXPECT_EQ(json::parse(render_lease_id(-3)), (json{{"ID", "-3"}}));
+  EXPECT_EQ(json::parse(render_watch_create({"/k", {}, 0, false, true})),
+            (json{{"create_request", {{"key", "L2s="}, {"filters", json::array({"NOPUT"})}}}}));
   EXPECT_EQ(json::parse(render_watch_create({"/j/", "/j0", 4, false})),
             (json{{"create_request",
                    {{"key", "L2ov"}, {"range_end", "L2ow"}, {"start_revision", "4"}}}}));

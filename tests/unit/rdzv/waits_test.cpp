@@ -14,23 +14,40 @@ TEST(Waits, WatchPollsAStoreThatCannotWatchWithinItsLookBudget) {
   const auto s = settings(2, 3);  // watch 250 ms, keep-alive 5 s
   for (bool first : {false, true}) {
     for (bool failing : {false, true}) {
-      EXPECT_EQ(watch_wait(s, false, first, failing, 3), 250ms);
+      EXPECT_EQ(watch_wait(s, false, first, failing, 3, std::nullopt), 250ms);
     }
   }
   EXPECT_EQ(store_poll_interval(s, 2000), 250ms) << "2000 nodes: 8000 looks a second";
   EXPECT_EQ(store_poll_interval(s, 4096), 512ms);
   EXPECT_EQ(store_poll_interval(s, 16384), 2048ms);
-  EXPECT_EQ(watch_wait(s, false, false, true, 16384), 2048ms) << "also while it fails";
+  EXPECT_EQ(watch_wait(s, false, false, true, 16384, std::nullopt), 2048ms)
+      << "also while it fails";
 }
 
 TEST(Waits, WatchFallsBackToTheRingCadenceOnAStoreThatWatches) {
   const auto s = settings(2, 3);
-  EXPECT_EQ(watch_wait(s, true, false, false, 3), 5000ms);
-  EXPECT_EQ(watch_wait(s, true, true, false, 3), 250ms) << "the first look, as before";
-  EXPECT_EQ(watch_wait(s, true, false, true, 3), 250ms) << "a failing store is polled";
+  EXPECT_EQ(watch_wait(s, true, false, false, 3, std::nullopt), 5000ms);
+  EXPECT_EQ(watch_wait(s, true, true, false, 3, std::nullopt), 250ms)
+      << "the first look, as before";
+  EXPECT_EQ(watch_wait(s, true, false, true, 3, std::nullopt), 250ms)
+      << "a failing store is polled";
   auto fast = s;
   fast.keep_alive_interval = 100ms;
-  EXPECT_EQ(watch_wait(fast, true, false, false, 3), 250ms) << "never faster than the poll";
+  EXPECT_EQ(watch_wait(fast, true, false, false, 3, std::nullopt), 250ms)
+      << "never faster than the poll";
+}
+
+TEST(Waits, OnAStoreThatWatchesTheNextLookIsWhenTheWatchedHeartbeatWouldTurnSilent) {
+  const auto s = settings(2, 3);  // bound 15 s
+  EXPECT_EQ(watch_wait(s, true, false, false, 3, 11'000ms), 11'001ms);
+  EXPECT_EQ(watch_wait(s, true, false, false, 3, 14'999ms), 15'000ms);
+  EXPECT_EQ(watch_wait(s, true, false, false, 3, 40'000ms), 15'000ms)
+      << "a heartbeat from the future (a clock ahead): at most the bound";
+  EXPECT_EQ(watch_wait(s, true, false, false, 3, 100ms), 250ms) << "never faster than the poll";
+  EXPECT_EQ(watch_wait(s, true, false, false, 3, -3'000ms), 250ms);
+  EXPECT_EQ(watch_wait(s, true, true, false, 3, 11'000ms), 250ms) << "the first look, as before";
+  EXPECT_EQ(watch_wait(s, true, false, true, 3, 11'000ms), 250ms) << "a failing store is polled";
+  EXPECT_EQ(watch_wait(s, false, false, false, 3, 11'000ms), 250ms) << "c10d polls as before";
 }
 
 TEST(Waits, JoinWaitsStretchOnlyOnAStoreThatWatchesAndNotPastTheDeadline) {
