@@ -90,12 +90,10 @@ asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& 
   auto batches = util::batches(member_parts(settings_.run_id, round, plan.members),
                                k_member_parts_per_request);
   auto assignments = util::batches(std::move(pairs), k_keys_per_request);
-  for (std::size_t i = 0; i < assignments.size(); ++i) {
-    if (i == 0) {
-      std::move(assignments[0].begin(), assignments[0].end(), std::back_inserter(batches.back()));
-    } else {
-      batches.push_back(std::move(assignments[i]));
-    }
+  if (!assignments.empty()) {
+    auto& first = assignments.front();
+    std::move(first.begin(), first.end(), std::back_inserter(batches.back()));
+    std::move(assignments.begin() + 1, assignments.end(), std::back_inserter(batches));
   }
   for (auto& batch : batches) {
     auto written = co_await kv_.multi_set(std::move(batch));

@@ -124,12 +124,9 @@ WatchSet DynamicRendezvous::wake_set() const {
 }
 
 std::vector<std::string> DynamicRendezvous::watched_keys() const {
-  const int round = last_round_->round;
-  std::vector<std::string> keys{key_, stacks_request_key(settings_.run_id, round)};
-  if (const std::string& watched = last_round_->assignment.watch_id; !watched.empty()) {
-    keys.push_back(heartbeat_key(settings_.run_id, watched));
-  }
-  return keys;
+  auto set = wake_set();
+  set.changes.insert(set.changes.end(), set.removals.begin(), set.removals.end());
+  return std::move(set.changes);
 }
 
 // One look: the header, the round's stacks request and the watched member's heartbeat, in one

@@ -15,18 +15,15 @@ std::string members_key(const std::string& run_id, int round, std::size_t part) 
 
 std::vector<std::pair<std::string, std::string>> member_parts(
     const std::string& run_id, int round, const std::vector<NodeDesc>& members) {
+  // One part more than the full ones: the last holds fewer than k_members_per_part (perhaps
+  // none), which is what ends the list for a reader.
   std::vector<std::pair<std::string, std::string>> out;
-  std::size_t part = 0;
-  for (std::size_t start = 0; start == 0 || start < members.size();
-       start += k_members_per_part, ++part) {
+  for (std::size_t part = 0; part <= members.size() / k_members_per_part; ++part) {
+    const auto start = part * k_members_per_part;
     const auto end = std::min(members.size(), start + k_members_per_part);
     const std::vector<NodeDesc> nodes(members.begin() + static_cast<std::ptrdiff_t>(start),
                                       members.begin() + static_cast<std::ptrdiff_t>(end));
     out.emplace_back(members_key(run_id, round, part), encode_members(nodes));
-  }
-  if (!members.empty() && members.size() % k_members_per_part == 0) {
-    // A last part that is full says nothing of the end: an empty one after it does.
-    out.emplace_back(members_key(run_id, round, part), encode_members({}));
   }
   return out;
 }
