@@ -93,7 +93,8 @@ done
 seen=$(grep '^seen' "$work/out")
 check "--pin-gpus" "$(cut -d' ' -f2,4 <<<"$seen") $([ "$(cut -d' ' -f3 <<<"$seen")" != - ] && echo set)" \
   "0 1 set" "worker: $seen"
-run 120 "$ddprun" --standalone --nproc-per-node 1 $(worker allreduce)
+# --agent-store on: torch before 2.4 (the fake check's 1.13) gets worker rank 0's store by default.
+run 120 "$ddprun" --standalone --nproc-per-node 1 --agent-store on $(worker allreduce)
 check "$backend all_reduce via the agent store" "$(grep '^allreduce' "$work/out")" \
   "allreduce 4.0 True" "exit $?"
 TORCHELASTIC_ENABLE_FILE_TIMER=1 run 120 "$ddprun" --standalone --nproc-per-node 1 $(worker timer)

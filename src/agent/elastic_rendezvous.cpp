@@ -148,17 +148,19 @@ asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int /*restart_count
 
 asio::awaitable<RdzvSignal> ElasticRendezvous::watch() { co_return co_await dyn_->watch(); }
 
-asio::awaitable<void> ElasticRendezvous::report_failure(FailureNote note) {
-  const auto at =
-      std::chrono::duration_cast<std::chrono::milliseconds>(note.at.time_since_epoch()).count();
+asio::awaitable<rdzv::CrashStreak> ElasticRendezvous::report_failure(FailureNote note) {
   rdzv::FailedRound report;
-  report.at = at;
+  report.at = util::wall_ms(note.at);
   report.reason = std::move(note.reason);
   report.signature = std::move(note.signature);
   report.quick = note.quick;
-  if (auto ok = co_await dyn_->report_failure(std::move(report)); !ok) {
-    spdlog::warn("could not tell the other nodes that this group failed: {}", ok.error().message);
+  auto streak = co_await dyn_->report_failure(std::move(report));
+  if (!streak) {
+    spdlog::warn("could not tell the other nodes that this group failed: {}",
+                 streak.error().message);
+    co_return rdzv::CrashStreak{};
   }
+  co_return *streak;
 }
 
 asio::awaitable<std::string> ElasticRendezvous::exclusion() {

@@ -32,12 +32,13 @@ asio::awaitable<Result<Round>> LocalRendezvous::next_round(int restart_count) {
   co_return round;
 }
 
-asio::awaitable<void> LocalRendezvous::report_failure(FailureNote note) {
+asio::awaitable<rdzv::CrashStreak> LocalRendezvous::report_failure(FailureNote note) {
   rdzv::FailedRound report;
+  report.at = util::wall_ms(note.at);
   report.signature = std::move(note.signature);
   report.quick = note.quick;
   streak_ = rdzv::next_streak(streak_, report);
-  co_return;
+  co_return streak_;
 }
 
 asio::awaitable<RdzvSignal> LocalRendezvous::watch() {

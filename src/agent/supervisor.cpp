@@ -61,7 +61,7 @@ Outcome outcome_of(RdzvSignal s) {
 
 Supervisor::Supervisor(asio::io_context& ctx, const config::WorkerGroup& group,
                        const config::SupervisorOptions& cfg, const config::WorkerCommand& command,
-                       const config::HostPlan& host, std::chrono::milliseconds crash_loop_window,
+                       const config::HostPlan& host, const rdzv::RdzvSettings& rdzv_settings,
                        util::Env agent_env, process::Launcher& launcher, const util::Clock& clock,
                        Rendezvous& rdzv, WorkerIo& io, SupervisorHooks hooks)
     : ctx_(ctx),
@@ -69,7 +69,7 @@ Supervisor::Supervisor(asio::io_context& ctx, const config::WorkerGroup& group,
       cfg_(cfg),
       command_(command),
       host_(host),
-      crash_loop_window_(crash_loop_window),
+      rdzv_settings_(rdzv_settings),
       agent_env_(std::move(agent_env)),
       launcher_(launcher),
       clock_(clock),
@@ -188,7 +188,7 @@ Result<void> Supervisor::start_workers(const Round& round) {
                               fds->err,
                               std::move(cpus)};
     auto pid = launcher_.spawn(req);
-    io_.spawned(ranks.local_rank);
+    io_.spawned(ranks.local_rank, pid ? *pid : 0);
     if (!pid) {
       return pid.error();
     }
@@ -340,12 +340,13 @@ asio::awaitable<void> Supervisor::stop_workers(int first_signal) {
       }
     }
   }
+  stuck_.clear();
   for (const auto& w : workers_) {
     if (!w.alive() && !launcher_.group_alive(w.pid())) {
       launcher_.forget_group(w.pid());  // the guardian must not kill a reused id later
     } else if (w.alive()) {
-      spdlog::error("process {} (local_rank {}) did not exit after SIGKILL; abandoning it", w.pid(),
-                    w.ranks().local_rank);
+      stuck_.push_back(StuckWorker{w.ranks(), w.pid(), launcher_.state_of(w.pid())});
+      spdlog::error("[{}] {}", group_.role, render_stuck(stuck_.back(), process::k_kill_wait));
     }
   }
 }
@@ -446,10 +447,13 @@ asio::awaitable<int> Supervisor::finish(Step step) {
   if (step == Step::finish_success) {
     co_return co_await finish_success();
   }
+  const auto hint = co_await report_group_failure();
   if (hooks_.failed) {
     hooks_.failed(collect_failures());
   }
-  co_await rdzv_.report_failure(failure_note());
+  if (hint) {
+    spdlog::warn("[{}] {}", group_.role, *hint);
+  }
   co_await rdzv_.exit_barrier(false);
   co_await rdzv_.shutdown();
   co_return util::k_exit_failure;
@@ -560,10 +564,15 @@ asio::awaitable<int> Supervisor::run() {
     // the rendezvous settles which failure came first while this group stops.
     const bool failed_here = outcome == Outcome::failed || outcome == Outcome::stalled;
     if (failed_here) {
-      co_await rdzv_.report_failure(failure_note());
+      if (const auto hint = co_await report_group_failure(); hint && step == Step::restart) {
+        spdlog::warn("[{}] {}", group_.role, *hint);
+      }
     }
     co_await stop_workers(SIGTERM);
     co_await io_.drain(std::chrono::seconds(5));
+    if (!stuck_.empty()) {  // no new group beside workers that cannot be killed
+      co_return co_await leave_unhealthy(unkillable_verdict(stuck_, process::k_kill_wait));
+    }
     if (failed_here) {
       if (auto why = co_await rdzv_.exclusion(); !why.empty()) {
         co_return co_await leave_job(why);

@@ -5,6 +5,7 @@
 
 #include "ddprun/agent/supervisor.hpp"
 #include "ddprun/errors/failure.hpp"
+#include "ddprun/rdzv/crash_loop.hpp"
 #include "ddprun/util/files.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -31,7 +32,7 @@ std::string last_line(const std::vector<std::string>& lines) {
 /// This group's failure for the rendezvous: its first worker's failure, or the stall, with
 /// how it failed (to tell a crash loop) and whether the attempt was short of the window.
 FailureNote Supervisor::failure_note() const {
-  const bool quick = clock_.now() - round_started_ < crash_loop_window_;
+  const bool quick = clock_.now() - round_started_ < rdzv_settings_.crash_loop_window;
   if (!failure_order_.empty()) {
     const auto& w = workers_[failure_order_.front()];
     return FailureNote{w.exit_time(), failure_reason(), failure_signature(w), quick};
@@ -40,6 +41,13 @@ FailureNote Supervisor::failure_note() const {
     return FailureNote{stalled_at_, "worker group stalled", "worker group stalled", quick};
   }
   return FailureNote{clock_.wall_now(), failure_reason()};  // a peer's failure: no claim here
+}
+
+/// Tells the rendezvous this group failed. While the crash-loop stop is off, returns the hint
+/// naming a streak of identical quick failures it would have stopped (crash_loop.hpp).
+asio::awaitable<std::optional<std::string>> Supervisor::report_group_failure() {
+  const auto streak = co_await rdzv_.report_failure(failure_note());
+  co_return rdzv::render_crash_loop_hint(streak, rdzv_settings_, util::wall_ms(clock_.wall_now()));
 }
 
 /// "rank 1: exitcode 1: ValueError: bad value": the rank, how it ended and its last error line.

@@ -135,7 +135,10 @@ WorkerEnvPlan make_worker_env_plan(const config::WorkerCommand& command,
   plan.faulthandler = takes_faulthandler_dumps(command, options, env);
   // Block-buffered output would look like a stall.
   plan.unbuffered = options.stall_timeout.count() > 0 && !command.no_python;
-  plan.nccl = host.nccl_names;
+  plan.nccl = host.torchrun.nccl_names;
+  if (host.torchrun.signals_env) {
+    plan.signals_to_handle = options.signals_to_handle_text;
+  }
   for (const auto& place : host.placements) {
     plan.placements.push_back({place.cuda_visible_devices, place.local_rank_env});
   }
@@ -147,6 +150,9 @@ util::Env worker_env(const util::Env& agent_env, const WorkerEnvPlan& plan, cons
   util::Env env = agent_env;
   set_plan_defaults(env, plan);
   set_torchrun_vars(env, round, ranks);
+  if (plan.signals_to_handle) {
+    env.set(std::string(k_signals_to_handle_env), *plan.signals_to_handle);
+  }
   env.set("TORCHELASTIC_ERROR_FILE", files.error_file);
   if (!files.timer_file.empty()) {
     env.set(std::string(k_timer_file_env), files.timer_file);

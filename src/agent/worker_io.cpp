@@ -68,7 +68,7 @@ class RouterIo final : public WorkerIo {
     return ChildFds{stdio->out_fd, stdio->err_fd};
   }
 
-  void spawned(int local_rank) override { router_.on_spawned(local_rank); }
+  void spawned(int local_rank, pid_t pid) override { router_.on_spawned(local_rank, pid); }
 
   asio::awaitable<void> drain(std::chrono::milliseconds max_wait) override {
     if (!router_.drained()) {

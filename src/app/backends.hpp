@@ -35,9 +35,12 @@ struct ElasticParts {
   void share_stall(const rdzv::StallShare& share) const { dyn->set_stall_share(share); }
 };
 
+/// `host`'s torchrun flavor decides whether a single-node c10d job's workers use the agent's
+/// store (--agent-store auto).
 std::unique_ptr<RendezvousBackend> make_local_backend(asio::io_context& ctx,
                                                       const config::RendezvousPlan& cfg,
-                                                      const config::WorkerGroup& group);
+                                                      const config::WorkerGroup& group,
+                                                      const config::HostPlan& host);
 std::unique_ptr<RendezvousBackend> make_store_backend(asio::io_context& ctx,
                                                       const config::LaunchConfig& cfg,
                                                       const util::Env& env,

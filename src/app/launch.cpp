@@ -162,22 +162,21 @@ NoticeSink guardian_sink(process::Guardian& guardian) {
   };
 }
 
-/// The NCCL variable names the workers' torch reads (host/torch_version.hpp), said at INFO.
-config::NcclNames nccl_names_for(const config::LaunchConfig& cfg, const util::Env& env) {
-  constexpr int k_current_since_minor = 2;  // torch 2.2 renamed the variable
+/// What the workers' torchrun would give them (host/torch_version.hpp), said at INFO.
+config::TorchrunFlavor torchrun_flavor_for(const config::LaunchConfig& cfg, const util::Env& env) {
   const auto torch = host::find_worker_torch(cfg.python, env);
   if (!torch) {
+    const auto flavor = config::torchrun_flavor(std::nullopt);
     spdlog::info(
-        "the workers' torch is not known (set DDPRUN_WORKER_TORCH=2.6, say): both "
-        "TORCH_NCCL_ASYNC_ERROR_HANDLING and NCCL_ASYNC_ERROR_HANDLING are set");
-    return config::NcclNames::both;
+        "the workers' torch is not known (set DDPRUN_WORKER_TORCH=2.14, say): they get what "
+        "the newest torchrun gives ({})",
+        config::render_flavor(flavor));
+    return flavor;
   }
-  const bool current =
-      torch->major > 2 || (torch->major == 2 && torch->minor >= k_current_since_minor);
-  spdlog::info("the workers' torch is {}.{} ({}): {} is set", torch->major, torch->minor,
-               torch->where,
-               current ? "TORCH_NCCL_ASYNC_ERROR_HANDLING" : "NCCL_ASYNC_ERROR_HANDLING");
-  return current ? config::NcclNames::current : config::NcclNames::legacy;
+  const auto flavor = config::torchrun_flavor(config::TorchRelease{torch->major, torch->minor});
+  spdlog::info("the workers' torch is {}.{} ({}): they get what its torchrun gives ({})",
+               torch->major, torch->minor, torch->where, config::render_flavor(flavor));
+  return flavor;
 }
 
 /// --gpu-memory-wait's view of the workers' GPUs (NVML, opened after the first group stops);
@@ -210,9 +209,8 @@ int run_agent(const config::LaunchConfig& cfg, util::Env agent_env, agent::Worke
   auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
   const auto health_port = agent_env.get(std::string(agent::k_health_port_env));
   auto gpu_memory = gpu_memory_for(cfg, agent_env);
-  agent::Supervisor supervisor(ctx, cfg, cfg, cfg, cfg, cfg.rdzv_settings.crash_loop_window,
-                               std::move(agent_env), launcher, clock, backend->rendezvous(), *io,
-                               reporter.hooks());
+  agent::Supervisor supervisor(ctx, cfg, cfg, cfg, cfg, cfg.rdzv_settings, std::move(agent_env),
+                               launcher, clock, backend->rendezvous(), *io, reporter.hooks());
   supervisor.set_watchdog(watchdog.get());
   supervisor.set_worker_env_plan(std::move(env_plan));
   supervisor.set_gpu_memory(gpu_memory.get());
@@ -285,7 +283,7 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   config::HostPlan host_plan;
   host_plan.placements =
       host::plan_placements(cfg.nproc_per_node, cfg, env, nvml.value_or(host::NvmlInfo{}));
-  host_plan.nccl_names = nccl_names_for(cfg, env);
+  host_plan.torchrun = torchrun_flavor_for(cfg, env);
   const auto plan = config::with_host_plan(std::move(cfg), std::move(host_plan));
   auto env_plan =
       agent::make_worker_env_plan(plan, plan, plan, env, omp_threads_for(plan, facts, env));

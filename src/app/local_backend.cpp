@@ -1,6 +1,8 @@
 // A node alone: LocalRendezvous, and the workers' store this agent hosts for them (torchrun's
-// agent store, TORCHELASTIC_USE_AGENT_STORE=True) unless --agent-store off, when the workers'
-// rank 0 hosts it at MASTER_ADDR:MASTER_PORT as under torchrun without the agent store.
+// agent store, TORCHELASTIC_USE_AGENT_STORE=True) unless --agent-store off, or a single-node
+// c10d job under --agent-store auto whose workers' torch is older than 2.4 (its torchrun's
+// way: config/torchrun_flavor.hpp), when the workers' rank 0 hosts it at
+// MASTER_ADDR:MASTER_PORT as under torchrun without the agent store.
 
 #include "ddprun/agent/local_rendezvous.hpp"
 #include "ddprun/host/facts.hpp"
@@ -17,9 +19,12 @@ namespace {
 class LocalBackend final : public RendezvousBackend {
  public:
   LocalBackend(asio::io_context& ctx, const config::RendezvousPlan& cfg,
-               const config::WorkerGroup& group) {
+               const config::WorkerGroup& group, const config::HostPlan& host) {
     const bool is_static = cfg.rdzv_backend == config::RdzvBackend::static_;
-    if (cfg.agent_store == config::AgentStore::off) {
+    const bool workers_host = cfg.agent_store == config::AgentStore::off ||
+                              (cfg.agent_store == config::AgentStore::automatic && !is_static &&
+                               !host.torchrun.one_node_agent_store);
+    if (workers_host) {
       agent::MasterEndpoint master{
           is_static ? cfg.master_addr : host::host_fqdn(),
           is_static ? cfg.master_port : value_or_throw(host::find_free_port("localhost")), false};
@@ -53,8 +58,9 @@ class LocalBackend final : public RendezvousBackend {
 
 std::unique_ptr<RendezvousBackend> make_local_backend(asio::io_context& ctx,
                                                       const config::RendezvousPlan& cfg,
-                                                      const config::WorkerGroup& group) {
-  return std::make_unique<LocalBackend>(ctx, cfg, group);
+                                                      const config::WorkerGroup& group,
+                                                      const config::HostPlan& host) {
+  return std::make_unique<LocalBackend>(ctx, cfg, group, host);
 }
 
 }  // namespace ddprun::app

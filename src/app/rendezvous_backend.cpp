@@ -71,7 +71,7 @@ std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx,
   if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
     return make_etcd_backend(ctx, cfg, env, clock);
   }
-  return config::is_single_node(cfg) ? make_local_backend(ctx, cfg, cfg)
+  return config::is_single_node(cfg) ? make_local_backend(ctx, cfg, cfg, cfg)
                                      : make_store_backend(ctx, cfg, env, clock);
 }
 

@@ -244,13 +244,16 @@ std::vector<FlagSpec> recovery_extras() {
       {.dest = flag::k_crash_loop_limit,
        .spellings = {"--crash-loop-limit", "--crash_loop_limit"},
        .kind = FlagKind::valued,
-       .default_value = "3",
+       .default_value = "0",
        .metavar = "K",
        .group = g,
        .help = "Stop the job, exit status 3 (do not requeue), once K attempts in a row failed "
                "the same way (the same root-cause rank, exit code or signal and last stderr "
                "line) each within --crash-loop-window of its start, instead of spending the "
-               "rest of --max-restarts. Decided once for the whole job. 0 turns it off."},
+               "rest of --max-restarts. Decided once for the whole job. Off (0) by default, as "
+               "torchrun spends every restart and a job may get through after a few such "
+               "failures; while off, a streak of 3 is named in the restart lines and the final "
+               "summary with the time the stop would have saved."},
       {.dest = flag::k_crash_loop_window,
        .spellings = {"--crash-loop-window", "--crash_loop_window"},
        .kind = FlagKind::valued,

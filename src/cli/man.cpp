@@ -37,14 +37,18 @@ constexpr std::string_view k_other_variables[][2] = {
      "Interpreter for the workers unless --python is given (else the python3 in ddprun's own "
      "directory, else python3 on PATH)."},
     {"DDPRUN_WORKER_TORCH",
-     "The workers' torch version (e.g. 2.6) when ddprun cannot find it on disk beside their "
-     "interpreter: 2.2 and newer get TORCH_NCCL_ASYNC_ERROR_HANDLING, older torch "
-     "NCCL_ASYNC_ERROR_HANDLING, an unknown one both."},
+     "The workers' torch version (e.g. 2.14) when ddprun cannot find it on disk beside their "
+     "interpreter; they get what that torch's torchrun gives: 2.2 and newer "
+     "TORCH_NCCL_ASYNC_ERROR_HANDLING, older torch NCCL_ASYNC_ERROR_HANDLING; before 2.4 a "
+     "one-node c10d job's store on worker rank 0 (TORCHELASTIC_USE_AGENT_STORE=False); from 2.9 "
+     "TORCHELASTIC_SIGNALS_TO_HANDLE. An unknown torch gets the newest torchrun's, with both "
+     "NCCL names."},
     {"LOGLEVEL", "Level of ddprun's own messages (--log-level wins); default WARNING."},
     {"TORCH_ELASTIC_SHUTDOWN_TIMEOUT",
      "SIGTERM to SIGKILL grace in seconds when stopping workers (also --shutdown-timeout)."},
     {"TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE",
-     "Replaces the prefix of teed worker lines, e.g. '[${rank}]: '."},
+     "Replaces the prefix of teed worker lines, e.g. '[${rank}]: ' (also ${role_name}, "
+     "${local_rank} and ${pid}, the worker's)."},
     {"TORCHELASTIC_ERROR_FILE",
      "When set for ddprun itself, the root cause of a failure is written there as JSON."},
     {"OMP_NUM_THREADS",

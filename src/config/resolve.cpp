@@ -431,6 +431,7 @@ Result<void> Resolver::supervision() {
     warn(flag::k_signals_to_handle, quoted(ignored.text) + ": ignored, " + ignored.reason);
   }
   cfg_.signals_to_handle = sigs.signals;
+  cfg_.signals_to_handle_text = text(flag::k_signals_to_handle);
   note(flag::k_signals_to_handle, text(flag::k_signals_to_handle));
   return agent_store();
 }

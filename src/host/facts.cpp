@@ -1,10 +1,12 @@
 #include "ddprun/host/facts.hpp"
 
 #include "ddprun/host/gpus.hpp"
+#include "ddprun/host/names.hpp"
 #include "ddprun/host/nvml.hpp"
 #include "ddprun/net/asio.hpp"
 #include "ddprun/util/strings.hpp"
 
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <sched.h>
 #include <sys/stat.h>
@@ -190,15 +192,40 @@ std::string host_fqdn() {
   if (gethostname(name, sizeof name - 1) != 0) {
     return "localhost";
   }
+  // As Python's gethostbyaddr(name): the first address getaddrinfo gives, looked up backwards.
   addrinfo hints{};
-  hints.ai_flags = AI_CANONNAME;
+  hints.ai_family = AF_UNSPEC;
   addrinfo* info = nullptr;
   if (getaddrinfo(name, nullptr, &hints, &info) != 0 || info == nullptr) {
     return name;
   }
-  std::string fqdn = info->ai_canonname != nullptr ? info->ai_canonname : name;
+  const void* addr = nullptr;
+  socklen_t len = 0;
+  if (info->ai_family == AF_INET) {
+    addr = &reinterpret_cast<const sockaddr_in*>(info->ai_addr)->sin_addr;
+    len = sizeof(in_addr);
+  } else if (info->ai_family == AF_INET6) {
+    addr = &reinterpret_cast<const sockaddr_in6*>(info->ai_addr)->sin6_addr;
+    len = sizeof(in6_addr);
+  }
+  const int family = info->ai_family;
+  hostent entry{};
+  hostent* found = nullptr;
+  std::vector<char> buffer(16384);
+  int err = 0;
+  const bool ok =
+      addr != nullptr &&
+      gethostbyaddr_r(addr, len, family, &entry, buffer.data(), buffer.size(), &found, &err) == 0 &&
+      found != nullptr && found->h_name != nullptr;
   freeaddrinfo(info);
-  return fqdn;
+  if (!ok) {
+    return name;
+  }
+  std::vector<std::string> aliases;
+  for (char** a = found->h_aliases; a != nullptr && *a != nullptr; ++a) {
+    aliases.emplace_back(*a);
+  }
+  return pick_fqdn(found->h_name, aliases);
 }
 
 }  // namespace ddprun::host

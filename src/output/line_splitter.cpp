@@ -50,10 +50,15 @@ void LineSplitter::finish(const OnLine& on_line) {
   }
 }
 
-std::string render_prefix(std::string_view templ, std::string_view role, int rank, int local_rank) {
-  return util::substitute_vars(templ, {{"role_name", std::string(role)},
-                                       {"rank", std::to_string(rank)},
-                                       {"local_rank", std::to_string(local_rank)}});
+std::string render_prefix(std::string_view templ, std::string_view role, int rank, int local_rank,
+                          int pid) {
+  util::TemplateVars vars{{"role_name", std::string(role)},
+                          {"rank", std::to_string(rank)},
+                          {"local_rank", std::to_string(local_rank)}};
+  if (pid > 0) {
+    vars.emplace("pid", std::to_string(pid));
+  }
+  return util::substitute_vars(templ, vars);
 }
 
 }  // namespace ddprun::output

@@ -37,7 +37,8 @@ PipeReader::~PipeReader() {
   }
 }
 
-void PipeReader::start(std::function<void()> on_eof) {
+void PipeReader::start(std::string prefix, std::function<void()> on_eof) {
+  prefix_ = std::move(prefix);
   on_eof_ = std::move(on_eof);
   started_ = true;
   read_some();
@@ -114,7 +115,7 @@ void PipeReader::flush_held() {
 
 void PipeReader::on_line(std::string_view line) {
   if (config_.console && !config_.raw_console) {
-    config_.console->append_line(config_.prefix, line, config_.local_rank);
+    config_.console->append_line(prefix_, line, config_.local_rank);
   }
   if (config_.tail_lines > 0) {
     tail_.push_back(cut(line));

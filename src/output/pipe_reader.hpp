@@ -24,7 +24,6 @@ struct PipeReaderConfig {
   std::string file_path;                 ///< for the note about failed writes
   std::shared_ptr<ConsoleSink> console;  ///< null: no console copy
   std::shared_ptr<ConsoleSink> notes;    ///< where a failed-write note goes (agent stderr)
-  std::string prefix;
   /// Bytes to the console as they come (no prefix, '\r' progress bars kept), not line by line;
   /// a piece after the last '\n' or '\r' waits up to raw_hold for the rest of its line, so
   /// that unbuffered workers' lines do not interleave mid-line.
@@ -46,8 +45,9 @@ class PipeReader : public std::enable_shared_from_this<PipeReader> {
   PipeReader(const PipeReader&) = delete;
   PipeReader& operator=(const PipeReader&) = delete;
 
-  /// Starts reading; on_eof runs once when the pipe is closed by every writer.
-  void start(std::function<void()> on_eof);
+  /// Starts reading, console lines prefixed with `prefix` (unless raw_console); on_eof runs
+  /// once when the pipe is closed by every writer.
+  void start(std::string prefix, std::function<void()> on_eof);
   /// Stops reading: what is already in the pipe is still taken, the partial last line is
   /// flushed and the pipe and file are closed from the next handler run on the
   /// io_context; on_eof is not called.
@@ -72,6 +72,7 @@ class PipeReader : public std::enable_shared_from_this<PipeReader> {
   PipeReaderConfig config_;
   std::vector<char> buffer_;
   LineSplitter splitter_;
+  std::string prefix_;
   std::deque<std::string> tail_;
   std::string held_;  ///< raw console bytes after the last line end, waiting for the rest
   asio::steady_timer hold_timer_;

@@ -106,12 +106,7 @@ Result<int> OutputRouter::open_stream(Slot& slot, Route route, const std::string
   if (route == Route::tee || route == Route::console_prefixed || route == Route::pass_through) {
     config.console = is_err ? console_err_ : console_out_;
   }
-  if (route == Route::pass_through) {
-    config.raw_console = true;
-  } else {
-    config.prefix =
-        render_prefix(options_.prefix_template, slot.id.role, slot.id.rank, slot.id.local_rank);
-  }
+  config.raw_console = route == Route::pass_through;  // else lines get the prefix at the start
   config.activity = activity_;
   config.clock = options_.clock != nullptr ? options_.clock : &system_clock();
   config.local_rank = slot.id.local_rank;
@@ -154,7 +149,7 @@ Result<ChildStdio> OutputRouter::prepare(const WorkerIdentity& id, const WorkerS
   return child;
 }
 
-void OutputRouter::on_spawned(int local_rank) {
+void OutputRouter::on_spawned(int local_rank, int pid) {
   auto it = slots_.find(local_rank);
   if (it == slots_.end() || it->second->started) {
     return;
@@ -162,9 +157,11 @@ void OutputRouter::on_spawned(int local_rank) {
   Slot& slot = *it->second;
   close_all(slot.child_side);
   slot.started = true;
+  const auto prefix =
+      render_prefix(options_.prefix_template, slot.id.role, slot.id.rank, slot.id.local_rank, pid);
   for (auto* reader : {&slot.out, &slot.err}) {
     if (*reader) {
-      (*reader)->start([this] { check_drained(); });
+      (*reader)->start(prefix, [this] { check_drained(); });
     }
   }
 }

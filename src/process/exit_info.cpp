@@ -138,6 +138,44 @@ bool default_action_ends(int sig) {
 
 }  // namespace
 
+char parse_stat_state(std::string_view stat) {
+  const auto close = stat.rfind(')');
+  if (close == std::string_view::npos || close + 2 >= stat.size() || stat[close + 1] != ' ') {
+    return '?';
+  }
+  return stat[close + 2];
+}
+
+std::string describe_state(char state) {
+  const char* name = "unknown";
+  switch (state) {
+    case 'D':
+      name = "uninterruptible sleep";
+      break;
+    case 'R':
+      name = "running";
+      break;
+    case 'S':
+      name = "sleeping";
+      break;
+    case 'T':
+      name = "stopped";
+      break;
+    case 't':
+      name = "tracing stop";
+      break;
+    case 'Z':
+      name = "zombie";
+      break;
+    case 'X':
+      name = "dead";
+      break;
+    default:
+      break;
+  }
+  return std::string(1, state) + " (" + name + ")";
+}
+
 bool signal_ends_process(std::string_view proc_status, int sig) {
   if (sig == SIGKILL) {
     return true;

@@ -214,6 +214,15 @@ bool PosixLauncher::signal_ends(pid_t pid, int sig) const {
       util::read_file("/proc/" + std::to_string(pid) + "/status").value_or(""), sig);
 }
 
+ProcessState PosixLauncher::state_of(pid_t pid) const {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  ProcessState s;
+  s.state = parse_stat_state(util::read_file(proc + "/stat").value_or(""));
+  const auto wchan = util::read_file(proc + "/wchan").value_or("");
+  s.wchan = wchan == "0" ? "" : std::string(util::trim(wchan));
+  return s;
+}
+
 void become_subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
 
 bool group_alive(pid_t pgid) { return pgid > 1 && kill(-pgid, 0) == 0; }

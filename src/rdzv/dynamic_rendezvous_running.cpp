@@ -242,10 +242,10 @@ asio::awaitable<bool> DynamicRendezvous::slot_won(int round) {
   co_return a && a->member;
 }
 
-asio::awaitable<Result<void>> DynamicRendezvous::report_failure(FailedRound report) {
+asio::awaitable<Result<CrashStreak>> DynamicRendezvous::report_failure(FailedRound report) {
   auto keep = shared_from_this();
   if (!last_round_) {
-    co_return Result<void>{};
+    co_return CrashStreak{};
   }
   report.round = last_round_->round;
   report.reporter = self_.id();
@@ -264,7 +264,7 @@ asio::awaitable<Result<void>> DynamicRendezvous::report_failure(FailedRound repo
                          "rendezvous " + settings_.run_id +
                              ": could not report the failure: " + done.error().message);
   }
-  co_return Result<void>{};
+  co_return done->streak;
 }
 
 asio::awaitable<Result<MasterEndpoint>> DynamicRendezvous::exchange_master(

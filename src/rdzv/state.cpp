@@ -48,11 +48,12 @@ Phase phase_from(const std::string& s) {
 }
 
 CrashStreak streak_from_json(const json& j) {
-  return CrashStreak{j.at("signature").get<std::string>(), j.at("count").get<int>()};
+  return CrashStreak{j.at("signature").get<std::string>(), j.at("count").get<int>(),
+                     j.value("hinted_stop_at", WallMs{0})};
 }
 
 json streak_to_json(const CrashStreak& s) {
-  return json{{"signature", s.signature}, {"count", s.count}};
+  return json{{"signature", s.signature}, {"count", s.count}, {"hinted_stop_at", s.hinted_stop_at}};
 }
 
 RoundHeader header_from_json(const json& j) {

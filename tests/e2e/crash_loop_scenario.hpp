@@ -2,7 +2,7 @@
 // The crash-loop scenario (--crash-loop-limit, issue #27 §4), shared by the c10d and the etcd-v3
 // end-to-end tests: two agents of a fixed-size job (--nnodes 2, so no node can be left out) with
 // --max_restarts 10, one of whose workers fails the same way at once, attempt after attempt.
-// After three such attempts (the default limit) the job stops: both agents exit 3 (do not
+// With --crash-loop-limit 3, after three such attempts the job stops: both agents exit 3 (do not
 // requeue), naming the repeated failure, instead of spending the other eight restarts; every
 // attempt had one TORCHELASTIC_RESTART_COUNT on both nodes.
 
@@ -32,8 +32,8 @@ inline void expect_crash_loop_stops_the_job(const CrashLoopJob& job) {
   }
   const std::string never = dirs[0] + "/never";  // the healthy worker waits to be stopped
   const auto argv = [&](std::size_t i) {
-    return concat(concat(concat(clean_ddprun(), {"--max_restarts", "10", "--events-file",
-                                                 dirs[i] + "/events.jsonl"}),
+    return concat(concat(concat(clean_ddprun(), {"--max_restarts", "10", "--crash-loop-limit", "3",
+                                                 "--events-file", dirs[i] + "/events.jsonl"}),
                          job.flags(i)),
                   rounds(dirs[i], never, i == k_bad ? "fail_always" : ""));
   };

@@ -41,6 +41,9 @@ class FakeLauncher final : public process::Launcher {
     if (live_.count(pgid) == 0 && stragglers_.count(pgid) == 0) {
       return false;
     }
+    if (unkillable_.count(pgid) != 0) {
+      return true;  // pending: the process sleeps in the kernel and takes no signal
+    }
     if (sig == SIGKILL || (sig != SIGCONT && ignores_.count(pgid) == 0)) {
       stragglers_.erase(pgid);
       if (live_.count(pgid) != 0) {
@@ -64,6 +67,13 @@ class FakeLauncher final : public process::Launcher {
     return sig == SIGKILL || (sig != SIGCONT && ignores_.count(pid) == 0);
   }
 
+  process::ProcessState state_of(pid_t pid) const override {
+    if (unkillable_.count(pid) != 0) {
+      return {'D', "__refrigerator"};
+    }
+    return {live_.count(pid) != 0 ? 'S' : '?', ""};
+  }
+
   // --- Scripting ---
   /// The worker `pid` exits with `code`.
   void exit_with(pid_t pid, int code) { finish(pid, (code & 0xff) << 8); }
@@ -73,6 +83,14 @@ class FakeLauncher final : public process::Launcher {
   void ignore_signals(pid_t pid) { ignores_.insert(pid); }
   /// After `pid` exits, its group keeps a member (a grandchild) until a signal ends it.
   void leave_straggler(pid_t pid) { stragglers_.insert(pid); }
+  /// The worker `pid` sleeps in the kernel (state D): no signal, SIGKILL included, ends it
+  /// until thaw(pid).
+  void make_unkillable(pid_t pid) { unkillable_.insert(pid); }
+  /// The unkillable `pid` wakes up and dies of the SIGKILL it was sent.
+  void thaw(pid_t pid) {
+    unkillable_.erase(pid);
+    finish(pid, SIGKILL);
+  }
   /// The spawn with this index (0-based over the whole test) fails.
   void fail_spawn_at(int index) { fail_spawn_at_ = index; }
 
@@ -110,6 +128,7 @@ class FakeLauncher final : public process::Launcher {
   std::set<pid_t> live_;
   std::set<pid_t> ignores_;
   std::set<pid_t> stragglers_;
+  std::set<pid_t> unkillable_;
   std::vector<process::Reaped> exited_;
   std::vector<Sent> sent_;
   std::vector<pid_t> forgotten_;

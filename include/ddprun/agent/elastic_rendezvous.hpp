@@ -50,7 +50,7 @@ class ElasticRendezvous final : public Rendezvous, public StackExchange {
 
   asio::awaitable<Result<Round>> next_round(int restart_count) override;
   asio::awaitable<RdzvSignal> watch() override;
-  asio::awaitable<void> report_failure(FailureNote note) override;
+  asio::awaitable<rdzv::CrashStreak> report_failure(FailureNote note) override;
   asio::awaitable<std::string> exclusion() override;
   asio::awaitable<void> withdraw() override;
   asio::awaitable<void> mark_unhealthy(std::string reason) override;

@@ -31,7 +31,7 @@ class LocalRendezvous final : public Rendezvous {
   asio::awaitable<RdzvSignal> watch() override;
   /// Counts the same failure before progress, attempt after attempt: once that is a crash
   /// loop (rdzv/crash_loop.hpp, cfg.rdzv_settings' limit) next_round() gives up.
-  asio::awaitable<void> report_failure(FailureNote note) override;
+  asio::awaitable<rdzv::CrashStreak> report_failure(FailureNote note) override;
   asio::awaitable<void> exit_barrier(bool) override { co_return; }
   asio::awaitable<void> shutdown() override;
   asio::awaitable<void> leave(std::chrono::milliseconds) override { co_return; }

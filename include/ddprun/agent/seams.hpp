@@ -8,6 +8,7 @@
 #include "ddprun/errors/stacks.hpp"
 #include "ddprun/net/asio.hpp"
 #include "ddprun/rdzv/run_signal.hpp"
+#include "ddprun/rdzv/state.hpp"
 #include "ddprun/util/clock.hpp"
 #include "ddprun/util/result.hpp"
 
@@ -53,8 +54,9 @@ class Rendezvous {
   /// Completes when the rendezvous needs the running round to end (or never).
   virtual asio::awaitable<RdzvSignal> watch() = 0;
   /// Tells peers this node's group failed, so they restart together. Of several nodes
-  /// reporting one round, the earliest failure is the round's root cause.
-  virtual asio::awaitable<void> report_failure(FailureNote note) = 0;
+  /// reporting one round, the earliest failure is the round's root cause. Returns the job's
+  /// crash streak after the report (crash_loop.hpp; empty when it could not be told).
+  virtual asio::awaitable<rdzv::CrashStreak> report_failure(FailureNote note) = 0;
   /// After report_failure(), once the group stopped: why this node is left out of the job (it
   /// was the root cause of --rdzv-conf max_node_failures failed rounds in a row and the
   /// others can go on without it), or "" when it stays. A node left out must not join again:
@@ -91,7 +93,7 @@ class WorkerIo {
   virtual std::string error_file(int local_rank) const = 0;
   virtual Result<ChildFds> open(const WorkerRanks& ranks) = 0;
   /// Called once the child runs: closes the agent's copies of the child ends.
-  virtual void spawned(int local_rank) = 0;
+  virtual void spawned(int local_rank, pid_t pid) = 0;
   /// Waits until every worker pipe reached EOF, at most `max_wait`.
   virtual asio::awaitable<void> drain(std::chrono::milliseconds max_wait) = 0;
   /// Last lines the worker wrote to stderr, when its stderr passed through the agent.

@@ -11,6 +11,7 @@
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/agent/stack_exchange.hpp"
 #include "ddprun/agent/stall_estimator.hpp"
+#include "ddprun/agent/unkillable.hpp"
 #include "ddprun/agent/worker_env.hpp"
 #include "ddprun/agent/worker_state.hpp"
 #include "ddprun/config/launch_config.hpp"
@@ -72,11 +73,11 @@ struct SupervisorHooks {
 class Supervisor {
  public:
   /// Reads these parts of the launch plan, which must outlive it: the group, how to watch it,
-  /// how its workers start and where they run; `crash_loop_window` (--crash-loop-window) tells
-  /// the rendezvous which failures came quickly.
+  /// how its workers start and where they run; `rdzv_settings`' crash-loop bounds tell the
+  /// rendezvous which failures came quickly and when a repeated one is worth a hint.
   Supervisor(asio::io_context& ctx, const config::WorkerGroup& group,
              const config::SupervisorOptions& cfg, const config::WorkerCommand& command,
-             const config::HostPlan& host, std::chrono::milliseconds crash_loop_window,
+             const config::HostPlan& host, const rdzv::RdzvSettings& rdzv_settings,
              util::Env agent_env, process::Launcher& launcher, const util::Clock& clock,
              Rendezvous& rdzv, WorkerIo& io, SupervisorHooks hooks);
 
@@ -164,6 +165,7 @@ class Supervisor {
   asio::awaitable<int> leave_unhealthy(const HealthVerdict& verdict);
   std::string failure_reason() const;
   FailureNote failure_note() const;
+  asio::awaitable<std::optional<std::string>> report_group_failure();
   std::string failure_signature(const WorkerRecord& w) const;
   std::string last_error_line(int local_rank) const;
   bool all_stopped() const;
@@ -185,7 +187,7 @@ class Supervisor {
   const config::SupervisorOptions& cfg_;
   const config::WorkerCommand& command_;
   const config::HostPlan& host_;
-  std::chrono::milliseconds crash_loop_window_;
+  const rdzv::RdzvSettings& rdzv_settings_;
   util::Env agent_env_;
   WorkerEnvPlan env_plan_;
   process::Launcher& launcher_;
@@ -214,6 +216,7 @@ class Supervisor {
   host::GpuMemorySource* gpu_memory_ = nullptr;
   util::SteadyTime last_health_check_{};  ///< when the last check ended
   HealthVerdict unhealthy_;               ///< a failed check while workers ran
+  std::vector<StuckWorker> stuck_;        ///< workers the last stop could not end
   std::chrono::system_clock::time_point unhealthy_at_{};
 };
 

@@ -10,8 +10,10 @@
 //   1. what the plan adds for every worker, only where the agent's environment lacks the name
 //      (a user's own OMP_NUM_THREADS, PYTHONFAULTHANDLER or NCCL variable passes unchanged);
 //   2. the agent's environment;
-//   3. torchrun's per-worker variables (RANK ... TORCHELASTIC_ERROR_FILE, spec §2.1) and the
-//      round's TORCHELASTIC_TIMER_FILE when the file-timer watchdog runs;
+//   3. torchrun's per-worker variables (RANK ... TORCHELASTIC_ERROR_FILE, spec §2.1), the
+//      round's TORCHELASTIC_TIMER_FILE when the file-timer watchdog runs, and what torchrun
+//      writes into its own environment for its workers to inherit (torch >= 2.9:
+//      TORCHELASTIC_SIGNALS_TO_HANDLE, the --signals-to-handle text);
 //   4. the worker's placement: CUDA_VISIBLE_DEVICES (--pin-gpus, --virtual-local-rank) and
 //      LOCAL_RANK=0 (--virtual-local-rank).
 
@@ -32,6 +34,8 @@ inline constexpr std::string_view k_unbuffered_env = "PYTHONUNBUFFERED";
 /// NCCL's async-error-handling variable as torch >= 2.2 reads it, and its older name.
 inline constexpr std::string_view k_nccl_async_env = "TORCH_NCCL_ASYNC_ERROR_HANDLING";
 inline constexpr std::string_view k_nccl_async_legacy_env = "NCCL_ASYNC_ERROR_HANDLING";
+/// torchrun >= 2.9 writes --signals-to-handle here in its own environment (pytorch#160690).
+inline constexpr std::string_view k_signals_to_handle_env = "TORCHELASTIC_SIGNALS_TO_HANDLE";
 
 /// torchrun's OMP banner text (three lines, no trailing newline).
 std::string omp_banner();
@@ -68,7 +72,9 @@ struct WorkerEnvPlan {
   bool faulthandler = false;  ///< PYTHONFAULTHANDLER=1 (takes_faulthandler_dumps)
   bool unbuffered = false;    ///< PYTHONUNBUFFERED=1 (--stall-timeout, Python workers)
   config::NcclNames nccl = config::NcclNames::both;  ///< the names set to 1
-  std::vector<PlacementEnv> placements{};            ///< by local rank; past the end: no placement
+  /// TORCHELASTIC_SIGNALS_TO_HANDLE's value (torch >= 2.9); nullopt: not set by the agent.
+  std::optional<std::string> signals_to_handle{};
+  std::vector<PlacementEnv> placements{};  ///< by local rank; past the end: no placement
 };
 
 /// The plan for the workers `command` starts, watched as `options` says and placed as `host`

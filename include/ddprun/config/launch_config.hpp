@@ -3,6 +3,7 @@
 // resolve() is pure: host facts (CPU and GPU counts, a random run id) are passed in.
 
 #include "ddprun/cli/args.hpp"
+#include "ddprun/config/torchrun_flavor.hpp"
 #include "ddprun/etcd/endpoints.hpp"
 #include "ddprun/output/std_spec.hpp"
 #include "ddprun/rdzv/settings.hpp"
@@ -141,11 +142,6 @@ struct ConfigItem {
   std::string origin;
 };
 
-/// Which name of NCCL's async-error-handling variable the workers get: torch >= 2.2 reads
-/// TORCH_NCCL_ASYNC_ERROR_HANDLING and warns about the old name, older torch reads only
-/// NCCL_ASYNC_ERROR_HANDLING; both when the workers' torch is not known.
-enum class NcclNames { both, current, legacy };
-
 /// --log-level / $LOGLEVEL, any case: the level of ddprun's own messages ("warn" is warning).
 enum class LogLevel { trace, debug, info, warning, error, critical, off };
 
@@ -195,7 +191,7 @@ struct WorkerResources {
 /// starts; empty in resolve()'s result.
 struct HostPlan {
   std::vector<WorkerPlacement> placements;  ///< per local rank; empty: inherit everything
-  NcclNames nccl_names = NcclNames::both;   ///< from the workers' torch
+  TorchrunFlavor torchrun;                  ///< from the workers' torch
 };
 
 /// How this node finds the others: the rendezvous backend, its endpoint and settings, the
@@ -229,6 +225,7 @@ struct SupervisorOptions {
   std::chrono::milliseconds monitor_interval{100};
   std::chrono::milliseconds shutdown_timeout{30000};
   std::vector<int> signals_to_handle;
+  std::string signals_to_handle_text;  ///< as given: TORCHELASTIC_SIGNALS_TO_HANDLE (torch >= 2.9)
   bool stacks_on_failure = false;
   /// --stall-timeout: the group is hung after this long without output or a file-timer
   /// request; 0 is off. With `auto` it is the start-up bound (stall_auto.startup), which the

@@ -44,7 +44,10 @@ std::string exact_bind_address(const std::string& host);
 /// A TCP port that was free a moment ago on `host` (bind to 0, read, close; racy by nature).
 Result<int> find_free_port(const std::string& host);
 
-/// This machine's fully qualified name, as Python's socket.getfqdn() would usually give it.
+/// This machine's name as Python's socket.getfqdn() gives it, and so torchrun (MASTER_ADDR of
+/// a one-node job, the failure summary's host): the name and aliases of the reverse lookup of
+/// the address the host name resolves to (pick_fqdn), or the host name when a lookup fails.
+/// Where the host's name resolves to 127.0.0.1 that is `localhost`, as under torchrun.
 std::string host_fqdn();
 
 }  // namespace ddprun::host

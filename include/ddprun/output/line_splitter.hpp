@@ -32,8 +32,10 @@ class LineSplitter {
   std::string partial_;
 };
 
-/// Python string.Template(template).safe_substitute(role_name=, rank=, local_rank=):
-/// $name and ${name} are replaced, $$ becomes $, anything else is left as written.
-std::string render_prefix(std::string_view templ, std::string_view role, int rank, int local_rank);
+/// Python string.Template(template).safe_substitute(role_name=, rank=, local_rank=, pid=):
+/// $name and ${name} are replaced, $$ becomes $, anything else is left as written. `pid` is the
+/// worker's (torch >= 2.9 knows ${pid}); 0: not known, ${pid} stays as written.
+std::string render_prefix(std::string_view templ, std::string_view role, int rank, int local_rank,
+                          int pid = 0);
 
 }  // namespace ddprun::output

@@ -71,8 +71,9 @@ class OutputRouter {
   /// Opens files, /dev/null or pipes for one worker. Errors name the path and errno.
   Result<ChildStdio> prepare(const WorkerIdentity& id, const WorkerStdioPlan& plan,
                              const LogPaths& paths);
-  /// Closes the child-side fds and starts reading this worker's pipes.
-  void on_spawned(int local_rank);
+  /// Closes the child-side fds and starts reading this worker's pipes, their lines prefixed
+  /// with the template rendered for the worker's `pid` (0: the spawn failed).
+  void on_spawned(int local_rank, int pid = 0);
   /// Posts `done` once every started pipe reached EOF (partial last lines flushed), or
   /// when max_wait expires (a grandchild may hold a pipe open), whichever comes first.
   void async_wait_drained(std::chrono::milliseconds max_wait, std::function<void()> done);

@@ -67,4 +67,17 @@ StopPlan make_stop_plan(int first_signal, std::chrono::milliseconds grace);
 /// (SigCgt) nor ignores (SigIgn) it. Unreadable masks count as not caught.
 bool signal_ends_process(std::string_view proc_status, int sig);
 
+/// What the kernel says of a process that outlived SIGKILL (/proc/<pid>/stat and wchan).
+struct ProcessState {
+  char state = '?';   ///< stat's state letter: 'D' uninterruptible sleep, 'Z' zombie, ...
+  std::string wchan;  ///< the kernel function it waits in; "" when not told
+};
+
+/// The state letter of a /proc/<pid>/stat line (the field after the command's closing
+/// parenthesis, which may itself hold spaces and parentheses); '?' when unreadable.
+char parse_stat_state(std::string_view stat);
+
+/// "D (uninterruptible sleep)", "R (running)", ... for a stat state letter.
+std::string describe_state(char state);
+
 }  // namespace ddprun::process

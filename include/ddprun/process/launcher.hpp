@@ -2,6 +2,7 @@
 // The process seam: what the agent asks of the OS to start and signal workers.
 // PosixLauncher does it with fork/exec; tests/support/fake_launcher.hpp scripts it in memory.
 
+#include "ddprun/process/exit_info.hpp"
 #include "ddprun/util/result.hpp"
 
 #include <sys/types.h>
@@ -49,6 +50,9 @@ class Launcher {
   /// Whether `sig` would end the process `pid` (it neither catches nor ignores it and its
   /// default action terminates).
   virtual bool signal_ends(pid_t pid, int sig) const = 0;
+  /// What the kernel says of `pid` now (its state and wait channel), for naming a process that
+  /// does not die.
+  virtual ProcessState state_of(pid_t pid) const = 0;
 };
 
 /// Finds `program` the way execvp would, using `path_var` (a PATH value). Programs with a

@@ -19,6 +19,7 @@ class PosixLauncher final : public Launcher {
   bool group_alive(pid_t pgid) const override;
   void become_subreaper() override;
   bool signal_ends(pid_t pid, int sig) const override;
+  ProcessState state_of(pid_t pid) const override;
 
  private:
   Guardian* guardian_ = nullptr;

@@ -103,7 +103,7 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   /// peer_failed): `report` without its round and reporter, which this fills in. Call before
   /// next_round(). When the failure makes a crash loop (crash_loop.hpp) the same update closes
   /// the run, and every node's next_round() fails with ErrorCode::given_up and the reason.
-  asio::awaitable<Result<void>> report_failure(FailedRound report);
+  asio::awaitable<Result<CrashStreak>> report_failure(FailedRound report);
 
   /// After report_failure(): when this node was the root cause of max_node_failures failed
   /// rounds in a row and its last round can go on without it (exclusion.hpp), records its

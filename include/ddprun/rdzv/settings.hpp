@@ -45,7 +45,7 @@ struct RdzvSettings {
   std::chrono::milliseconds spare_grace{3s};
   /// This many failed rounds in a row that failed the same way before making progress close
   /// the run as a crash loop (crash_loop.hpp); 0: never. From --crash-loop-limit.
-  int crash_loop_limit = 3;
+  int crash_loop_limit = 0;
   /// An attempt that fails within this long of its start made no progress (for the message;
   /// the reporting agent decides). From --crash-loop-window.
   std::chrono::milliseconds crash_loop_window{300s};

@@ -72,6 +72,9 @@ struct FailedRound {
 struct CrashStreak {
   std::string signature;  ///< FailedRound::signature they share
   int count = 0;          ///< 0: the latest failure made progress
+  /// When its k_hinted_crash_loop_limit-th failure happened (crash_loop.hpp; 0: not reached):
+  /// where that limit would have stopped the job, for the hint shown while the stop is off.
+  WallMs hinted_stop_at = 0;
   bool operator==(const CrashStreak&) const = default;
 };
 

@@ -2,10 +2,16 @@
 // Clock seam: pure policy takes a time point; only shells read the real clock.
 
 #include <chrono>
+#include <cstdint>
 
 namespace ddprun::util {
 
 using SteadyTime = std::chrono::steady_clock::time_point;
+
+/// Wall-clock milliseconds since the Unix epoch: how times travel between machines.
+inline std::int64_t wall_ms(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
 
 class Clock {
  public:

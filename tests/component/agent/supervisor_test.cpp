@@ -60,10 +60,10 @@ class ScriptedRendezvous final : public Rendezvous, public StackExchange {
     co_await wait_forever();
     co_return RdzvSignal::none;
   }
-  asio::awaitable<void> report_failure(FailureNote note) override {
+  asio::awaitable<rdzv::CrashStreak> report_failure(FailureNote note) override {
     ++failure_reports;
     notes.push_back(std::move(note));
-    co_return;
+    co_return streak;
   }
   asio::awaitable<std::string> exclusion() override {
     ++exclusion_checks;
@@ -71,6 +71,10 @@ class ScriptedRendezvous final : public Rendezvous, public StackExchange {
   }
   asio::awaitable<void> withdraw() override {
     ++withdrawals;
+    co_return;
+  }
+  asio::awaitable<void> mark_unhealthy(std::string reason) override {
+    unhealthy.push_back(std::move(reason));
     co_return;
   }
   asio::awaitable<void> exit_barrier(bool success) override {
@@ -103,6 +107,7 @@ class ScriptedRendezvous final : public Rendezvous, public StackExchange {
   }
 
   bool hang_join = false;
+  rdzv::CrashStreak streak;         ///< what report_failure() answers
   int give_up_at_join = -1;         ///< this join fails with ErrorCode::given_up
   std::map<int, int> job_restarts;  ///< join -> the restart count the round carries
   bool hang_barrier = false;  ///< the exit barrier waits for a node that never comes (SIGTERM)
@@ -114,6 +119,7 @@ class ScriptedRendezvous final : public Rendezvous, public StackExchange {
   int exclude_after = 1'000'000;  ///< exclusion() leaves this node out from this many reports
   int exclusion_checks = 0;
   int withdrawals = 0;
+  std::vector<std::string> unhealthy;  ///< mark_unhealthy's reasons
   int shutdowns = 0;
   int leaves = 0;
   std::vector<std::string> stack_requests;  ///< reasons this node asked the others with
@@ -136,7 +142,7 @@ class SilentIo final : public WorkerIo {
   Result<void> begin_attempt(int /*attempt*/, int /*nproc*/) override { return {}; }
   std::string error_file(int /*local_rank*/) const override { return ""; }
   Result<ChildFds> open(const WorkerRanks& /*ranks*/) override { return ChildFds{}; }
-  void spawned(int /*local_rank*/) override {}
+  void spawned(int /*local_rank*/, pid_t /*pid*/) override {}
   asio::awaitable<void> drain(std::chrono::milliseconds /*max_wait*/) override { co_return; }
   std::vector<std::string> stderr_tail(int /*local_rank*/) const override { return {}; }
   std::string run_dir() const override { return ""; }
@@ -240,9 +246,9 @@ class SupervisorTest : public ::testing::Test {
     hooks.stall_timeout_changed = [&](std::chrono::milliseconds v, const std::string& why) {
       stall_changes_.emplace_back(v, why);
     };
-    auto supervisor = std::make_unique<Supervisor>(
-        ctx_, cfg_, cfg_, cfg_, cfg_, cfg_.rdzv_settings.crash_loop_window, util::Env{}, launcher_,
-        clock_, rdzv_, io_, std::move(hooks));
+    auto supervisor =
+        std::make_unique<Supervisor>(ctx_, cfg_, cfg_, cfg_, cfg_, cfg_.rdzv_settings, util::Env{},
+                                     launcher_, clock_, rdzv_, io_, std::move(hooks));
     supervisor->set_watchdog(watchdog_);
     supervisor->set_stack_capture(capture_);
     supervisor->set_stack_exchange(rdzv_);
@@ -295,6 +301,43 @@ TEST_F(SupervisorTest, FirstFailureStopsTheRestAndReportsOnlyIt) {
   EXPECT_EQ(rdzv_.failure_reports, 1);
   EXPECT_EQ(rdzv_.barriers, std::vector<bool>{false});
   EXPECT_TRUE(launcher_.subreaper());
+}
+
+// A worker asleep in the kernel outlives SIGKILL: no new group starts beside it; the node
+// withdraws as an unhealthy node does (exit 3, recorded for the others), without waiting for it.
+TEST_F(SupervisorTest, AWorkerThatCannotBeKilledWithdrawsTheNodeInsteadOfRestarting) {
+  configure(2, 3);
+  int rc = run([&](int round, const std::vector<pid_t>& pids) {
+    if (round == 0) {
+      launcher_.make_unkillable(pids[0]);
+      launcher_.exit_with(pids[1], 1);
+    }
+  });
+  EXPECT_EQ(rc, 3);
+  const auto& pids = launcher_.pids();
+  ASSERT_EQ(pids.size(), 2U) << "no second group";
+  EXPECT_EQ(rdzv_.joins.size(), 1U);
+  EXPECT_EQ(launcher_.signals_to(pids[0]), (std::vector<int>{SIGCONT, SIGTERM, SIGKILL}));
+  ASSERT_EQ(rdzv_.unhealthy.size(), 1U);
+  EXPECT_EQ(rdzv_.unhealthy[0],
+            "local rank 0 (rank 0, pid " + std::to_string(pids[0]) +
+                ") is still alive 5 s after SIGKILL: state D (uninterruptible sleep), waiting in "
+                "the kernel at __refrigerator; it cannot be killed (a hung GPU driver or file "
+                "system?)");
+  EXPECT_EQ(rdzv_.withdrawals, 1);
+  EXPECT_EQ(rdzv_.failure_reports, 1) << "the failure that started the stop was told first";
+}
+
+// When the job ends anyway (no restart left), the worker is named and the status is the job's.
+TEST_F(SupervisorTest, AWorkerThatCannotBeKilledAtTheEndKeepsTheJobsStatus) {
+  configure(2, 0);
+  int rc = run([&](int, const std::vector<pid_t>& pids) {
+    launcher_.make_unkillable(pids[0]);
+    launcher_.exit_with(pids[1], 1);
+  });
+  EXPECT_EQ(rc, 1);
+  EXPECT_TRUE(rdzv_.unhealthy.empty());
+  EXPECT_EQ(rdzv_.barriers, std::vector<bool>{false});
 }
 
 TEST_F(SupervisorTest, NoStacksAreTakenWithoutTheFlag) {

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -146,7 +147,7 @@ class RouterTest : public ::testing::Test {
   int run_worker(asio::io_context& ctx, OutputRouter& router, int local_rank,
                  const std::string& script, ChildStdio io, bool drain = true) {
     pid_t pid = spawn_sh(script, io);
-    router.on_spawned(local_rank);
+    router.on_spawned(local_rank, pid);
     int status = -1;
     bool exited = false;
     bool drained = false;
@@ -227,13 +228,16 @@ TEST_F(RouterTest, TwoWorkersShareTheConsoleAndOnlyTheShownRankReachesIt) {
 TEST_F(RouterTest, CustomPrefixTemplateUsesGlobalRank) {
   asio::io_context ctx;
   auto o = options();
-  o.prefix_template = "[${rank}]: ";
+  o.prefix_template = "[${rank} ${pid}]: ";
   OutputRouter router(ctx, o);
   auto io = router.prepare({"default", 5, 0}, {Route::console_prefixed, Route::inherit}, {});
   ASSERT_TRUE(io);
   EXPECT_EQ(io->err_fd, -1);
-  run_worker(ctx, router, 0, "echo hello", *io);
-  EXPECT_EQ(console_out_, "[5]: hello\n");
+  run_worker(ctx, router, 0, "echo $$", *io);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(console_out_, m, std::regex(R"(\[5 ([0-9]+)\]: ([0-9]+)\n)")))
+      << console_out_;
+  EXPECT_EQ(m[1].str(), m[2].str()) << "${pid} is the worker's pid";
 }
 
 TEST_F(RouterTest, PassThroughShowsStderrUnprefixedAndKeepsItsTail) {

@@ -181,7 +181,7 @@ TEST(WorkerEnvPlan, HangDetectionVariables) {
 
 TEST(WorkerEnvPlan, CarriesTheOmpValueNcclNamesAndPlacements) {
   config::LaunchConfig cfg;
-  cfg.nccl_names = config::NcclNames::legacy;
+  cfg.torchrun.nccl_names = config::NcclNames::legacy;
   cfg.placements = {{{0, 1}, std::nullopt, std::nullopt}, {{2}, std::string("MIG-1"), 0}};
   auto plan = make_worker_env_plan(cfg, cfg, cfg, {}, "6");
   EXPECT_EQ(plan.omp_num_threads, "6");
@@ -192,6 +192,28 @@ TEST(WorkerEnvPlan, CarriesTheOmpValueNcclNamesAndPlacements) {
   EXPECT_EQ(plan.placements[1].cuda_visible_devices, "MIG-1");
   EXPECT_EQ(plan.placements[1].local_rank, 0);
   EXPECT_EQ(make_worker_env_plan(cfg, cfg, cfg, {}, std::nullopt).omp_num_threads, std::nullopt);
+}
+
+// torchrun >= 2.9 writes --signals-to-handle into its own environment, as given, over a value
+// the launcher inherited; older torchrun sets nothing.
+TEST(WorkerEnvPlan, SignalsToHandleAsTheWorkersTorchrunGivesThem) {
+  config::LaunchConfig cfg;
+  cfg.signals_to_handle_text = "SIGTERM,SIGUSR1";
+  EXPECT_EQ(make_worker_env_plan(cfg, cfg, cfg, {}, std::nullopt).signals_to_handle,
+            "SIGTERM,SIGUSR1");
+  cfg.torchrun.signals_env = false;
+  EXPECT_EQ(make_worker_env_plan(cfg, cfg, cfg, {}, std::nullopt).signals_to_handle, std::nullopt);
+
+  const util::Env agent{{"TORCHELASTIC_SIGNALS_TO_HANDLE", "SIGINT"}};
+  WorkerEnvPlan plan;
+  RoundInfo round{"localhost", 29500, 0, 0, "job", true, "default"};
+  const WorkerRanks ranks = worker_ranks(NodePlace{0, 1, 1, 0, 1, 0, 1}).front();
+  EXPECT_EQ(worker_env(agent, plan, round, ranks, {}).get("TORCHELASTIC_SIGNALS_TO_HANDLE"),
+            "SIGINT")
+      << "not set by the agent: the launcher's own passes";
+  plan.signals_to_handle = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";
+  EXPECT_EQ(worker_env(agent, plan, round, ranks, {}).get("TORCHELASTIC_SIGNALS_TO_HANDLE"),
+            "SIGTERM,SIGINT,SIGHUP,SIGQUIT");
 }
 
 TEST(OmpThreads, TorchrunModeSetsOneWithTheBannerOnlyForSeveralWorkers) {

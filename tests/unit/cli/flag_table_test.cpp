@@ -100,7 +100,7 @@ const std::vector<Expected>& expected_flags() {
       {"events_file", {"--events-file", "--events_file"}, false, "", ""},
       {"stacks_on_failure", {"--stacks-on-failure", "--stacks_on_failure"}, true, "0", ""},
       {"stall_timeout", {"--stall-timeout", "--stall_timeout"}, false, "0", "PET_STALL_TIMEOUT"},
-      {"crash_loop_limit", {"--crash-loop-limit", "--crash_loop_limit"}, false, "3", ""},
+      {"crash_loop_limit", {"--crash-loop-limit", "--crash_loop_limit"}, false, "0", ""},
       {"crash_loop_window", {"--crash-loop-window", "--crash_loop_window"}, false, "300", ""},
       {"stall_startup_timeout",
        {"--stall-startup-timeout", "--stall_startup_timeout"},

@@ -411,11 +411,11 @@ TEST(Resolve, WithHostPlanAddsTheLaunchsDecisionsAndKeepsTheRest) {
   ASSERT_TRUE(cfg) << cfg.error().message;
   HostPlan host;
   host.placements = {{{0, 1}, std::nullopt, std::nullopt}, {{2}, std::string("1"), 0}};
-  host.nccl_names = NcclNames::current;
+  host.torchrun.nccl_names = NcclNames::current;
   const auto plan = with_host_plan(std::move(*cfg), host);
   EXPECT_EQ(plan.placements.size(), 2U);
   EXPECT_EQ(plan.placements[1].cuda_visible_devices, "1");
-  EXPECT_EQ(plan.nccl_names, NcclNames::current);
+  EXPECT_EQ(plan.torchrun.nccl_names, NcclNames::current);
   EXPECT_EQ(plan.nproc_per_node, 2);
   EXPECT_EQ(plan.training_script, "t.py");
   EXPECT_FALSE(plan.items.empty());

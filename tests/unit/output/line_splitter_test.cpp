@@ -75,5 +75,13 @@ TEST(RenderPrefix, SafeSubstituteSemantics) {
   EXPECT_EQ(render_prefix("end$", "w", 7, 2), "end$");
 }
 
+// torch >= 2.9 (pytorch#162018): ${pid}, the worker's.
+TEST(RenderPrefix, PidIsTheWorkers) {
+  EXPECT_EQ(render_prefix("[${rank}|${pid}]: ", "w", 3, 1, 4242), "[3|4242]: ");
+  EXPECT_EQ(render_prefix("$pid:", "w", 3, 1, 4242), "4242:");
+  EXPECT_EQ(render_prefix("$$${pid}", "w", 3, 1, 4242), "$4242");
+  EXPECT_EQ(render_prefix("${pid}", "w", 3, 1), "${pid}") << "not known: left as written";
+}
+
 }  // namespace
 }  // namespace ddprun::output

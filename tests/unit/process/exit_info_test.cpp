@@ -93,3 +93,13 @@ TEST(SignalEndsProcess, SignalsThatDoNotTerminateByDefault) {
   EXPECT_TRUE(signal_ends_process("SigCgt:\tzz\n", SIGTERM));
   EXPECT_TRUE(signal_ends_process("", SIGKILL));
 }
+
+TEST(ProcessState, TheStateLetterFollowsTheCommandsLastParenthesis) {
+  EXPECT_EQ(parse_stat_state("4242 (python3) D 1 4242 4242 0 -1"), 'D');
+  EXPECT_EQ(parse_stat_state("7 (a) b (c)) R 1 7"), 'R') << "a command holding ') '";
+  EXPECT_EQ(parse_stat_state(""), '?');
+  EXPECT_EQ(parse_stat_state("7 (cut"), '?');
+  EXPECT_EQ(describe_state('D'), "D (uninterruptible sleep)");
+  EXPECT_EQ(describe_state('Z'), "Z (zombie)");
+  EXPECT_EQ(describe_state('?'), "? (unknown)");
+}

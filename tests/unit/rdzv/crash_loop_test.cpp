@@ -62,7 +62,7 @@ TEST(CrashLoop, LimitZeroNeverStops) {
 TEST(CrashLoop, TheHeaderCountsFailedRoundsAndTheStreak) {
   const RoundHeader h = fail_rounds(3, [](int r) { return failure(r, a, bad_value, true); });
   EXPECT_EQ(h.failures, 3);
-  EXPECT_EQ(h.streak, (CrashStreak{bad_value, 3}));
+  EXPECT_EQ(h.streak, (CrashStreak{bad_value, 3, 100})) << "the third failure's time";
   EXPECT_EQ(h.streak_before, (CrashStreak{bad_value, 2}));
 }
 
@@ -72,7 +72,7 @@ TEST(CrashLoop, AnEarlierReportOfTheSameRoundReplacesItsPlaceInTheStreak) {
   EXPECT_EQ(h.streak.count, 1) << "b's failure, a consequence, was reported first";
   auto root = with_failure(h, failure(2, a, bad_value, true, 150));
   ASSERT_TRUE(root);
-  EXPECT_EQ(root->streak, (CrashStreak{bad_value, 3})) << "a's came first: the streak goes on";
+  EXPECT_EQ(root->streak, (CrashStreak{bad_value, 3, 150})) << "a's came first: the streak goes on";
   EXPECT_EQ(root->failures, 3) << "one round, one failure";
 }
 
@@ -96,6 +96,35 @@ TEST(CrashLoop, TheStopClosesTheRunWithTheReason) {
             "the last 3 attempts failed the same way within 300 s of their start (" + bad_value +
                 "): restarting would not help (--crash-loop-limit 3)");
   EXPECT_FALSE(with_crash_loop_stop(*stopped, limit(3))) << "closed already";
+}
+
+TEST(CrashLoop, TheStreakKeepsWhenTheHintedLimitWasReached) {
+  CrashStreak s;
+  for (int r = 0; r < 5; ++r) {
+    s = next_streak(s, failure(r, a, bad_value, true, 1000 * (r + 1)));
+  }
+  EXPECT_EQ(s, (CrashStreak{bad_value, 5, 3000})) << "the third failure, at 3 s";
+  s = next_streak(s, failure(5, a, "rank 0: SIGKILL", true, 6000));
+  EXPECT_EQ(s, (CrashStreak{"rank 0: SIGKILL", 1})) << "a new streak has not reached it";
+}
+
+TEST(CrashLoop, WhileTheStopIsOffAStreakOfThreeIsNamedWithTheTimeTheStopWouldHaveSaved) {
+  const CrashStreak two{bad_value, 2};
+  const CrashStreak five{bad_value, 5, 3000};
+  EXPECT_FALSE(render_crash_loop_hint(two, limit(0), 9000)) << "two failures are no streak yet";
+  EXPECT_FALSE(render_crash_loop_hint(five, limit(3), 9000)) << "the stop is on: it decides";
+  EXPECT_FALSE(render_crash_loop_hint(five, limit(10), 9000)) << "a limit the user chose";
+  EXPECT_EQ(render_crash_loop_hint(five, limit(0), 45'000),
+            "the last 5 attempts failed the same way within 300 s of their start (" + bad_value +
+                "); --crash-loop-limit 3 would have stopped the job after 3 of them with exit "
+                "status 3 (do not requeue), 42 s ago (the stop is off by default, as in torchrun)");
+}
+
+TEST(CrashLoop, TheHintedTimeTravelsInTheHeader) {
+  RoundHeader h = fail_rounds(3, [](int r) { return failure(r, a, bad_value, true, 7000 + r); });
+  auto back = decode_header(encode_header(h));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->streak.hinted_stop_at, 7002);
 }
 
 }  // namespace
