@@ -213,6 +213,7 @@ asio::awaitable<void> ElasticRendezvous::serve_until_job_ends() {
 }
 
 asio::awaitable<void> ElasticRendezvous::exit_barrier(bool success) {
+  succeeded_ = success;
   if (!success) {
     co_return;
   }
@@ -237,7 +238,7 @@ asio::awaitable<void> ElasticRendezvous::linger_while_peers_connected() {
 
 asio::awaitable<void> ElasticRendezvous::shutdown() {
   worker_store_.reset();
-  if (auto ok = co_await dyn_->shutdown(); !ok) {
+  if (auto ok = co_await dyn_->shutdown(succeeded_); !ok) {
     spdlog::warn("closing the rendezvous: {}", ok.error().message);
   }
   if (hosted_ != nullptr) {

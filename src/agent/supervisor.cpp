@@ -486,6 +486,11 @@ int Supervisor::end_without_round(const Error& error) {
     spdlog::info("[{}] {}: the job did not need it", group_.role, error.message);
     return util::k_exit_success;
   }
+  if (error.code == ErrorCode::finished_without) {  // it came back after the end
+    spdlog::warn("[{}] {}; this agent exits with status {}", group_.role, error.message,
+                 util::k_exit_success);
+    return util::k_exit_success;
+  }
   if (error.code != ErrorCode::given_up) {
     spdlog::error("rendezvous failed: {}", error.message);
     return util::k_exit_failure;

@@ -59,6 +59,7 @@ class EtcdBackend final : public RendezvousBackend {
     run.token = rdzv_token(cfg, env);
     auto notice = etcd_notice(cfg, run, *etcd_);
     run.liveness_wait = rdzv::keep_alive_bound(settings) + settings.keep_alive_interval;
+    run.end_record_ttl = cfg.etcd.end_record_ttl;
     auto opened = net::run_now(ctx, rdzv::EtcdRun::open(*etcd_, std::move(run)));
     if (!opened) {
       throw Fatal(opened.error());
@@ -71,6 +72,7 @@ class EtcdBackend final : public RendezvousBackend {
     settings.incomplete_hint =
         config::render_rendezvous_hint(cfg, first, host::is_loopback_name(first.host));
     parts_.dyn = rdzv::DynamicRendezvous::create(ctx, run_->kv(), settings, self, clock);
+    parts_.dyn->set_run_end_lookup([etcd_run = run_.get()] { return etcd_run->run_end(); });
     agent::ElasticOptions elastic;
     elastic.store = first;
     elastic.advertise_addr = self.addr;

@@ -6,6 +6,9 @@ namespace ddprun::config {
 
 namespace {
 
+/// A week: a record kept longer than any job's requeue would only wait to expire.
+constexpr std::int64_t k_max_end_record_ttl = 7 * 24 * 3600;
+
 std::string conf_value(const std::map<std::string, std::string>& conf, const std::string& key) {
   auto it = conf.find(key);
   return it == conf.end() ? std::string() : it->second;
@@ -37,6 +40,14 @@ Result<EtcdSettings> read_etcd_conf(const std::map<std::string, std::string>& co
   s.key_file = conf_value(conf, "key");
   s.username = conf_value(conf, "username");
   s.password_file = conf_value(conf, "password_file");
+  if (const auto ttl = conf_value(conf, "end_record_ttl"); !ttl.empty()) {
+    const auto n = util::parse_int_in(ttl, 1, k_max_end_record_ttl);
+    if (!n) {
+      return make_error(ErrorCode::usage, "end_record_ttl=SECONDS, a whole number from 1 to " +
+                                              std::to_string(k_max_end_record_ttl));
+    }
+    s.end_record_ttl = std::chrono::seconds(*n);
+  }
   if (conf.count("key_prefix") != 0) {
     s.key_prefix = conf_value(conf, "key_prefix");
     while (!s.key_prefix.empty() && s.key_prefix.back() == '/') {

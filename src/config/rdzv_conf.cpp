@@ -32,6 +32,8 @@ constexpr ConfKey k_keys[] = {
     {"cert", k_read_by_etcd_v3, "only etcd-v3 reads it"},
     {"key", k_read_by_etcd_v3, "only etcd-v3 reads it"},
     {"key_prefix", k_read_by_etcd_v3, "only etcd-v3 reads it"},
+    {"end_record_ttl", k_read_by_etcd_v3,
+     "only etcd-v3 keeps a record of how a run ended after its keys are gone"},
     {"username", k_read_by_etcd_v3, "only etcd-v3 reads it"},
     {"password_file", k_read_by_etcd_v3, "only etcd-v3 reads it"},
     {"password", 0, "a password is never taken on the command line: use password_file=PATH"},

@@ -61,6 +61,7 @@ std::optional<RoundHeader> with_crash_loop_stop(const RoundHeader& h,
   }
   RoundHeader n = h;
   n.closed = true;
+  n.closed_at = h.failed_round ? h.failed_round->at : 0;
   n.stop_reason = render_crash_loop(h.streak, settings);
   return n;
 }

@@ -269,12 +269,14 @@ std::optional<RoundHeader> with_failure(const RoundHeader& h, const FailedRound&
   return n;
 }
 
-std::optional<RoundHeader> with_closed(const RoundHeader& h) {
+std::optional<RoundHeader> with_closed(const RoundHeader& h, bool finished, WallMs now) {
   if (h.closed) {
     return std::nullopt;
   }
   RoundHeader n = h;
   n.closed = true;
+  n.closed_at = now;
+  n.finished = finished;
   return n;
 }
 

@@ -210,6 +210,7 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
   waiting_round_ = -1;
   stood_by_round_ = -1;
   ever_joined_ = true;
+  dropped_.reset();
   last_round_ = *result;
   if (waited_round >= 0) {
     co_await note_spare(waited_round, *result);
@@ -237,6 +238,10 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::join() {
     if (looked) {
       failed = 0;
     } else if (!co_await pause_after(looked.error(), failed++)) {
+      if (ever_joined_ && looked.error().code == ErrorCode::io &&
+          !kv_.is_transient(looked.error())) {
+        co_return render_store_gone(looked.error(), settings_, dropped());  // c10d's store host
+      }
       co_return looked.error();
     }
   }
@@ -247,6 +252,9 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::join_once
   auto h = co_await read_header();
   if (!h) {
     co_return h.error();
+  }
+  if (h->token.empty() && ever_joined_) {
+    co_return R(co_await run_gone());  // the run ended and its keys were removed
   }
   if (h->token.empty()) {
     // The first node creates the header, so `ddprun status` finds the run at once.
@@ -354,10 +362,12 @@ asio::awaitable<Result<void>> DynamicRendezvous::take_slot(int round) {
   std::vector<std::pair<std::string, std::string>> pairs{
       {slot_key(settings_.run_id, round, counted_.slot), encode_node(self_)},
       {heartbeat_key(settings_.run_id, self_.id()), std::to_string(wall_now())}};
+  const WallMs beat = wall_now();
   auto written = co_await kv_.multi_set(std::move(pairs));
   if (!written) {
     co_return written.error();  // counted_ stays: the next take_slot() writes this slot
   }
+  note_beat(beat);
   slot_ = counted_.slot;
   slot_round_ = round;
   counted_ = Counted{};

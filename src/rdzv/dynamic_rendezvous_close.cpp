@@ -223,6 +223,22 @@ asio::awaitable<void> DynamicRendezvous::log_progress(const RoundHeader& h) {
                render_progress(h, seen.live, seen.live_named, now, join_deadline_, settings_));
 }
 
+asio::awaitable<Error> DynamicRendezvous::run_gone() {
+  std::optional<RunEnd> end;
+  if (run_end_lookup_) {
+    auto found = co_await run_end_lookup_();
+    if (!found) {
+      spdlog::warn("rendezvous {}: reading how the run ended: {}", settings_.run_id,
+                   found.error().message);
+    } else {
+      end = *found;
+    }
+  }
+  stop();
+  co_return end ? render_run_end(*end, settings_, dropped())
+                : render_run_gone(settings_, dropped());
+}
+
 asio::awaitable<Error> DynamicRendezvous::join_failed(const RoundHeader& h, JoinStep step) {
   if (step == JoinStep::error_closed) {
     const bool stood_by = join_view().spare;  // withdraw() forgets it
@@ -234,6 +250,9 @@ asio::awaitable<Error> DynamicRendezvous::join_failed(const RoundHeader& h, Join
     if (stood_by) {
       co_return Error{ErrorCode::not_needed, "rendezvous " + settings_.run_id +
                                                  " ended while this node stood by as a spare"};
+    }
+    if (ever_joined_) {  // a member that comes back after the end (run_end.hpp)
+      co_return render_run_end(*run_end_of(h), settings_, dropped());
     }
     co_return Error{ErrorCode::closed, render_closed(settings_)};
   }

@@ -53,8 +53,9 @@ asio::awaitable<void> DynamicRendezvous::heartbeat_loop(
 }
 
 asio::awaitable<void> DynamicRendezvous::beat_once() {
+  const WallMs beat = wall_now();
   std::vector<std::pair<std::string, std::string>> pairs{
-      {heartbeat_key(settings_.run_id, self_.id()), std::to_string(wall_now())}};
+      {heartbeat_key(settings_.run_id, self_.id()), std::to_string(beat)}};
   if (progress_source_) {  // in the same request: no extra round trip per beat
     pairs.emplace_back(progress_key(settings_.run_id, self_.id()),
                        render_progress_value(progress_source_()));
@@ -65,12 +66,29 @@ asio::awaitable<void> DynamicRendezvous::beat_once() {
                        encode_node_stall(stall->timeout, stall->figures));
   }
   auto ok = co_await kv_.multi_set(std::move(pairs));
+  if (ok) {
+    note_beat(beat);
+  }
   if (!ok) {
     spdlog::warn("rendezvous {}: node {} has failed to send a keep-alive heartbeat: {}",
                  settings_.run_id, self_.id(), ok.error().message);
   } else if (stall) {
     co_await share_stall_figures(stall->figures);
   }
+}
+
+void DynamicRendezvous::note_beat(WallMs beat) {
+  if (auto silent_until = dropped_at(last_beat_, beat, settings_)) {
+    dropped_ = silent_until;
+  }
+  last_beat_ = beat;
+}
+
+std::optional<WallMs> DynamicRendezvous::dropped() const {
+  if (auto now = dropped_at(last_beat_, wall_now(), settings_)) {
+    return now;
+  }
+  return dropped_;
 }
 
 void DynamicRendezvous::stop_watch() {
@@ -329,11 +347,12 @@ asio::awaitable<Result<void>> DynamicRendezvous::exit_barrier(std::chrono::milli
   }
 }
 
-asio::awaitable<Result<void>> DynamicRendezvous::shutdown() {
+asio::awaitable<Result<void>> DynamicRendezvous::shutdown(bool finished) {
   auto keep = shared_from_this();
   stop();
-  auto end = co_await update([](const RoundHeader& c) { return with_closed(c); },
-                             wall_now() + settings_.close_timeout.count());
+  auto end =
+      co_await update([&](const RoundHeader& c) { return with_closed(c, finished, wall_now()); },
+                      wall_now() + settings_.close_timeout.count());
   if (!end) {
     spdlog::warn("rendezvous {}: closing failed: {}", settings_.run_id, end.error().message);
     co_return end.error();

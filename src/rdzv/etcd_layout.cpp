@@ -20,6 +20,10 @@ std::string etcd_generation_prefix(std::string_view run_prefix, std::int64_t gen
   return std::string(run_prefix) + "g" + std::to_string(generation) + "/";
 }
 
+std::string etcd_end_record_key(std::string_view run_prefix, std::int64_t generation) {
+  return std::string(run_prefix) + "ended/g" + std::to_string(generation);
+}
+
 std::string etcd_alive_prefix(std::string_view generation_prefix) {
   return std::string(generation_prefix) + "alive/";
 }

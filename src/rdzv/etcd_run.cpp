@@ -229,12 +229,19 @@ asio::awaitable<void> EtcdRun::finish(Leaving how) {
         options_.run_id, generation_);
     co_return;
   }
-  // The last one out: remove the generation, and the generation key while it still names it.
+  // The last one out: remove the generation, and the generation key while it still names it;
+  // a job that ended leaves the record of how, for its agents that come back later.
   const auto gen_prefix = etcd_generation_prefix(run_prefix_, generation_);
   const std::string gen_key = etcd_generation_key(run_prefix_);
   etcd::TxnRequest t{{etcd::value_is(gen_key, std::to_string(generation_))},
                      {TxnOp::erase({gen_key, {}}), TxnOp::erase(etcd::prefix_delete(gen_prefix))},
                      {TxnOp::erase(etcd::prefix_delete(gen_prefix))}};
+  if (how == Leaving::job_ended) {
+    if (auto record = co_await end_record()) {
+      t.success.push_back(TxnOp::set(*record));
+      t.failure.push_back(TxnOp::set(*record));
+    }
+  }
   if (auto r = co_await client_.txn(std::move(t)); !r) {
     spdlog::warn("etcd-v3 rendezvous '{}': removing generation {}: {}", options_.run_id,
                  generation_, r.error().message);
@@ -243,6 +250,55 @@ asio::awaitable<void> EtcdRun::finish(Leaving how) {
   spdlog::info("etcd-v3 rendezvous '{}': removed generation {} (no agent left in it)",
                options_.run_id, generation_);
   co_await remove_abandoned(generation_ - 1);
+}
+
+asio::awaitable<std::optional<etcd::PutRequest>> EtcdRun::end_record() {
+  std::vector<std::string> keys{state_key(options_.run_id)};
+  auto header = co_await kv().multi_get_now(std::move(keys));
+  if (!header || header->front().empty()) {
+    co_return std::nullopt;
+  }
+  auto h = decode_header(header->front());
+  const auto end = h ? run_end_of(*h) : std::nullopt;
+  if (!end) {
+    co_return std::nullopt;
+  }
+  auto lease = co_await client_.lease_grant(options_.end_record_ttl, etcd::new_lease_id());
+  if (!lease) {
+    spdlog::warn("etcd-v3 rendezvous '{}': no record of how generation {} ended: {}",
+                 options_.run_id, generation_, lease.error().message);
+    co_return std::nullopt;
+  }
+  const auto key = etcd_end_record_key(run_prefix_, generation_);
+  std::string value = encode_run_end(*end);
+  if (options_.token) {
+    value = sign_entry(*options_.token, key, "", value);
+  }
+  co_return etcd::PutRequest{key, std::move(value), lease->id};
+}
+
+asio::awaitable<Result<std::optional<RunEnd>>> EtcdRun::run_end() {
+  const auto key = etcd_end_record_key(run_prefix_, generation_);
+  auto got = co_await client_.get(key);
+  if (!got) {
+    co_return got.error();
+  }
+  if (!*got) {
+    co_return std::optional<RunEnd>();
+  }
+  std::string value = (*got)->value;
+  if (options_.token) {
+    auto opened = open_entry(*options_.token, key, value);
+    if (!opened) {
+      co_return opened.error();
+    }
+    value = std::move(*opened);
+  }
+  auto end = decode_run_end(value);
+  if (!end) {
+    co_return end.error();
+  }
+  co_return std::optional<RunEnd>(std::move(*end));
 }
 
 // Revoking the lease deletes this agent's keys. When it fails (a timeout on a loaded cluster,

@@ -77,6 +77,8 @@ RoundHeader header_from_json(const json& j) {
   h.workers = j.at("workers").get<int>();
   h.error = j.at("error").get<std::string>();
   h.closed = j.at("closed").get<bool>();
+  h.closed_at = j.value("closed_at", WallMs{0});
+  h.finished = j.value("finished", false);
   if (const auto& f = j.at("failed_round"); !f.is_null()) {
     h.failed_round = FailedRound{f.at("round").get<int>(),
                                  f.at("reporter").get<std::string>(),
@@ -225,6 +227,8 @@ std::string encode_header(const RoundHeader& h) {
             {"workers", h.workers},
             {"error", h.error},
             {"closed", h.closed},
+            {"closed_at", h.closed_at},
+            {"finished", h.finished},
             {"waiting", h.waiting},
             {"waiting_ids", h.waiting_ids},
             {"ended", {{"round", h.ended.round}, {"left", h.ended.left}, {"lost", h.ended.lost}}}};

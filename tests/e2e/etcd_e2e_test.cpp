@@ -41,11 +41,14 @@ std::string etcd_keys(const EtcdCluster& cluster) {
   return r.out;
 }
 
-std::string keys_without_blank_lines(const std::string& text) {
+/// Every key etcd holds but the runs' end records, which outlive a run's keys on a lease of their
+/// own (an hour by default, rdzv/run_end.hpp), one per line.
+std::string run_keys(const EtcdCluster& cluster) {
   std::string out;
-  for (char c : text) {
-    if (c != '\n' || (!out.empty() && out.back() != '\n')) {
-      out += c;
+  std::istringstream in(etcd_keys(cluster));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && !contains(line, "/ended/g")) {
+      out += line + "\n";
     }
   }
   return out;
@@ -96,7 +99,7 @@ TEST_F(EtcdE2E, TwoAgentsRunAJobAndLeaveNoKeysBehind) {
   EXPECT_EQ(s0["master"].substr(0, host0.size() + 1), host0 + ":")
       << "the workers' store is on the group rank 0 agent";
   EXPECT_TRUE(contains(agents.err(0) + agents.err(1), "removed generation 1")) << agents.all_logs();
-  EXPECT_EQ(keys_without_blank_lines(etcd_keys(cluster_)), "") << "the run's keys were deleted";
+  EXPECT_EQ(run_keys(cluster_), "") << "the run's keys were deleted";
 }
 
 TEST_F(EtcdE2E, GlooAllreduceAcrossTwoAgents) {
@@ -166,7 +169,7 @@ TEST_F(EtcdE2E, SurvivorsReformAndFinishAfterTheRankZeroAgentIsKilled) {
     EXPECT_NE(s["master"], old_master) << "a new rank 0 hosts a fresh workers' store";
     EXPECT_EQ(s["restart"], "0") << "a lost node is not a failure restart";
   }
-  EXPECT_EQ(keys_without_blank_lines(etcd_keys(cluster_)), "") << "the run's keys were deleted";
+  EXPECT_EQ(run_keys(cluster_), "") << "the run's keys were deleted";
 }
 
 TEST(EtcdE2EUnreachable, OneClearErrorNamingTheMembersAfterTheJoinTimeout) {
@@ -229,8 +232,7 @@ TEST_F(EtcdE2E, ASecondJobWithTheSameIdAfterACrashedOneStartsCleanly) {
     EXPECT_EQ(s.back()["restart"], "0");
   }
   EXPECT_TRUE(contains(second.all_logs(), "started generation 2")) << second.all_logs();
-  EXPECT_EQ(keys_without_blank_lines(etcd_keys(cluster_)), "")
-      << "the crashed job's keys went with the new generation";
+  EXPECT_EQ(run_keys(cluster_), "") << "the crashed job's keys went with the new generation";
 }
 
 TEST_F(EtcdE2E3, TheJobCarriesOnWhenTheEtcdLeaderIsKilled) {
@@ -340,6 +342,41 @@ TEST_F(EtcdE2E, TheRendezvousTokenAuthenticatesTheAgentsOverEtcd) {
   EXPECT_NE(mixed.wait(1), 0) << mixed.all_logs();
   EXPECT_TRUE(contains(mixed.all_logs(), "is not signed with this job's token"))
       << mixed.all_logs();
+}
+
+// Issue #43: a finished job leaves the record of how it ended on a lease of end_record_ttl
+// (here 2 s); it goes with the lease, and a new job reusing the id starts normally after it
+// (as while it is there: AJobWhoseAgentWasKilledWhileFinishingLeavesTheIdUsable).
+TEST_F(EtcdE2E, AnEndRecordExpiresAndTheIdStartsANewJob) {
+  const std::string conf = k_fast_conf + ",end_record_ttl=2";
+  const auto job = [&](const std::string& tag) {
+    std::vector<std::string> dirs{make_temp_dir("ddprun-etcd-rec-"),
+                                  make_temp_dir("ddprun-etcd-rec-")};
+    const std::string release = dirs[0] + "/release";
+    Agents agents;
+    for (int k = 0; k < 2; ++k) {
+      agents.start(
+          concat(concat(clean_ddprun(), etcd_flags("2", cluster_.endpoints(), "rec", k, conf)),
+                 rounds(dirs[static_cast<std::size_t>(k)], release)));
+    }
+    EXPECT_TRUE(eventually(
+        [&] {
+          return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
+        },
+        k_event_timeout))
+        << tag << "\n"
+        << agents.all_logs();
+    touch(release);
+    EXPECT_EQ(agents.wait(0), 0) << tag << "\n" << agents.all_logs();
+    EXPECT_EQ(agents.wait(1), 0) << tag << "\n" << agents.all_logs();
+  };
+  job("first");
+  EXPECT_TRUE(contains(etcd_keys(cluster_), "/ddprun/rdzv/rec/ended/g1")) << etcd_keys(cluster_);
+  EXPECT_TRUE(eventually([&] { return !contains(etcd_keys(cluster_), "/ended/"); },
+                         std::chrono::seconds(20)))
+      << "the record outlived its lease: " << etcd_keys(cluster_);
+  job("second");
+  EXPECT_EQ(run_keys(cluster_), "");
 }
 
 TEST_F(EtcdE2E, ANodeWhoseWorkersAlwaysFailIsLeftOut) {
@@ -474,9 +511,7 @@ TEST_F(EtcdE2E, AJobWhoseAgentWasKilledWhileFinishingLeavesTheIdUsable) {
   touch(dirs[1] + "/release");
   EXPECT_EQ(first.wait(0), 128 + SIGKILL);
   EXPECT_EQ(first.wait(1), 0) << first.all_logs();
-  EXPECT_EQ(keys_without_blank_lines(etcd_keys(cluster_)), "")
-      << "the ended job's keys outlived it\n"
-      << first.all_logs();
+  EXPECT_EQ(run_keys(cluster_), "") << "the ended job's keys outlived it\n" << first.all_logs();
   // A new job with the same id starts cleanly.
   std::vector<std::string> again{make_temp_dir("ddprun-etcd-end-"),
                                  make_temp_dir("ddprun-etcd-end-")};
@@ -498,7 +533,7 @@ TEST_F(EtcdE2E, AJobWhoseAgentWasKilledWhileFinishingLeavesTheIdUsable) {
   for (const auto& dir : again) {
     EXPECT_EQ(starts(dir).size(), 1u) << second.all_logs();
   }
-  EXPECT_EQ(keys_without_blank_lines(etcd_keys(cluster_)), "") << "no generation was left behind";
+  EXPECT_EQ(run_keys(cluster_), "") << "no generation was left behind";
 }
 
 /// Issue #23: a busy shared etcd. Another client writes and compacts the history to the newest

@@ -33,6 +33,23 @@ TEST(SparesE2E, C10dSpareThatWasNotNeededExitsZeroWhenTheJobEnds) {
   expect_unneeded_spare_exits_zero(c10d_job("spare-idle"));
 }
 
+// Issue #43 on c10d: the store lived in agent 0, which exited when the job finished (after
+// lingering while peers stayed connected), so the frozen member, continued, finds no store. It
+// cannot tell a finished job from a store host that died: it says so in one line within seconds
+// (the store client gives up after the keep-alive bound) and exits 1, starting no new run.
+TEST(SparesE2E, C10dMemberFrozenUntilTheJobEndedSaysTheStoreIsGoneAndExitsOne) {
+  SpareAgents s;
+  freeze_member_until_the_job_ends(c10d_job("spare-back"), s);
+  if (HasFatalFailure()) {
+    return;
+  }
+  EXPECT_EQ(continue_frozen_member(s), 1) << s.agents.all_logs();
+  EXPECT_TRUE(contains(s.agents.err(1),
+                       "the agent that hosted the store has exited, because the job ended "
+                       "or because that agent failed"))
+      << s.agents.err(1);
+}
+
 TEST(SparesE2E, C10dSpareWhoseHealthCheckFailsWhileItWaitsWithdraws) {
   const std::string sick = make_temp_dir("ddprun-spare-sick-") + "/sick";
   expect_unhealthy_spare_withdraws(c10d_job("spare-sick"), sick);

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include "spares_scenario.hpp"
 #include "support/etcd_cluster.hpp"
 
@@ -34,6 +36,25 @@ TEST_F(EtcdSparesE2E, SpareTakesThePlaceOfANodeThatKeepsFailing) {
 
 TEST_F(EtcdSparesE2E, SpareTakesThePlaceOfAKilledAgent) {
   expect_spare_replaces_killed_node(job("spare-kill"));
+}
+
+// Issue #43: the frozen member, continued after the job finished, reads the end record the last
+// agent out left (or the closed header) and exits 0 at once, saying when the job finished and
+// when it was dropped; it starts no new run (before: round 0 of a new one, waited out its join
+// timeout, exit 1).
+TEST_F(EtcdSparesE2E, AMemberFrozenPastItsLeaseLearnsTheJobFinishedWithoutIt) {
+  SpareAgents s;
+  freeze_member_until_the_job_ends(job("spare-back"), s);
+  if (HasFatalFailure()) {
+    return;
+  }
+  EXPECT_EQ(continue_frozen_member(s), 0) << s.agents.all_logs();
+  EXPECT_TRUE(std::regex_search(
+      s.agents.err(1),
+      std::regex("rendezvous spare-back: the job finished at [0-9:]{8} without this node \\(it "
+                 "was dropped at [0-9:]{8}: no keep-alive of it reached the store for 2s\\); "
+                 "this agent exits with status 0")))
+      << s.agents.err(1);
 }
 
 }  // namespace

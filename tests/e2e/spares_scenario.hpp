@@ -7,6 +7,9 @@
 //   - Agent 1 is SIGKILLed: the spare takes its place in the next round.
 //   - Nothing fails: the spare exits 0 when the job ends, saying it was not needed.
 //   - The spare's --health-check starts failing while it waits: it withdraws with exit 3.
+//   - Agent 1's agent is frozen (SIGSTOP) past the keep-alive bound: the spare takes its place,
+//     the job finishes, agent 1's worker fails then; continued, agent 1 must end at once
+//     (issue #43; what it can learn depends on the backend).
 // Which node ends as a member can differ from run to run (a spare may take a slot before a
 // slow incumbent is back), so the checks are about the job and its logs, not about who.
 
@@ -168,6 +171,30 @@ inline void expect_unhealthy_spare_withdraws(const SpareJob& job, const std::str
   EXPECT_EQ(s.agents.wait(0), 0) << s.agents.all_logs();
   EXPECT_EQ(s.agents.wait(1), 0) << s.agents.all_logs();
   EXPECT_TRUE(starts(s.dirs[2]).empty());
+}
+
+/// Issue #43, up to the continue: agent 1's agent is frozen (SIGSTOP, as a paused VM or a long
+/// partition) while its worker runs; the others drop it, the spare takes its place and the job
+/// finishes with agents 0 and 2; agent 1's worker fails a second later (its peers are gone).
+/// The caller continues agent 1 (SIGCONT) and checks how it ends.
+inline void freeze_member_until_the_job_ends(const SpareJob& job, SpareAgents& s) {
+  ASSERT_TRUE(start_with_spare(job, s, true));
+  s.agents.signal(1, SIGSTOP);
+  ASSERT_TRUE(spare_runs(s)) << "the spare did not take the frozen member's place\n"
+                             << s.agents.all_logs();
+  touch(s.fail_now);
+  expect_finished_by_0_and_2(s);
+}
+
+/// Continues the frozen agent 1 and returns its exit status, waiting 20 s at most: within
+/// seconds, not the join timeout (30 s), after which it would have given up on a new run.
+inline int continue_frozen_member(SpareAgents& s) {
+  s.agents.signal(1, SIGCONT);
+  const int status = s.agents.wait(1, std::chrono::seconds(20));
+  EXPECT_FALSE(contains(s.agents.err(1), "is incomplete"))
+      << "it started a new run and waited for it\n"
+      << s.agents.err(1);
+  return status;
 }
 
 }  // namespace ddprun::test::multinode

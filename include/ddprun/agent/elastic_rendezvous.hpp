@@ -88,6 +88,7 @@ class ElasticRendezvous final : public Rendezvous, public StackExchange {
   ElasticOptions options_;
   std::unique_ptr<store::Server> worker_store_;  ///< c10d: fresh each round on group rank 0
   std::shared_ptr<StoreWatch> store_watch_;      ///< shared with its coroutine
+  bool succeeded_ = false;  ///< exit_barrier(true): the run is closed as finished
 };
 
 }  // namespace ddprun::agent

@@ -76,6 +76,8 @@ struct EtcdSettings {
   std::string username;
   std::string password_file;  ///< the password is read from here at start, never a flag
   bool tls = false;           ///< protocol=https: entries without a scheme use TLS
+  /// end_record_ttl: how long the record of how a run ended outlives its keys (rdzv/run_end.hpp).
+  std::chrono::seconds end_record_ttl{3600};
 };
 
 /// Reads the etcd-v3 --rdzv-conf pairs (endpoints stay empty: resolve() parses them with

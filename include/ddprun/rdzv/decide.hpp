@@ -69,7 +69,9 @@ std::optional<RoundHeader> with_waiting(const RoundHeader& h, int round, const s
 /// reporter as that round's root cause; a later report of the same round replaces it only
 /// when its failure came earlier (the header may have moved on meanwhile).
 std::optional<RoundHeader> with_failure(const RoundHeader& h, const FailedRound& report);
-std::optional<RoundHeader> with_closed(const RoundHeader& h);
+/// Closes the run at `now`; `finished`: by a node whose workers succeeded (the job finished),
+/// which a node that comes back after the end reads (run_end.hpp). The first close stands.
+std::optional<RoundHeader> with_closed(const RoundHeader& h, bool finished, WallMs now);
 
 // --- Closing a round ---
 

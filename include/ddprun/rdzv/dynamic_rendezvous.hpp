@@ -6,6 +6,7 @@
 #include "ddprun/rdzv/decide.hpp"
 #include "ddprun/rdzv/exclusion.hpp"
 #include "ddprun/rdzv/kv.hpp"
+#include "ddprun/rdzv/run_end.hpp"
 #include "ddprun/rdzv/spares.hpp"
 #include "ddprun/rdzv/stacks.hpp"
 #include "ddprun/rdzv/stall_figures.hpp"
@@ -133,7 +134,14 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   asio::awaitable<Result<void>> exit_barrier(std::chrono::milliseconds timeout);
 
   /// Stops heartbeats and closes the run (bounded by close_timeout); later joins fail.
-  asio::awaitable<Result<void>> shutdown();
+  /// `finished`: this node's workers succeeded, so the job finished (run_end.hpp).
+  asio::awaitable<Result<void>> shutdown(bool finished = false);
+
+  /// Where a member that finds the run's keys gone asks how it ended (etcd-v3: the end record
+  /// the last agent out left); without one, or when it knows nothing, the member is told the
+  /// run is gone. Either way it does not start a new run.
+  using RunEndLookup = std::function<asio::awaitable<Result<std::optional<RunEnd>>>()>;
+  void set_run_end_lookup(RunEndLookup lookup) { run_end_lookup_ = std::move(lookup); }
 
   // --- Job-wide stacks (stacks.hpp). ---
 
@@ -198,6 +206,13 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   /// when the join fails with `e`.
   asio::awaitable<bool> pause_after(const Error& e, int attempt);
   asio::awaitable<Error> join_failed(const RoundHeader& h, JoinStep step);
+  /// A member of the run found its keys gone: how it ended (the lookup), as an error to end on.
+  asio::awaitable<Error> run_gone();
+  /// A keep-alive written at `beat`: a silence before it past the bound is remembered.
+  void note_beat(WallMs beat);
+  /// When the others dropped this node since its last round, if they did (dropped_, or a
+  /// silence going on now).
+  std::optional<WallMs> dropped() const;
   asio::awaitable<void> log_progress(const RoundHeader& h);
   asio::awaitable<void> share_stall_figures(StallFigures mine);
   /// Who took a slot of a round: counts, and the nodes of the first k_max_named_ids slots.
@@ -295,6 +310,11 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   std::vector<Exclusion> exclusions_seen_;  ///< the header's, as last read
   std::function<void(const Exclusion&)> exclusion_listener_;
   std::function<void(const SpareJoined&)> spare_listener_;
+  std::optional<WallMs> last_beat_;  ///< when a keep-alive of this node was last written
+  /// Since its last round: when the others dropped it, its keep-alives having stopped for the
+  /// keep-alive bound (its agent was frozen or cut off), as it found on its next keep-alive.
+  std::optional<WallMs> dropped_;
+  RunEndLookup run_end_lookup_;
 };
 
 }  // namespace ddprun::rdzv

@@ -5,6 +5,8 @@
 //   <key_prefix>/<rdzv_id>/run                  the current generation N (no lease)
 //   <key_prefix>/<rdzv_id>/g<N>/alive/<node id> one per agent of generation N, on its lease
 //   <key_prefix>/<rdzv_id>/g<N>/ddprun/rdzv/<rdzv_id>/...  the rendezvous' keys (state.hpp)
+//   <key_prefix>/<rdzv_id>/ended/g<N>           how generation N's job ended (run_end.hpp), on a
+//                                               lease of end_record_ttl (default one hour)
 //
 // A generation is one job. etcd outlives every job, so the keys of a finished or crashed job
 // stay unless someone removes them: the last agent of a generation deletes it when it leaves,
@@ -32,6 +34,9 @@ std::string etcd_run_prefix(std::string_view key_prefix, std::string_view run_id
 std::string etcd_generation_key(std::string_view run_prefix);
 /// "<run prefix>g<N>/".
 std::string etcd_generation_prefix(std::string_view run_prefix, std::int64_t generation);
+/// "<run prefix>ended/g<N>": the record the last agent out of closed generation N leaves, so
+/// that an agent of N that comes back after the end learns how it ended.
+std::string etcd_end_record_key(std::string_view run_prefix, std::int64_t generation);
 /// "<generation prefix>alive/".
 std::string etcd_alive_prefix(std::string_view generation_prefix);
 /// The generation a generation key's value names (a positive integer); nullopt for anything

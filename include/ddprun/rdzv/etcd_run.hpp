@@ -7,6 +7,7 @@
 #include "ddprun/etcd/client.hpp"
 #include "ddprun/rdzv/etcd_kv.hpp"
 #include "ddprun/rdzv/leaving.hpp"
+#include "ddprun/rdzv/run_end.hpp"
 #include "ddprun/rdzv/signed_kv.hpp"
 #include "ddprun/rdzv/state.hpp"
 
@@ -29,6 +30,9 @@ struct EtcdRunOptions {
   /// How long a generation running a round may go without one keep-alive before a starting
   /// agent takes it for dead (the keep-alive bound plus one interval).
   std::chrono::milliseconds liveness_wait{20000};
+  /// How long the record of a finished generation's end outlives its keys (--rdzv-conf
+  /// end_record_ttl): an agent of the job that comes back later than this starts a new run.
+  std::chrono::seconds end_record_ttl{3600};
 };
 
 class EtcdRun {
@@ -64,6 +68,10 @@ class EtcdRun {
   /// header says why, for the agents still to come (the next to start carries the record on).
   using Leaving = rdzv::Leaving;
   asio::awaitable<void> finish(Leaving how = Leaving::node_only);
+  /// How this agent's generation ended, from the record its last agent out left
+  /// (etcd_end_record_key); nullopt when there is none (never closed, or the record expired).
+  asio::awaitable<Result<std::optional<RunEnd>>> run_end();
+
   /// Stops renewing the lease and replacing it, leaving everything as it is, as if this
   /// agent's machine died: its keys vanish when the lease runs out (a lost node, simulated by
   /// bench/rdzv_scale_bench). The Kv stays usable; finish() afterwards does nothing.
@@ -93,6 +101,9 @@ class EtcdRun {
   struct BeatWait;  // heartbeat_after's watch, shared with its deadline
   asio::awaitable<Result<etcd::Revision>> watch_beats(BeatWait& wait, etcd::Revision from);
   asio::awaitable<void> let_go();
+  /// The put of generation_'s end record on a lease of end_record_ttl, when its header says
+  /// it is closed; nullopt otherwise (logged when etcd refuses the lease).
+  asio::awaitable<std::optional<etcd::PutRequest>> end_record();
   /// The node id of an agent still alive in generation_ ("" when none is); nullopt when etcd
   /// could not say (logged).
   asio::awaitable<std::optional<std::string>> someone_alive();

@@ -115,6 +115,8 @@ struct RoundHeader {
   int workers = 0;           ///< complete: total workers
   std::string error;         ///< complete: the round cannot run (duplicate static rank)
   bool closed = false;
+  WallMs closed_at = 0;   ///< closed: when (0: a header written before it was recorded)
+  bool finished = false;  ///< closed: by a node whose workers succeeded (the job finished)
   std::optional<FailedRound> failed_round;  ///< the latest failed round's root cause
   /// The root causes (reporter ids) of the latest failed rounds, oldest first, at most
   /// k_max_named_ids; the last is failed_round's. Cleared when a node is excluded.

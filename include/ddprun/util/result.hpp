@@ -12,6 +12,7 @@ namespace ddprun {
 /// What kind of failure an Error reports; app maps usage/config errors to exit 2.
 /// given_up: the job stopped on purpose because going on would not help (a crash loop).
 /// not_needed: the job ended while this node stood by as a spare (it exits 0).
+/// finished_without: the job finished without this node, which was dropped from it (it exits 0).
 enum class ErrorCode {
   usage,
   config,
@@ -21,6 +22,7 @@ enum class ErrorCode {
   closed,
   given_up,
   not_needed,
+  finished_without,
   internal
 };
 

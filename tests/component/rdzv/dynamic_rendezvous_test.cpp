@@ -277,6 +277,50 @@ TEST(RdzvHandler, ShutdownClosesForPeersAndLateAgents) {
   EXPECT_THAT(late[0]->value().error().message, HasSubstr("rendezvous job is closed"));
 }
 
+// Issue #43: a member that comes back after the job ended (its agent was frozen) learns how it
+// ended instead of starting a new run: from the closed header while the keys last, from the
+// backend's end record once they are gone. (A node that was never part of the run starts a new
+// one, as before: EtcdE2E.AnEndRecordExpiresAndTheIdStartsANewJob.)
+TEST(RdzvHandler, AMemberThatFindsTheRunClosedAsFinishedIsToldItFinishedWithoutIt) {
+  Cluster c;
+  c.add(make_node("node-a"), fast_settings(1, 2));
+  c.add(make_node("node-b"), fast_settings(1, 2));
+  ASSERT_EQ(c.form({0, 1}).size(), 2U);
+  auto closed = start(c.ctx_, c.agents_[0]->shutdown(true));
+  ASSERT_TRUE(c.wait_for(closed));
+  EXPECT_TRUE(header_of(c.kv_).finished);
+  auto back = c.next_rounds({1});
+  ASSERT_TRUE(c.wait_for(back[0]));
+  ASSERT_FALSE(back[0]->value());
+  EXPECT_EQ(back[0]->value().error().code, ErrorCode::finished_without);
+  EXPECT_THAT(back[0]->value().error().message, HasSubstr("rendezvous job: the job finished at "));
+}
+
+namespace {
+asio::awaitable<Result<std::optional<RunEnd>>> finished_record() {
+  co_return std::optional<RunEnd>(RunEnd{1000, true, ""});
+}
+asio::awaitable<Result<std::optional<RunEnd>>> no_record() { co_return std::optional<RunEnd>(); }
+}  // namespace
+
+TEST(RdzvHandler, AMemberThatFindsTheRunsKeysGoneAsksHowItEndedAndStartsNoNewRun) {
+  Cluster c;
+  c.add(make_node("node-a"), fast_settings(1, 2));
+  c.add(make_node("node-b"), fast_settings(1, 2));
+  ASSERT_EQ(c.form({0, 1}).size(), 2U);
+  c.kv_.poke(state_key("job"), "");  // the last agent out removed the run's keys
+  c.agents_[0]->set_run_end_lookup(finished_record);
+  c.agents_[1]->set_run_end_lookup(no_record);
+  auto back = c.next_rounds({0, 1});
+  ASSERT_TRUE(c.wait_for(back[0]) && c.wait_for(back[1]));
+  ASSERT_FALSE(back[0]->value());
+  EXPECT_EQ(back[0]->value().error().code, ErrorCode::finished_without);
+  ASSERT_FALSE(back[1]->value());
+  EXPECT_EQ(back[1]->value().error().code, ErrorCode::closed);
+  EXPECT_THAT(back[1]->value().error().message, HasSubstr("no record says how it ended"));
+  EXPECT_EQ(c.kv_.peek(state_key("job")), "") << "no new run was started";
+}
+
 TEST(RdzvHandler, LeavingNodeMakesPeersReformWithoutWaitingForTheKeepAliveBound) {
   Cluster c;
   auto settings = fast_settings(2, 3);

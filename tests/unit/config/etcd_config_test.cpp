@@ -49,7 +49,15 @@ TEST(EtcdConfig, ReadsTheMemberListWithDefaultPortAndScheme) {
   EXPECT_EQ(cfg->rdzv_endpoint.port, 2379);
   EXPECT_EQ(cfg->etcd.ca_file, "ca");
   EXPECT_EQ(cfg->etcd.key_prefix, "/ddprun/rdzv");
+  EXPECT_EQ(cfg->etcd.end_record_ttl, std::chrono::seconds(3600)) << "an hour by default";
   EXPECT_TRUE(cfg->port_candidates.empty());
+}
+
+TEST(EtcdConfig, TheEndRecordsTtlIsAnRdzvConfKey) {
+  auto cfg = resolve_args(etcd_args({"--rdzv_endpoint=a", "--rdzv_conf=end_record_ttl=600"}));
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->etcd.end_record_ttl, std::chrono::seconds(600));
+  EXPECT_TRUE(cfg->warnings.empty());
 }
 
 TEST(EtcdConfig, ProtocolHttpsMakesBareEntriesTls) {
@@ -82,6 +90,9 @@ TEST(EtcdConfig, RefusesBadSettingsInOneLine) {
       {{"--rdzv_endpoint=a", "--rdzv_conf=username=u"},
        "expected username and password_file together"},
       {{"--rdzv_endpoint=a", "--rdzv_conf=key_prefix=/"}, "expected a key_prefix other than"},
+      {{"--rdzv_endpoint=a", "--rdzv_conf=end_record_ttl=0"},
+       "'end_record_ttl=0': expected end_record_ttl=SECONDS, a whole number from 1 to 604800"},
+      {{"--rdzv_endpoint=a", "--rdzv_conf=end_record_ttl=1h"}, "expected end_record_ttl=SECONDS"},
   };
   for (const auto& r : rows) {
     const auto message = error_of(etcd_args(r.extra));

@@ -309,11 +309,16 @@ TEST(RdzvTransition, CausesKeepTheLatestNamedIds) {
 }
 
 TEST(RdzvTransition, CloseOnce) {
-  auto h = with_closed(complete(1, 2));
+  auto h = with_closed(complete(1, 2), true, 5000);
   ASSERT_TRUE(h);
   EXPECT_TRUE(h->closed);
   EXPECT_EQ(h->round, 1);
-  EXPECT_FALSE(with_closed(*h));
+  EXPECT_EQ(h->closed_at, 5000);
+  EXPECT_TRUE(h->finished);
+  EXPECT_FALSE(with_closed(*h, false, 6000)) << "the first close stands";
+  auto failed = with_closed(complete(1, 2), false, 7000);
+  ASSERT_TRUE(failed);
+  EXPECT_FALSE(failed->finished);
 }
 
 TEST(RdzvTransition, CompleteTakesThePlansFacts) {
