@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A launcher prefix for the benchmarks that runs CMD in the Debian 13 root (scripts/trixie-root.sh,
+# A launcher prefix for the benchmarks that runs CMD in the Debian 13 root (scripts/torch-root.sh trixie,
 # made and patched beforehand): torchrun 2.6 as the second reference, and ddprun's relocatable
 # binary beside it so that both pay the same entry cost (unshare, mounts, chroot; the row
 # `in-trixie floor` measures it with /bin/true). The checkout and the temporary directory are

@@ -5,7 +5,8 @@
 # that build's compile commands, run the suite again under ASan/UBSan, and give each fuzzer a
 # 60-second smoke run on its committed corpus. The relocatable binary's tests run in the g++ pass
 # only: label `package` (its own Release build into build-ci/reloc, a Debian 11 root) and label
-# `torch2` (torch 2.6 workers in a Debian 13 root).
+# `torch2` (torch 2.14 workers, with Accelerate and Transformers, in a Debian forky root; torch
+# 2.6 workers in a Debian 13 root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
