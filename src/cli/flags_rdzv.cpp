@@ -52,7 +52,9 @@ std::vector<FlagSpec> rdzv_flags() {
                "in PATH (mode 600; see also DDPRUN_RDZV_TOKEN). etcd-v3 also reads "
                "protocol (http or https), cacert, cert and key (PEM files), key_prefix (default "
                "/ddprun/rdzv), username and password_file (etcd auth; a password key is ignored: "
-               "never put one on the command line)."},
+               "never put one on the command line), and end_record_ttl=S (default 3600): how "
+               "long the record of how a run ended outlives its keys, so that a node coming "
+               "back after the end learns it."},
       {.dest = flag::k_standalone,
        .spellings = {"--standalone"},
        .kind = FlagKind::boolean,
