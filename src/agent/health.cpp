@@ -44,6 +44,20 @@ std::string error_body(std::string_view message) {
 
 }  // namespace
 
+std::string_view to_string(GroupPhase phase) {
+  switch (phase) {
+    case GroupPhase::rendezvous:
+      return "rendezvous";
+    case GroupPhase::running:
+      return "running";
+    case GroupPhase::stopping:
+      return "stopping";
+    case GroupPhase::finished:
+      break;
+  }
+  return "finished";
+}
+
 Result<int> parse_health_port(std::string_view text) {
   auto port = util::parse_int(text);
   if (!port || *port < 0 || *port > k_max_port) {

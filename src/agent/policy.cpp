@@ -2,6 +2,21 @@
 
 namespace ddprun::agent {
 
+Outcome outcome_of(rdzv::RunSignal s) {
+  switch (s) {
+    case rdzv::RunSignal::peer_failed:
+    case rdzv::RunSignal::closed:
+      return Outcome::peer_failed;
+    case rdzv::RunSignal::store_lost:
+      return Outcome::store_lost;
+    case rdzv::RunSignal::none:
+    case rdzv::RunSignal::membership_changed:
+    case rdzv::RunSignal::stacks_requested:
+      break;
+  }
+  return Outcome::membership_changed;
+}
+
 Step next_step(Outcome outcome, int restarts_left) {
   switch (outcome) {
     case Outcome::succeeded:

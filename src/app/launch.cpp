@@ -126,13 +126,13 @@ std::function<std::optional<rdzv::WallMs>()> progress_source(const agent::Superv
 rdzv::StallShare stall_share(agent::Supervisor& supervisor) {
   return rdzv::StallShare{
       [&supervisor]() -> std::optional<rdzv::NodeStall> {
-        auto figures = supervisor.stall_figures();
+        auto figures = supervisor.stall_watch().figures();
         if (!figures) {
           return std::nullopt;
         }
-        return rdzv::NodeStall{supervisor.stall_timeout(), *figures};
+        return rdzv::NodeStall{supervisor.stall_watch().timeout(), *figures};
       },
-      [&supervisor](const rdzv::StallFigures& job) { supervisor.adopt_stall_figures(job); }};
+      [&supervisor](const rdzv::StallFigures& job) { supervisor.stall_watch().adopt(job); }};
 }
 
 /// The guardian kills the workers' groups (grandchildren included) if this agent is killed.
@@ -209,15 +209,13 @@ int run_agent(const config::LaunchConfig& cfg, util::Env agent_env, agent::Worke
   auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
   const auto health_port = agent_env.get(std::string(agent::k_health_port_env));
   auto gpu_memory = gpu_memory_for(cfg, agent_env);
-  agent::Supervisor supervisor(ctx, cfg, cfg, cfg, cfg, cfg.rdzv_settings, std::move(agent_env),
-                               launcher, clock, backend->rendezvous(), *io, reporter.hooks());
-  supervisor.set_watchdog(watchdog.get());
-  supervisor.set_worker_env_plan(std::move(env_plan));
-  supervisor.set_gpu_memory(gpu_memory.get());
-  supervisor.set_stack_capture(*stacks);
-  if (auto* peers = backend->peers()) {
-    supervisor.set_stack_exchange(*peers);
-  }
+  agent::Supervisor supervisor(
+      ctx,
+      agent::SupervisorPlan{cfg, cfg, cfg, cfg, cfg.rdzv_settings, std::move(agent_env),
+                            std::move(env_plan)},
+      agent::SupervisorSeams{launcher, clock, backend->rendezvous(), *io, watchdog.get(),
+                             stacks.get(), backend->peers(), gpu_memory.get()},
+      reporter.hooks());
   auto health = agent::make_health_server(ctx, health_port, cfg.stall_timeout,
                                           [&supervisor] { return supervisor.health(); });
   backend->observe(

@@ -20,8 +20,14 @@ inline constexpr std::string_view k_health_port_env = "TORCHELASTIC_HEALTH_CHECK
 inline constexpr std::chrono::seconds k_default_health_timeout{60};
 
 /// What the agent is doing, as the endpoint reports it.
+/// Where the agent's worker group is in its life.
+enum class GroupPhase { rendezvous, running, stopping, finished };
+
+/// "rendezvous", "running", "stopping" or "finished".
+std::string_view to_string(GroupPhase phase);
+
 struct HealthSnapshot {
-  std::string state;        ///< "rendezvous", "running", "stopping" or "finished"
+  std::string state;        ///< to_string(GroupPhase)
   int round = 0;            ///< the worker group's restart count (TORCHELASTIC_RESTART_COUNT)
   int workers_running = 0;  ///< this node's workers still alive
   /// Seconds since the workers' last progress (output or a file-timer request, as the stall

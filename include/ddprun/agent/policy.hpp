@@ -1,5 +1,8 @@
 #pragma once
-// next_step: what the agent does once a round of workers ends (spec §5.2). Pure.
+// next_step: what the agent does once a round of workers ends (spec §5.2); outcome_of: how a
+// rendezvous' answer ends it. Pure.
+
+#include "ddprun/rdzv/run_signal.hpp"
 
 #include <string>
 
@@ -26,6 +29,11 @@ enum class Step {
 };
 
 Step next_step(Outcome outcome, int restarts_left);
+
+/// The round's outcome when the rendezvous' watch answers `s`: closed (finished, shut down,
+/// a crash loop) ends it as a peer's failure, store_lost ends the job, the rest as a
+/// membership change (stacks_requested is answered before and never ends a round).
+Outcome outcome_of(rdzv::RunSignal s);
 
 std::string to_string(Outcome outcome);
 

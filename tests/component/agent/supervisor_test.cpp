@@ -246,12 +246,10 @@ class SupervisorTest : public ::testing::Test {
     hooks.stall_timeout_changed = [&](std::chrono::milliseconds v, const std::string& why) {
       stall_changes_.emplace_back(v, why);
     };
-    auto supervisor =
-        std::make_unique<Supervisor>(ctx_, cfg_, cfg_, cfg_, cfg_, cfg_.rdzv_settings, util::Env{},
-                                     launcher_, clock_, rdzv_, io_, std::move(hooks));
-    supervisor->set_watchdog(watchdog_);
-    supervisor->set_stack_capture(capture_);
-    supervisor->set_stack_exchange(rdzv_);
+    auto supervisor = std::make_unique<Supervisor>(
+        ctx_, SupervisorPlan{cfg_, cfg_, cfg_, cfg_, cfg_.rdzv_settings, util::Env{}},
+        SupervisorSeams{launcher_, clock_, rdzv_, io_, watchdog_, &capture_, &rdzv_},
+        std::move(hooks));
     std::optional<int> status;
     asio::co_spawn(ctx_, supervisor->run(), [&](const std::exception_ptr& e, int code) {
       status = e ? -1 : code;
