@@ -1,6 +1,7 @@
 #include "ddprun/agent/elastic_rendezvous.hpp"
 
 #include "ddprun/agent/stack_capture.hpp"
+#include "ddprun/config/backends.hpp"
 #include "ddprun/errors/node_stacks.hpp"
 #include "ddprun/host/facts.hpp"
 #include "ddprun/util/strings.hpp"
@@ -318,10 +319,7 @@ asio::awaitable<PeerStacks> ElasticRendezvous::collect_stacks(std::chrono::milli
 }
 
 std::string ElasticRendezvous::endpoint_text() const {
-  if (cfg_.rdzv_backend == config::RdzvBackend::etcd_v3) {
-    return etcd::to_string(cfg_.etcd.endpoints);
-  }
-  return options_.store.host + ":" + std::to_string(options_.store.port);
+  return config::endpoint_text(cfg_.rdzv_backend, options_.store, cfg_.etcd);
 }
 
 std::string ElasticRendezvous::describe() const {

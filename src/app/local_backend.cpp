@@ -5,6 +5,7 @@
 // MASTER_ADDR:MASTER_PORT as under torchrun without the agent store.
 
 #include "ddprun/agent/local_rendezvous.hpp"
+#include "ddprun/config/backends.hpp"
 #include "ddprun/host/facts.hpp"
 #include "ddprun/rdzv/store_port.hpp"
 #include "ddprun/store/server.hpp"
@@ -20,7 +21,9 @@ class LocalBackend final : public RendezvousBackend {
  public:
   LocalBackend(asio::io_context& ctx, const config::RendezvousPlan& cfg,
                const config::WorkerGroup& group, const config::HostPlan& host) {
-    const bool is_static = cfg.rdzv_backend == config::RdzvBackend::static_;
+    // static: the workers' store is the one at --master-addr:--master-port.
+    const bool is_static =
+        config::row_of(cfg.rdzv_backend).store_host == config::StoreHost::node_rank_zero;
     const bool workers_host = cfg.agent_store == config::AgentStore::off ||
                               (cfg.agent_store == config::AgentStore::automatic && !is_static &&
                                !host.torchrun.one_node_agent_store);

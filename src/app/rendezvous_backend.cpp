@@ -1,6 +1,7 @@
 // The factory of rendezvous backends and what they share: the token, this node's
 // description, the wiring of a dynamic rendezvous into the supervisor's and reporter's hooks.
 
+#include "ddprun/config/backends.hpp"
 #include "ddprun/config/rendezvous_policy.hpp"
 #include "ddprun/host/facts.hpp"
 #include "ddprun/store/token.hpp"
@@ -50,7 +51,7 @@ rdzv::NodeDesc self_desc(const config::RendezvousPlan& cfg, const config::Worker
   self.nproc = group.nproc_per_node;
   self.role = group.role;
   self.is_endpoint_host = hosting;
-  if (cfg.rdzv_backend == config::RdzvBackend::static_) {
+  if (config::row_of(cfg.rdzv_backend).fixed_nodes) {
     self.node_index = cfg.node_rank;
   } else if (cfg.node_index) {
     self.node_index = *cfg.node_index;
@@ -68,6 +69,7 @@ void ElasticParts::observe(const RendezvousBackend::Observers& observers) {
 std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx,
                                                    const config::LaunchConfig& cfg,
                                                    const util::Env& env, const util::Clock& clock) {
+  // The one place a backend's row leads to its builder (docs/architecture.md).
   if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
     return make_etcd_backend(ctx, cfg, env, clock);
   }

@@ -2,6 +2,7 @@
 // at --master-addr:--master-port; c10d: the agent on the --rdzv-endpoint host that binds
 // first, or the one given --rdzv-conf is_host=true); the others join it as clients.
 
+#include "ddprun/config/backends.hpp"
 #include "ddprun/config/rendezvous_hint.hpp"
 #include "ddprun/config/rendezvous_policy.hpp"
 #include "ddprun/host/facts.hpp"
@@ -102,7 +103,8 @@ std::unique_ptr<store::Server> host_store(asio::io_context& ctx, const config::R
                       ep.host + " pid " + std::to_string(getpid()));
     return server;
   }
-  if (explicit_host && cfg.rdzv_backend == config::RdzvBackend::static_) {
+  if (explicit_host &&
+      config::row_of(cfg.rdzv_backend).store_host == config::StoreHost::node_rank_zero) {
     throw Fatal(
         hosting_error("rendezvous store as --node-rank 0 (is another agent also "
                       "--node-rank 0, or another program on --master-port?)",
@@ -170,7 +172,7 @@ class StoreBackend final : public RendezvousBackend {
     auto self = self_desc(cfg, cfg, ep, server_ != nullptr);
     parts_.dyn = rdzv::DynamicRendezvous::create(ctx, *kv_, settings, self, clock);
     agent::ElasticOptions elastic;
-    elastic.is_static = cfg.rdzv_backend == config::RdzvBackend::static_;
+    elastic.is_static = config::row_of(cfg.rdzv_backend).fixed_nodes;
     elastic.store = ep;  // the port bound or found, which a derived port knows only now
     elastic.advertise_addr = self.addr;
     notice_.reset(store_notice(cfg, ep, choices.token, self.id()));

@@ -1,3 +1,4 @@
+#include "ddprun/config/backends.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -62,22 +63,16 @@ Result<StallTimeoutText> parse_stall_timeout(std::string_view text) {
 }
 
 Result<RdzvBackend> parse_rdzv_backend(std::string_view text) {
-  if (text == "static") {
-    return RdzvBackend::static_;
-  }
-  if (text == "c10d") {
-    return RdzvBackend::c10d;
-  }
-  if (text == "etcd-v3") {
-    return RdzvBackend::etcd_v3;
+  if (const auto* row = find_backend(text)) {
+    return row->backend;
   }
   if (text == "etcd" || text == "etcd-v2") {
     return make_error(ErrorCode::usage,
-                      quoted(text) +
-                          ": expected static, c10d or etcd-v3 (torchrun's etcd and etcd-v2 speak "
-                          "etcd's v2 API, which etcd 3.6 removed: use --rdzv-backend etcd-v3)");
+                      quoted(text) + ": expected " + backend_names() +
+                          " (torchrun's etcd and etcd-v2 speak etcd's v2 API, which etcd 3.6 "
+                          "removed: use --rdzv-backend etcd-v3)");
   }
-  return make_error(ErrorCode::usage, quoted(text) + ": expected static, c10d or etcd-v3");
+  return make_error(ErrorCode::usage, quoted(text) + ": expected " + backend_names());
 }
 
 Result<std::map<std::string, std::string>> parse_rdzv_conf(std::string_view text) {

@@ -1,6 +1,7 @@
 // --rdzv-conf: torchrun's split (config::parse_rdzv_conf), then ddprun's reading of each key.
 #include "ddprun/config/rdzv_conf.hpp"
 
+#include "ddprun/config/backends.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -66,12 +67,12 @@ std::string known_keys() {
 
 /// Why a pair is left out under `backend`, or "" when ddprun uses it.
 std::string why_left_out(const std::string& key, const std::string& value,
-                         std::string_view backend) {
+                         const BackendRow& backend) {
   const ConfKey* k = find_key(key);
   if (k == nullptr) {
     return "unknown key (ddprun knows " + known_keys() + ")";
   }
-  const bool applies = (k->read_by & backend_bit(backend)) != 0;
+  const bool applies = (k->read_by & backend.conf_bit) != 0;
   if (applies && key == "store_type" && util::to_lower(value) != "tcp") {
     return "ddprun's rendezvous always uses its TCP store";
   }
@@ -81,24 +82,20 @@ std::string why_left_out(const std::string& key, const std::string& value,
   if (k->read_by == 0) {
     return std::string(k->why_ignored);
   }
-  return "not used by the " + std::string(backend) + " backend: " + std::string(k->why_ignored);
+  return "not used by the " + std::string(backend.name) +
+         " backend: " + std::string(k->why_ignored);
 }
 
 }  // namespace
 
 std::span<const ConfKey> rdzv_conf_keys() { return k_keys; }
 
-BackendMask backend_bit(std::string_view backend) {
-  if (backend == "static") {
-    return k_read_by_static;
+Result<RdzvConf> read_rdzv_conf(std::string_view text, std::string_view backend_name) {
+  const BackendRow* backend = find_backend(backend_name);
+  if (backend == nullptr) {
+    return make_error(ErrorCode::usage,
+                      quoted(backend_name) + ": expected a backend, " + backend_names());
   }
-  if (backend == "c10d") {
-    return k_read_by_c10d;
-  }
-  return backend == "etcd-v3" ? k_read_by_etcd_v3 : 0;
-}
-
-Result<RdzvConf> read_rdzv_conf(std::string_view text, std::string_view backend) {
   RdzvConf out;
   auto inner = strip_outer_quotes(text);
   if (inner.size() != util::trim(text).size()) {
@@ -112,7 +109,7 @@ Result<RdzvConf> read_rdzv_conf(std::string_view text, std::string_view backend)
     return pairs.error();
   }
   for (auto& [key, value] : *pairs) {
-    auto why = why_left_out(key, value, backend);
+    auto why = why_left_out(key, value, *backend);
     if (why.empty()) {
       out.pairs[key] = value;
     } else {

@@ -1,5 +1,7 @@
 #include "ddprun/config/rendezvous_hint.hpp"
 
+#include "ddprun/config/backends.hpp"
+
 #include <algorithm>
 
 namespace ddprun::config {
@@ -74,8 +76,9 @@ std::string c10d_hint(const LaunchConfig& config, const Endpoint& ep, bool store
 
 std::string render_rendezvous_hint(const LaunchConfig& config, const Endpoint& store,
                                    bool store_is_loopback) {
-  return config.rdzv_backend == RdzvBackend::static_ ? static_hint(config, store, store_is_loopback)
-                                                     : c10d_hint(config, store, store_is_loopback);
+  const bool node_zero = row_of(config.rdzv_backend).store_host == StoreHost::node_rank_zero;
+  return node_zero ? static_hint(config, store, store_is_loopback)
+                   : c10d_hint(config, store, store_is_loopback);
 }
 
 }  // namespace ddprun::config

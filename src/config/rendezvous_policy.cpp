@@ -1,20 +1,24 @@
 #include "ddprun/config/rendezvous_policy.hpp"
 
+#include "ddprun/config/backends.hpp"
 #include "ddprun/util/strings.hpp"
 
 namespace ddprun::config {
 
 bool is_single_node(const RendezvousPlan& cfg) {
-  if (cfg.rdzv_backend == RdzvBackend::etcd_v3) {
+  const auto& row = row_of(cfg.rdzv_backend);
+  if (!row.may_be_single_node) {
     return false;
   }
+  // One node whose store is its own: static's always is; c10d's when no endpoint names
+  // another host, or it asks for a free port.
   return cfg.standalone ||
-         (cfg.nnodes.max == 1 && (cfg.rdzv_backend == RdzvBackend::static_ ||
+         (cfg.nnodes.max == 1 && (row.store_host == StoreHost::node_rank_zero ||
                                   cfg.rdzv_endpoint.host.empty() || cfg.rdzv_endpoint.port == 0));
 }
 
 Endpoint store_endpoint(const RendezvousPlan& cfg) {
-  if (cfg.rdzv_backend == RdzvBackend::static_) {
+  if (row_of(cfg.rdzv_backend).store_host == StoreHost::node_rank_zero) {
     return {cfg.master_addr, cfg.master_port};
   }
   auto ep = cfg.rdzv_endpoint;
@@ -39,7 +43,7 @@ Result<std::optional<bool>> read_is_host(const RendezvousPlan& cfg) {
 }
 
 HostingChoice hosting_choice(const RendezvousPlan& cfg, bool endpoint_is_local) {
-  if (cfg.rdzv_backend == RdzvBackend::static_) {
+  if (row_of(cfg.rdzv_backend).store_host == StoreHost::node_rank_zero) {
     return {cfg.node_rank == 0, true};
   }
   if (auto is_host = read_is_host(cfg); is_host && *is_host) {  // resolve() refused a bad one

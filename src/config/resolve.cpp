@@ -1,37 +1,25 @@
 // config::resolve: ParsedArgs (text + origin) -> LaunchConfig (typed, validated).
-// Each resolve_* step converts one concern and records the origin of every value it sets.
+// Each step of the Resolver (resolver.hpp) converts one concern and records the origin of every
+// value it sets; the rendezvous' steps are in resolve_rdzv.cpp.
 
 #include "ddprun/cli/flags.hpp"
+#include "ddprun/config/backends.hpp"
 #include "ddprun/config/launch_config.hpp"
-#include "ddprun/config/rdzv_conf.hpp"
-#include "ddprun/config/rendezvous_policy.hpp"
 #include "ddprun/output/std_spec.hpp"
 #include "ddprun/process/exit_info.hpp"
-#include "ddprun/util/default_ports.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <algorithm>
-#include <csignal>
-#include <limits>
 #include <map>
-#include <optional>
 #include <set>
 #include <utility>
 
+#include "resolver.hpp"
 #include "scheduler.hpp"
 
 namespace ddprun::config {
 
-namespace {
-
-using cli::FlagKey;
-using util::quoted;
-namespace flag = cli::flag;
-
-constexpr std::string_view k_no_share_env = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE";
-constexpr std::chrono::milliseconds k_static_join_timeout{900000};  // torchrun's static timeout
-constexpr int k_int_min = std::numeric_limits<int>::min();
-constexpr int k_int_max = std::numeric_limits<int>::max();
+namespace detail {
 
 /// Whether `value` is one of the flag table's choices for `dest`.
 bool is_choice(FlagKey dest, std::string_view value) {
@@ -49,101 +37,6 @@ std::string choices_text(FlagKey dest) {
   }
   return out;
 }
-
-class Resolver {
- public:
-  Resolver(const cli::ParsedArgs& args, const util::Env& env, const HostFacts& host,
-           const sched::Detected& detected)
-      : args_(args), env_(env), host_(host), detected_(detected) {}
-
-  Result<LaunchConfig> run();
-
- private:
-  const cli::Setting& at(FlagKey dest) const { return args_.at(dest); }
-  const std::string& text(FlagKey dest) const { return at(dest).value; }
-  bool on(FlagKey dest) const { return args_.flag_on(dest); }
-
-  std::string origin_of(FlagKey dest) const {
-    const auto& s = at(dest);
-    switch (s.origin) {
-      case cli::Origin::flag:
-        return "flag " + s.source;
-      case cli::Origin::env:
-        return "env " + s.source;
-      case cli::Origin::scheduler:
-        return s.source;
-      case cli::Origin::default_value:
-        break;
-    }
-    return "default";
-  }
-  void note(const std::string& name, const std::string& value, const std::string& origin) {
-    cfg_.items.push_back({name, value, origin});
-  }
-  void note(FlagKey dest, const std::string& value, const std::string& origin) {
-    note(std::string(dest.name()), value, origin);
-  }
-  void note(FlagKey dest, const std::string& value) { note(dest, value, origin_of(dest)); }
-  /// The flag or variable a setting's text came from: "--nnodes", "PET_NNODES", "slurm: ...".
-  std::string who(FlagKey dest) const {
-    const auto& s = at(dest);
-    return s.origin == cli::Origin::env || s.origin == cli::Origin::scheduler
-               ? s.source
-               : "--" + dest_dash(std::string(dest.name()));
-  }
-  Error bad(FlagKey dest, const std::string& expected) const {
-    return make_error(ErrorCode::usage,
-                      who(dest) + " " + quoted(text(dest)) + ": expected " + expected);
-  }
-  void warn(FlagKey dest, const std::string& line) {
-    cfg_.warnings.push_back(who(dest) + " " + line);
-  }
-  /// A parser's error (which quotes the text) prefixed with where the text came from.
-  Error named(FlagKey dest, const Error& e) const {
-    return make_error(ErrorCode::usage, who(dest) + " " + e.message);
-  }
-  static std::string dest_dash(std::string dest) {
-    for (auto& c : dest) {
-      c = c == '_' ? '-' : c;
-    }
-    return dest;
-  }
-  Result<int> int_in(FlagKey dest, int lo, int hi, const std::string& expected) {
-    auto v = util::parse_int_in(text(dest), lo, hi);
-    if (!v) {
-      return bad(dest, expected);
-    }
-    return static_cast<int>(*v);
-  }
-
-  Result<void> nodes_and_workers();
-  Result<void> placement();
-  Result<void> rendezvous();
-  Result<void> worker_command();
-  Result<void> supervision();
-  Result<void> stall_watch();
-  Result<std::chrono::milliseconds> positive_seconds(FlagKey dest);
-  Result<void> agent_store();
-  Result<void> health_checks();
-  Result<std::chrono::milliseconds> seconds_at_least(FlagKey dest, std::chrono::milliseconds lo,
-                                                     const std::string& expected);
-  Result<void> logging();
-  Result<void> worker_output();
-  Result<void> static_node();
-  Result<void> store_endpoint(const std::string& endpoint_text, const std::string& forced);
-  Result<void> etcd_endpoints(const std::string& endpoint_text);
-  Result<void> local_addr();
-  Result<void> rdzv_settings();
-  Result<void> crash_loop();
-  Result<void> check_is_host() const;
-  void warn_if_set(FlagKey dest, bool matters, const std::string& why);
-
-  const cli::ParsedArgs& args_;
-  const util::Env& env_;
-  const HostFacts& host_;
-  const sched::Detected& detected_;
-  LaunchConfig cfg_;
-};
 
 Result<void> Resolver::nodes_and_workers() {
   auto nodes = parse_nnodes(text(flag::k_nnodes));
@@ -216,139 +109,6 @@ Result<void> Resolver::placement() {
        origin_of(flag::k_virtual_local_rank));
   return {};
 }
-
-Result<void> Resolver::rendezvous() {
-  cfg_.standalone = on(flag::k_standalone);
-  cfg_.rdzv_id = text(flag::k_rdzv_id);
-  std::string endpoint_text = text(flag::k_rdzv_endpoint);
-  std::string forced = "forced by --standalone";
-  auto backend = parse_rdzv_backend(cfg_.standalone ? "c10d" : text(flag::k_rdzv_backend));
-  if (cfg_.standalone) {
-    endpoint_text = "localhost:0";
-    cfg_.rdzv_id = host_.random_run_id;
-    note(flag::k_standalone, "true");
-  }
-  if (!backend) {
-    return named(flag::k_rdzv_backend, backend.error());
-  }
-  cfg_.rdzv_backend = *backend;
-  note(flag::k_rdzv_backend, std::string(to_string(cfg_.rdzv_backend)),
-       cfg_.standalone ? forced : origin_of(flag::k_rdzv_backend));
-  note(flag::k_rdzv_id, cfg_.rdzv_id, cfg_.standalone ? forced : origin_of(flag::k_rdzv_id));
-  auto conf = read_rdzv_conf(text(flag::k_rdzv_conf), to_string(cfg_.rdzv_backend));
-  if (!conf) {
-    return named(flag::k_rdzv_conf, conf.error());
-  }
-  cfg_.rdzv_conf = conf->pairs;
-  for (const auto& line : conf->warnings) {
-    warn(flag::k_rdzv_conf, line);
-  }
-  note(flag::k_rdzv_conf, text(flag::k_rdzv_conf));
-  auto ok = cfg_.rdzv_backend == RdzvBackend::etcd_v3 ? etcd_endpoints(endpoint_text)
-                                                      : store_endpoint(endpoint_text, forced);
-  if (!ok) {
-    return ok.error();
-  }
-  return static_node();
-}
-
-Result<void> Resolver::store_endpoint(const std::string& endpoint_text, const std::string& forced) {
-  auto ep = parse_endpoint(endpoint_text, util::k_default_c10d_port);
-  if (!ep) {
-    return named(flag::k_rdzv_endpoint, ep.error());
-  }
-  cfg_.rdzv_endpoint = *ep;
-  if (endpoint_text.empty()) {
-    cfg_.rdzv_endpoint.host.clear();
-  }
-  // Port 0: the agent hosts the store on a free port (one node, as torchrun does); the other
-  // nodes of a larger job could never learn which.
-  if (ep->port == 0 && !cfg_.standalone && cfg_.rdzv_backend == RdzvBackend::c10d &&
-      cfg_.nnodes.max > 1) {
-    return bad(flag::k_rdzv_endpoint,
-               "a port the other nodes can reach: port 0 (a free port) works for one node only, "
-               "not for --nnodes " +
-                   text(flag::k_nnodes));
-  }
-  note(flag::k_rdzv_endpoint, endpoint_text,
-       cfg_.standalone ? forced : origin_of(flag::k_rdzv_endpoint));
-  return {};
-}
-
-// etcd-v3: --rdzv-endpoint lists the members; rdzv_endpoint keeps the first for messages.
-Result<void> Resolver::etcd_endpoints(const std::string& endpoint_text) {
-  auto etcd = read_etcd_conf(cfg_.rdzv_conf);
-  if (!etcd) {
-    return bad(flag::k_rdzv_conf, etcd.error().message);
-  }
-  cfg_.etcd = std::move(*etcd);
-  auto eps = parse_etcd_members(endpoint_text, cfg_.etcd.tls);
-  if (!eps) {
-    return named(flag::k_rdzv_endpoint, eps.error());
-  }
-  cfg_.etcd.endpoints = std::move(*eps);
-  const auto& first = cfg_.etcd.endpoints.front();
-  cfg_.rdzv_endpoint = Endpoint{first.host, first.port};
-  note(flag::k_rdzv_endpoint, endpoint_text, origin_of(flag::k_rdzv_endpoint));
-  note("etcd_key_prefix", cfg_.etcd.key_prefix + "/" + cfg_.rdzv_id + "/",
-       cfg_.rdzv_conf.count("key_prefix") != 0 ? "--rdzv-conf key_prefix" : "default");
-  return {};
-}
-
-// --node-rank, --master-addr and --master-port belong to the static backend; c10d (and so
-// --standalone) ignores them in torchrun, which ddprun says when the user set one.
-Result<void> Resolver::static_node() {
-  const bool is_static = cfg_.rdzv_backend == RdzvBackend::static_;
-  auto rank = int_in(flag::k_node_rank, is_static ? 0 : k_int_min, is_static ? 1 << 20 : k_int_max,
-                     is_static ? "a non-negative integer" : "an integer");
-  if (!rank) {
-    return rank.error();
-  }
-  if (is_static && *rank >= cfg_.nnodes.max) {
-    return bad(flag::k_node_rank,
-               "a node rank below --nnodes (" + std::to_string(cfg_.nnodes.max) + ")");
-  }
-  cfg_.node_rank = is_static ? *rank : 0;
-  note(flag::k_node_rank, text(flag::k_node_rank));
-  auto port = int_in(flag::k_master_port, is_static ? 0 : k_int_min, is_static ? 65535 : k_int_max,
-                     is_static ? "a port number 0-65535" : "an integer");
-  if (!port) {
-    return port.error();
-  }
-  cfg_.master_addr = text(flag::k_master_addr);
-  if (is_static && !is_host_text(cfg_.master_addr)) {
-    return bad(flag::k_master_addr, "a host name or address");
-  }
-  cfg_.master_port = *port;
-  note(flag::k_master_addr, cfg_.master_addr);
-  note(flag::k_master_port, std::to_string(cfg_.master_port));
-  if (!is_static) {
-    warn_if_set(flag::k_node_rank, text(flag::k_node_rank) != "0",
-                "ranks come from the rendezvous");
-    for (auto dest : {flag::k_master_addr, flag::k_master_port}) {
-      warn_if_set(dest, true, "the rendezvous is at --rdzv-endpoint");
-    }
-  }
-  return local_addr();
-}
-
-void Resolver::warn_if_set(FlagKey dest, bool matters, const std::string& why) {
-  const auto origin = at(dest).origin;
-  if (matters && (origin == cli::Origin::flag || origin == cli::Origin::env)) {
-    warn(dest, quoted(text(dest)) + ": ignored, not used by the " +
-                   std::string(to_string(cfg_.rdzv_backend)) + " backend: " + why);
-  }
-}
-
-Result<void> Resolver::local_addr() {
-  cfg_.local_addr = text(flag::k_local_addr);
-  if (!cfg_.local_addr.empty() && !is_host_text(cfg_.local_addr)) {
-    return bad(flag::k_local_addr, "a host name or address");
-  }
-  note(flag::k_local_addr, cfg_.local_addr);
-  return {};
-}
-
 Result<void> Resolver::worker_command() {
   cfg_.module = on(flag::k_module);
   cfg_.no_python = on(flag::k_no_python);
@@ -489,7 +249,8 @@ Result<void> Resolver::agent_store() {
                      : store == "off" ? AgentStore::off
                                       : AgentStore::automatic;
   const bool opt_out = env_.get(std::string(k_no_share_env)).value_or("0") == "1";
-  if (store == "auto" && opt_out && cfg_.rdzv_backend != RdzvBackend::static_) {
+  if (store == "auto" && opt_out &&
+      row_of(cfg_.rdzv_backend).store_host != StoreHost::node_rank_zero) {
     if (cfg_.nnodes.max > 1) {
       cfg_.warnings.push_back(std::string(k_no_share_env) +
                               " '1': ignored for a multi-node job, the agent of group rank 0 "
@@ -609,66 +370,6 @@ Result<void> Resolver::logging() {
   note(flag::k_event_log_handler, cfg_.event_log_handler);
   return {};
 }
-
-// The dynamic rendezvous' settings, checked for single-node jobs too (which use none of them)
-// so that a bad --rdzv-conf stops the launch before anything is started. The static backend
-// needs every node (min = max), keeps node indices unique and waits torchrun's static timeout.
-Result<void> Resolver::rdzv_settings() {
-  const bool is_static = cfg_.rdzv_backend == RdzvBackend::static_;
-  const int min = is_static ? cfg_.nnodes.max : cfg_.nnodes.min;
-  auto settings = rdzv::parse_rdzv_settings(cfg_.rdzv_conf, cfg_.rdzv_id, min, cfg_.nnodes.max);
-  if (!settings) {
-    return make_error(ErrorCode::usage,
-                      source_of(cfg_, "rdzv_conf") + ": " + settings.error().message);
-  }
-  cfg_.rdzv_settings = *settings;
-  if (!is_static) {
-    return check_is_host();
-  }
-  cfg_.rdzv_settings.unique_node_index = true;  // node_index is --node-rank
-  cfg_.rdzv_settings.join_timeout = k_static_join_timeout;
-  auto it = cfg_.rdzv_conf.find("timeout");
-  if (it == cfg_.rdzv_conf.end()) {
-    return {};
-  }
-  auto secs = util::parse_int_in(it->second, 1, 1 << 30);
-  if (!secs) {
-    return make_error(ErrorCode::usage, source_of(cfg_, "rdzv_conf") + " timeout " +
-                                            quoted(it->second) +
-                                            ": expected a positive whole number of seconds");
-  }
-  cfg_.rdzv_settings.join_timeout = std::chrono::seconds(*secs);
-  return {};
-}
-
-// c10d's is_host (torchrun: bool of the text) is read when the store is hosted; a bad value
-// must stop the launch here, before the guardian, the run directory or a store exist.
-Result<void> Resolver::check_is_host() const {
-  if (auto is_host = read_is_host(cfg_); !is_host) {
-    return make_error(ErrorCode::usage,
-                      source_of(cfg_, "rdzv_conf") + " " + is_host.error().message);
-  }
-  return {};
-}
-
-// After rdzv_settings(): the crash-loop bounds travel with the rendezvous settings, which both
-// the rendezvous that decides (the header's streak) and a node alone (LocalRendezvous) read.
-Result<void> Resolver::crash_loop() {
-  auto limit = int_in(flag::k_crash_loop_limit, 0, 1 << 20, "a non-negative count (0: off)");
-  if (!limit) {
-    return limit.error();
-  }
-  auto window = util::parse_seconds(text(flag::k_crash_loop_window));
-  if (!window || window->count() <= 0) {
-    return bad(flag::k_crash_loop_window, "a positive number of seconds");
-  }
-  cfg_.rdzv_settings.crash_loop_limit = *limit;
-  cfg_.rdzv_settings.crash_loop_window = *window;
-  note(flag::k_crash_loop_limit, text(flag::k_crash_loop_limit));
-  note(flag::k_crash_loop_window, text(flag::k_crash_loop_window));
-  return {};
-}
-
 Result<LaunchConfig> Resolver::run() {
   for (auto step : {&Resolver::nodes_and_workers, &Resolver::placement, &Resolver::rendezvous,
                     &Resolver::worker_command, &Resolver::supervision, &Resolver::health_checks,
@@ -688,19 +389,7 @@ Result<LaunchConfig> Resolver::run() {
   return cfg_;
 }
 
-}  // namespace
-
-std::string_view to_string(RdzvBackend backend) {
-  switch (backend) {
-    case RdzvBackend::static_:
-      return "static";
-    case RdzvBackend::c10d:
-      return "c10d";
-    case RdzvBackend::etcd_v3:
-      return "etcd-v3";
-  }
-  return "static";
-}
+}  // namespace detail
 
 std::string_view to_string(NumaBinding binding) {
   switch (binding) {
@@ -726,7 +415,7 @@ LaunchConfig with_host_plan(LaunchConfig config, HostPlan host) {
 Result<LaunchConfig> resolve(const cli::ParsedArgs& args, const util::Env& env,
                              const HostFacts& host, const sched::Detected& detected) {
   const auto overlaid = detail::apply_scheduler(args, detected);
-  return Resolver(overlaid, env, host, detected).run();
+  return detail::Resolver(overlaid, env, host, detected).run();
 }
 
 std::string source_of(const LaunchConfig& config, std::string_view name) {

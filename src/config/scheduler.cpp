@@ -1,5 +1,6 @@
 #include "scheduler.hpp"
 
+#include "ddprun/config/backends.hpp"
 #include "ddprun/util/strings.hpp"
 
 namespace ddprun::config::detail {
@@ -16,15 +17,17 @@ void fill(cli::ParsedArgs& args, cli::FlagKey dest, const std::optional<sched::V
   }
 }
 
-bool wants(const cli::ParsedArgs& args, RdzvBackend backend) {
-  auto named = parse_rdzv_backend(args.at(cli::flag::k_rdzv_backend).value);
-  return named && *named == backend;
+/// Where the store of the backend `args` names is (nullopt: no backend ddprun runs).
+std::optional<StoreHost> store_host(const cli::ParsedArgs& args) {
+  const auto* row = find_backend(args.at(cli::flag::k_rdzv_backend).value);
+  return row != nullptr ? std::optional(row->store_host) : std::nullopt;
 }
 
-bool wants_c10d(const cli::ParsedArgs& args) { return wants(args, RdzvBackend::c10d); }
+/// c10d: the scheduler's head node hosts the store at the rendezvous endpoint.
+bool wants_c10d(const cli::ParsedArgs& args) { return store_host(args) == StoreHost::endpoint; }
 
 /// etcd-v3's endpoint is the etcd cluster, which no scheduler knows: it takes only the run id.
-bool wants_etcd(const cli::ParsedArgs& args) { return wants(args, RdzvBackend::etcd_v3); }
+bool wants_etcd(const cli::ParsedArgs& args) { return store_host(args) == StoreHost::none; }
 
 }  // namespace
 

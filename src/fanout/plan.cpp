@@ -6,7 +6,7 @@
 
 #include "ddprun/fanout/plan.hpp"
 
-#include "ddprun/etcd/endpoints.hpp"
+#include "ddprun/config/backends.hpp"
 #include "ddprun/sched/env_names.hpp"
 #include "ddprun/util/strings.hpp"
 
@@ -90,21 +90,6 @@ bool is_safe_for_shell(std::string_view word) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
            std::string_view("_-./:=@%+,").find(c) != std::string_view::npos;
   });
-}
-
-/// "host:port", an IPv6 host in brackets, as --rdzv-endpoint reads it.
-std::string endpoint_text(const std::string& host, int port) {
-  const bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
-/// The --rdzv-endpoint text of a non-static backend: c10d's store, etcd-v3's members. Every
-/// scheduler with a host list also gives a port, so resolve() always has c10d's.
-std::string rdzv_endpoint_of(const config::LaunchConfig& cfg) {
-  if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
-    return etcd::to_string(cfg.etcd.endpoints);
-  }
-  return endpoint_text(cfg.rdzv_endpoint.host, cfg.rdzv_endpoint.port);
 }
 
 std::vector<std::string> pbsdsh_command(const NodeInputs& in) {
@@ -267,8 +252,9 @@ Result<Target> make_target(const config::LaunchConfig& cfg, const std::vector<st
   t.backend = cfg.rdzv_backend;
   t.master_addr = cfg.master_addr;
   t.master_port = cfg.master_port;
-  if (t.backend != config::RdzvBackend::static_) {
-    t.rdzv_endpoint = rdzv_endpoint_of(cfg);
+  // Every scheduler with a host list also gives a port, so resolve() always has c10d's.
+  if (config::row_of(t.backend).store_host != config::StoreHost::node_rank_zero) {
+    t.rdzv_endpoint = config::endpoint_text(cfg.rdzv_backend, cfg.rdzv_endpoint, cfg.etcd);
   }
   t.rdzv_id = cfg.rdzv_id;
   return t;
@@ -291,7 +277,7 @@ std::vector<std::string> node_flags(const Target& t, int node_rank) {
   std::vector<std::string> flags = {"--nnodes",    std::to_string(t.hosts.size()),
                                     "--node_rank", std::to_string(node_rank),
                                     "--rdzv_id",   t.rdzv_id};
-  if (t.backend == config::RdzvBackend::static_) {
+  if (config::row_of(t.backend).store_host == config::StoreHost::node_rank_zero) {
     flags.insert(flags.end(),
                  {"--master_addr", t.master_addr, "--master_port", std::to_string(t.master_port)});
   } else {

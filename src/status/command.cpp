@@ -3,13 +3,15 @@
 
 #include "ddprun/status/command.hpp"
 
+#include "ddprun/cli/flag_keys.hpp"
+#include "ddprun/cli/flags.hpp"
+#include "ddprun/config/backends.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/config/rdzv_conf.hpp"
 #include "ddprun/sched/detect.hpp"
 #include "ddprun/status/render.hpp"
 #include "ddprun/status/snapshot.hpp"
 #include "ddprun/store/token.hpp"
-#include "ddprun/util/default_ports.hpp"
 #include "ddprun/util/exit_status.hpp"
 #include "ddprun/util/strings.hpp"
 #include "ddprun/util/subcommand.hpp"
@@ -39,28 +41,48 @@ struct Args {
   bool json = false;
 };
 
+/// "c10d: HOST[:PORT], the agents' rendezvous store (port 29400 when none is given); ...".
+std::string endpoint_help() {
+  std::string out;
+  for (const auto& row : config::backend_rows()) {
+    out += fmt::format("{}{}: {} (port {} when none is given)", out.empty() ? "" : "; ", row.name,
+                       row.endpoint, row.default_port);
+  }
+  return out;
+}
+
+/// A launcher flag `ddprun status` shares: its long spellings and its environment variable come
+/// from the launcher's flag table, so the two never drift; `help` says what status does with it.
+CLI::Option* add_launcher_flag(CLI::App& app, cli::FlagKey key, std::string& into,
+                               std::string help) {
+  const auto& spec = cli::flag_spec(key);
+  std::string names;
+  for (auto spelling : spec.spellings) {
+    if (spelling.starts_with("--")) {
+      names += (names.empty() ? "" : ",") + std::string(spelling);
+    }
+  }
+  auto* option = app.add_option(names, into, std::move(help));
+  if (!spec.env_var.empty()) {
+    option->envname(std::string(spec.env_var));
+  }
+  return option;
+}
+
 void build(CLI::App& app, Args& a) {
-  app.add_option("--rdzv-backend,--rdzv_backend", a.backend,
-                 "the agents' backend: c10d (their rendezvous store), static (node 0's store) or "
-                 "etcd-v3 (the etcd cluster)")
-      ->capture_default_str()
-      ->envname("PET_RDZV_BACKEND");
-  app.add_option("--rdzv-endpoint,--rdzv_endpoint", a.endpoint,
-                 fmt::format("c10d: the rendezvous store HOST[:PORT] (port {} when none is given); "
-                             "static: MASTER_ADDR[:MASTER_PORT] ({}); etcd-v3: the etcd members "
-                             "[http://|https://]HOST[:PORT],... (2379)",
-                             util::k_default_c10d_port, util::k_default_master_port))
-      ->required()
-      ->envname("PET_RDZV_ENDPOINT");
-  app.add_option("--rdzv-id,--rdzv_id", a.run_id, "rendezvous run id")
-      ->capture_default_str()
-      ->envname("PET_RDZV_ID");
-  app.add_option("--rdzv-conf,--rdzv_conf", a.rdzv_conf,
-                 "the agents' rendezvous settings, of which token_file=PATH is used (the token, "
-                 "like DDPRUN_RDZV_TOKEN, authenticates to a store that requires one and checks "
-                 "etcd-v3's signed values) and, for etcd-v3, protocol, cacert, cert, key, "
-                 "key_prefix, username and password_file, as the agents read them")
-      ->envname("PET_RDZV_CONF");
+  add_launcher_flag(app, cli::flag::k_rdzv_backend, a.backend,
+                    "the agents' backend: " + config::backend_names() +
+                        " (c10d: their rendezvous store, static: node 0's store, etcd-v3: the "
+                        "etcd cluster)")
+      ->capture_default_str();
+  add_launcher_flag(app, cli::flag::k_rdzv_endpoint, a.endpoint, endpoint_help())->required();
+  add_launcher_flag(app, cli::flag::k_rdzv_id, a.run_id, "rendezvous run id")
+      ->capture_default_str();
+  add_launcher_flag(app, cli::flag::k_rdzv_conf, a.rdzv_conf,
+                    "the agents' rendezvous settings, of which token_file=PATH is used (the "
+                    "token, like DDPRUN_RDZV_TOKEN, authenticates to a store that requires one "
+                    "and checks etcd-v3's signed values) and, for etcd-v3, protocol, cacert, "
+                    "cert, key, key_prefix, username and password_file, as the agents read them");
   app.add_option("--timeout", a.timeout_s,
                  "seconds for connecting and each read (etcd-v3: each call, per member tried)")
       ->capture_default_str()
@@ -90,10 +112,9 @@ Result<std::optional<std::string>> load_rdzv_token(const std::map<std::string, s
 /// The endpoint flag for `t.backend`: the etcd members, or the store's HOST[:PORT].
 Result<void> read_endpoint(const Args& a, const std::map<std::string, std::string>& conf,
                            Target& t) {
-  if (t.backend != config::RdzvBackend::etcd_v3) {
-    const bool is_static = t.backend == config::RdzvBackend::static_;
-    auto ep = config::parse_endpoint(
-        a.endpoint, is_static ? util::k_default_master_port : util::k_default_c10d_port);
+  const auto& row = config::row_of(t.backend);
+  if (!row.endpoint_is_members) {
+    auto ep = config::parse_endpoint(a.endpoint, row.default_port);
     if (!ep) {
       return usage("--rdzv-endpoint " + ep.error().message);
     }
@@ -137,7 +158,7 @@ Result<Target> read_target(const Args& a, const util::Env& env) {
 
 Result<std::unique_ptr<Reader>> open_reader(const Target& t, const Args& a) {
   const std::chrono::milliseconds timeout(static_cast<std::int64_t>(a.timeout_s * k_ms_per_s));
-  if (t.backend == config::RdzvBackend::etcd_v3) {
+  if (config::row_of(t.backend).endpoint_is_members) {
     return open_etcd_reader(t.etcd, a.run_id, t.token, timeout);
   }
   return open_store_reader(t.store, t.token, timeout);

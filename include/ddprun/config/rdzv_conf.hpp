@@ -36,10 +36,8 @@ struct RdzvConf {
   std::vector<std::string> warnings;  ///< without the option's name; the caller prefixes it
 };
 
-/// The mask bit of a backend as the flag spells it ("static", "c10d", "etcd-v3"); 0 otherwise.
-BackendMask backend_bit(std::string_view backend);
-
-/// Reads --rdzv-conf text for `backend` ("static", "c10d" or "etcd-v3"). One level of quotes around
+/// Reads --rdzv-conf text for `backend` ("static", "c10d" or "etcd-v3"; another name is an
+/// error, never a reason to drop every key: backends.hpp). One level of quotes around
 /// the whole text ("'join_timeout=5,timeout=5'", a shell quote a wrapper passed on literally) is
 /// removed with a warning; unknown keys and keys that do not apply are left out with a warning.
 /// Malformed items (no '=', empty key or value) are errors, as in torchrun. Values of the keys
