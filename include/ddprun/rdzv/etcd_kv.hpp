@@ -117,6 +117,8 @@ class EtcdKv final : public Kv {
   void keep_feeds(const WatchSet& keys);
   /// A feed saw `key` change: ends the waits naming it, or keeps it for the next one.
   void on_change(const std::string& key);
+  /// interrupt_waits()' part for the feeds: every wait_for_change() ends now, every feed closes.
+  void wake_all();
   /// Whether one of `keys` changed unseen; forgets those that did.
   bool take_unseen(const WatchSet& keys);
 
