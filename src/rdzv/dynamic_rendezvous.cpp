@@ -17,7 +17,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <random>
 
 namespace ddprun::rdzv {
 namespace {
@@ -34,19 +33,21 @@ Result<std::optional<RoundResult>> not_yet(const Result<void>& r) {
 
 std::shared_ptr<DynamicRendezvous> DynamicRendezvous::create(asio::io_context& ctx, Kv& kv,
                                                              RdzvSettings settings, NodeDesc self,
-                                                             const util::Clock& clock) {
+                                                             const util::Clock& clock,
+                                                             util::Random& random) {
   return std::make_shared<DynamicRendezvous>(Passkey{}, ctx, kv, std::move(settings),
-                                             std::move(self), clock);
+                                             std::move(self), clock, random);
 }
 
 DynamicRendezvous::DynamicRendezvous(Passkey, asio::io_context& ctx, Kv& kv, RdzvSettings settings,
-                                     NodeDesc self, const util::Clock& clock)
+                                     NodeDesc self, const util::Clock& clock, util::Random& random)
     : ctx_(ctx),
       kv_(kv),
       settings_(std::move(settings)),
       self_(std::move(self)),
       clock_(clock),
       key_(state_key(settings_.run_id)),
+      random_(random),
       heartbeat_timer_(ctx),
       watch_timer_(ctx),
       join_pause_(ctx) {}
@@ -96,7 +97,7 @@ asio::awaitable<Result<RoundHeader>> DynamicRendezvous::update(const Change& cha
     if (*stored == desired) {
       co_return *next;
     }
-    co_await sleep(contention_backoff(lost, settings_.poll_interval, unit_random()));
+    co_await sleep(contention_backoff(lost, settings_.poll_interval, random_.unit()));
     cur = co_await read_header();
   }
 }
@@ -139,16 +140,12 @@ asio::awaitable<bool> DynamicRendezvous::wait_for_others(std::vector<std::string
   co_return co_await kv_.wait_for_change(std::move(set), timer);
 }
 
-double DynamicRendezvous::unit_random() {
-  return std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
-}
-
 asio::awaitable<void> DynamicRendezvous::jitter() {
   if (ever_joined_ || settings_.first_round_jitter.count() <= 0) {
     co_return;
   }
   const auto span = static_cast<double>(settings_.first_round_jitter.count());
-  co_await sleep(std::chrono::milliseconds(static_cast<std::int64_t>(span * unit_random())));
+  co_await sleep(std::chrono::milliseconds(static_cast<std::int64_t>(span * random_.unit())));
 }
 
 /// Counts a join loop for as long as it runs.
@@ -279,7 +276,7 @@ asio::awaitable<bool> DynamicRendezvous::pause_after(const Error& e, int attempt
   if (leaving_ || !kv_.is_transient(e)) {
     co_return false;
   }
-  const auto pause = etcd_retry_pause(attempt, util::random_spread());
+  const auto pause = etcd_retry_pause(attempt, random_.spread());
   if (wall_now() + pause.count() >= join_deadline_) {
     co_return false;
   }

@@ -115,7 +115,7 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
                            members, until_silent);
     if (first && !kv_.watches_changes()) {  // a round's nodes start together: spread their looks
       wait = std::chrono::milliseconds(
-          static_cast<std::int64_t>(static_cast<double>(wait.count()) * unit_random()));
+          static_cast<std::int64_t>(static_cast<double>(wait.count()) * random_.unit()));
     }
     watch_timer_.expires_after(wait);
     auto wake = wake_set();

@@ -66,7 +66,7 @@ asio::awaitable<Result<StacksRequest>> DynamicRendezvous::request_stacks(
       mark_stacks_seen(round, mine);
       co_return mine;
     }
-    co_await sleep(contention_backoff(lost, settings_.poll_interval, unit_random()));
+    co_await sleep(contention_backoff(lost, settings_.poll_interval, random_.unit()));
     text = co_await read_one(key);
   }
   if (!text) {

@@ -1,9 +1,8 @@
 #include "ddprun/rdzv/etcd_options.hpp"
 
 #include "ddprun/util/files.hpp"
+#include "ddprun/util/random.hpp"
 #include "ddprun/util/strings.hpp"
-
-#include <random>
 
 namespace ddprun::rdzv {
 namespace {
@@ -29,7 +28,7 @@ Result<etcd::ClientOptions> etcd_client_options(const config::EtcdSettings& sett
   options.endpoints = settings.endpoints;
   options.tls = {settings.ca_file, settings.cert_file, settings.key_file};
   options.username = settings.username;
-  options.first_member = std::random_device{}();
+  options.first_member = static_cast<std::size_t>(util::agent_random().next());
   if (!settings.password_file.empty()) {
     auto password = read_password_file(settings.password_file);
     if (!password) {

@@ -1,8 +1,9 @@
 #include "ddprun/util/backoff.hpp"
 
+#include "ddprun/util/random.hpp"
+
 #include <algorithm>
 #include <cstdint>
-#include <random>
 
 namespace ddprun::util {
 
@@ -13,9 +14,6 @@ std::chrono::milliseconds backoff_pause(std::chrono::milliseconds first, int att
   return std::chrono::milliseconds(static_cast<std::int64_t>(ms));
 }
 
-double random_spread() {
-  thread_local std::mt19937_64 engine{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.5, 1.5)(engine);
-}
+double random_spread() { return agent_random().spread(); }
 
 }  // namespace ddprun::util

@@ -34,4 +34,24 @@ std::uint64_t random_u64() {
   return v;
 }
 
+void Random::seed(std::uint64_t seed) {
+  const std::lock_guard lock(mutex_);
+  engine_.seed(seed);
+}
+
+double Random::unit() {
+  const std::lock_guard lock(mutex_);
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine_);
+}
+
+std::uint64_t Random::next() {
+  const std::lock_guard lock(mutex_);
+  return engine_();
+}
+
+Random& agent_random() {
+  static Random random(random_u64());
+  return random;
+}
+
 }  // namespace ddprun::util

@@ -11,12 +11,12 @@
 #include "ddprun/rdzv/stacks.hpp"
 #include "ddprun/rdzv/stall_figures.hpp"
 #include "ddprun/util/clock.hpp"
+#include "ddprun/util/random.hpp"
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -65,12 +65,14 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   struct Passkey {};
 
  public:
-  /// `kv` and `clock` must outlive the returned object and every coroutine it started.
+  /// `kv`, `clock` and `random` (its jitter and backoff) must outlive the returned object and
+  /// every coroutine it started.
   static std::shared_ptr<DynamicRendezvous> create(asio::io_context& ctx, Kv& kv,
                                                    RdzvSettings settings, NodeDesc self,
-                                                   const util::Clock& clock);
+                                                   const util::Clock& clock,
+                                                   util::Random& random = util::agent_random());
   DynamicRendezvous(Passkey, asio::io_context& ctx, Kv& kv, RdzvSettings settings, NodeDesc self,
-                    const util::Clock& clock);
+                    const util::Clock& clock, util::Random& random);
   DynamicRendezvous(const DynamicRendezvous&) = delete;
   DynamicRendezvous& operator=(const DynamicRendezvous&) = delete;
 
@@ -229,7 +231,6 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   /// Waits `d`, less when one of `keys` changes first (Kv::wait_for_change); true if it did.
   asio::awaitable<bool> wait_for_others(std::vector<std::string> keys, std::chrono::milliseconds d);
   asio::awaitable<void> jitter();
-  double unit_random();  ///< uniform in [0, 1)
   asio::awaitable<void> heartbeat_loop(std::shared_ptr<DynamicRendezvous> keep, int generation);
   asio::awaitable<void> beat_once();
   /// One look; `watched_beat` becomes the watched member's last heartbeat it read.
@@ -274,7 +275,7 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   NodeDesc self_;
   const util::Clock& clock_;
   std::string key_;
-  std::mt19937_64 rng_{std::random_device{}()};
+  util::Random& random_;
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer watch_timer_;
   bool heartbeats_on_ = false;

@@ -11,7 +11,7 @@ namespace ddprun::util {
 /// to [0.5, 1.5].
 std::chrono::milliseconds backoff_pause(std::chrono::milliseconds first, int attempt,
                                         int max_doublings, double spread);
-/// A spread for backoff_pause, uniform in [0.5, 1.5) (one engine per thread).
+/// A spread for backoff_pause, uniform in [0.5, 1.5), from agent_random() (random.hpp).
 double random_spread();
 
 }  // namespace ddprun::util

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -83,6 +84,14 @@ inline bool run_until(asio::io_context& ctx, const std::function<bool()>& done,
   return true;
 }
 
+/// Runs `aw` on `ctx` to its end (bounded as run_until is) and returns its value.
+template <typename T>
+T run(asio::io_context& ctx, asio::awaitable<T> aw) {
+  auto slot = start(ctx, std::move(aw));
+  EXPECT_TRUE(run_until(ctx, [&] { return slot->has_value(); }));
+  return std::move(slot->value());
+}
+
 template <typename T>
 bool all_done(const std::vector<Slot<T>>& slots) {
   for (const auto& s : slots) {
@@ -92,6 +101,9 @@ bool all_done(const std::vector<Slot<T>>& slots) {
   }
   return true;
 }
+
+/// The seed of the agents' random timing in these tests.
+constexpr std::uint64_t k_random_seed = 20261206;
 
 /// One io_context, one MemoryKv (with a client per agent) and the agents of a test.
 class Cluster {
@@ -116,7 +128,7 @@ class Cluster {
   DynamicRendezvous& add(NodeDesc node, RdzvSettings settings) {
     clients_.push_back(std::make_unique<MemoryKvClient>(kv_));
     agents_.push_back(DynamicRendezvous::create(ctx_, *clients_.back(), std::move(settings),
-                                                std::move(node), clock_));
+                                                std::move(node), clock_, random_));
     return *agents_.back();
   }
   /// Like a crashed agent: it stops heartbeating and never writes again.
@@ -157,6 +169,7 @@ class Cluster {
   MemoryKv kv_{ctx_};
   std::vector<std::unique_ptr<MemoryKvClient>> clients_;  ///< one per agent, like connections
   util::SystemClock clock_;
+  util::Random random_{k_random_seed};  ///< the agents' jitter and backoff repeat run to run
   std::vector<std::shared_ptr<DynamicRendezvous>> agents_;
 };
 

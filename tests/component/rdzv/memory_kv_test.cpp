@@ -8,15 +8,9 @@ namespace ddprun::rdzv {
 namespace {
 
 using namespace std::chrono_literals;
+using test::run;
 using test::run_until;
 using test::start;
-
-template <typename T>
-T run(asio::io_context& ctx, asio::awaitable<T> aw) {
-  auto slot = start(ctx, std::move(aw));
-  EXPECT_TRUE(run_until(ctx, [&] { return slot->has_value(); }));
-  return std::move(slot->value());
-}
 
 TEST(MemoryKv, CompareSetFollowsTcpStore) {
   asio::io_context ctx;
