@@ -83,6 +83,43 @@ void set_placement(util::Env& env, const WorkerEnvPlan& plan, int local_rank) {
 
 }  // namespace
 
+std::span<const cli::VariableDoc> worker_variables() {
+  static constexpr cli::VariableDoc k_variables[] = {
+      {k_omp_num_threads_env,
+       "1 when unset and more than one worker runs per node, as torchrun; --omp-threads "
+       "chooses another rule."},
+      {k_faulthandler_env,
+       "1 when unset and stacks may be taken (--stacks-on-failure, --stall-timeout, the file "
+       "timer) from Python workers."},
+      {k_unbuffered_env, "1 when unset with --stall-timeout and Python workers."},
+      {k_nccl_async_env, "1 when unset, for torch 2.2 and newer (and a torch ddprun cannot find)."},
+      {k_nccl_async_legacy_env,
+       "1 when unset, for torch older than 2.2 (and a torch ddprun cannot find)."},
+      {"LOCAL_RANK", "The worker's rank on this node (0 with --virtual-local-rank)."},
+      {"RANK", "The worker's rank in the job."},
+      {"GROUP_RANK", "This node's rank in the round."},
+      {"ROLE_RANK", "The worker's rank among the workers of its role."},
+      {"ROLE_NAME", "The --role (default: default)."},
+      {"LOCAL_WORLD_SIZE", "The workers on this node."},
+      {"WORLD_SIZE", "The workers in the job."},
+      {"GROUP_WORLD_SIZE", "The nodes in the round."},
+      {"ROLE_WORLD_SIZE", "The workers of the role in the job."},
+      {"MASTER_ADDR", "Where the workers' store listens (torch.distributed's env:// init)."},
+      {"MASTER_PORT", "Its port."},
+      {"TORCHELASTIC_RESTART_COUNT", "The failed attempts before this one."},
+      {"TORCHELASTIC_MAX_RESTARTS", "The --max-restarts."},
+      {"TORCHELASTIC_RUN_ID", "The --rdzv-id."},
+      {"TORCHELASTIC_USE_AGENT_STORE",
+       "True when the workers use the agent's store, else False (then worker rank 0 hosts it)."},
+      {k_signals_to_handle_env,
+       "The --signals-to-handle text, for torch 2.9 and newer, whose torchrun sets it."},
+      {"TORCHELASTIC_ERROR_FILE", "Where the worker's @record writes its exception (JSON)."},
+      {k_timer_file_env, "The file-timer watchdog's FIFO, with TORCHELASTIC_ENABLE_FILE_TIMER=1."},
+      {"CUDA_VISIBLE_DEVICES", "The worker's own GPUs, with --pin-gpus or --virtual-local-rank."},
+  };
+  return k_variables;
+}
+
 std::string omp_banner() {
   std::string stars(41, '*');
   return stars + "\n" +

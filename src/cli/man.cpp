@@ -51,21 +51,12 @@ constexpr std::string_view k_other_variables[][2] = {
      "${local_rank} and ${pid}, the worker's)."},
     {"TORCHELASTIC_ERROR_FILE",
      "When set for ddprun itself, the root cause of a failure is written there as JSON."},
-    {"OMP_NUM_THREADS",
-     "Set to 1 for the workers when unset and more than one worker runs per node."},
     {"TMPDIR", "Where the default log directory is created."},
     {"DDPRUN_RDZV_TOKEN",
      "Secret that authenticates the agents of a multi-node job to each other (after --rdzv-conf "
      "token_file=PATH; before the job's $SLURM_SUBMIT_DIR/.ddprun/token or "
      "$PBS_O_WORKDIR/.ddprun/token). See docs/reliability.md, Security."},
 };
-
-constexpr std::string_view k_worker_variables =
-    "Workers get torchrun's variables with torchrun's values: RANK, LOCAL_RANK, GROUP_RANK,\n"
-    "ROLE_RANK, ROLE_NAME, LOCAL_WORLD_SIZE, WORLD_SIZE, GROUP_WORLD_SIZE, ROLE_WORLD_SIZE,\n"
-    "MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS,\n"
-    "TORCHELASTIC_RUN_ID, TORCHELASTIC_USE_AGENT_STORE and TORCHELASTIC_ERROR_FILE, plus the\n"
-    "launcher's own environment.\n";
 
 constexpr std::string_view k_see_also =
     ".BR python3 (1),\n"
@@ -139,7 +130,8 @@ std::string render_variable(std::string_view name, std::string_view text) {
   return ".TP\n.B " + escape(name) + "\n" + escape(text) + "\n";
 }
 
-std::string render_environment(std::span<const FlagSpec> table) {
+std::string render_environment(std::span<const FlagSpec> table,
+                               std::span<const VariableDoc> worker_variables) {
   std::string out = ".SH ENVIRONMENT\n";
   std::set<std::string_view> seen;
   for (const auto& flag : table) {
@@ -153,7 +145,13 @@ std::string render_environment(std::span<const FlagSpec> table) {
       out += render_variable(item[0], item[1]);
     }
   }
-  return out + ".PP\n" + escape(k_worker_variables);
+  out +=
+      ".PP\nWorkers get the launcher's own environment and these, as torchrun gives them "
+      "(the ones set only when unset keep a value the environment already has):\n";
+  for (const auto& v : worker_variables) {
+    out += render_variable(v.name, v.text);
+  }
+  return out;
 }
 
 std::string render_subcommands() {
@@ -199,11 +197,12 @@ std::string render_header(std::string_view version) {
 
 }  // namespace
 
-std::string render_man_page_with(std::span<const FlagSpec> table, std::string_view version) {
+std::string render_man_page_with(std::span<const FlagSpec> table, std::string_view version,
+                                 std::span<const VariableDoc> worker_variables) {
   std::string out = render_header(version);
   out += ".SH DESCRIPTION\n" + escape(k_description);
   out += render_options(table);
-  out += render_environment(table);
+  out += render_environment(table, worker_variables);
   out += ".SH EXIT STATUS\n";
   for (const auto& status : detail::k_exit_statuses) {
     out += ".TP\n.B " + std::string(status.code) + "\n" + escape(status.meaning) + "\n";
@@ -213,8 +212,9 @@ std::string render_man_page_with(std::span<const FlagSpec> table, std::string_vi
   return out;
 }
 
-std::string render_man_page(std::string_view version) {
-  return render_man_page_with(flag_table(), version);
+std::string render_man_page(std::string_view version,
+                            std::span<const VariableDoc> worker_variables) {
+  return render_man_page_with(flag_table(), version, worker_variables);
 }
 
 }  // namespace ddprun::cli

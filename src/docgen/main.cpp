@@ -1,6 +1,8 @@
-// ddprun-docgen OUTDIR: writes ddprun.1, ddprun.bash and _ddprun, rendered from the flag table,
-// into OUTDIR. A build-time tool (not installed): the build runs it so the man page and the
-// completions always match the binary's --help.
+// ddprun-docgen OUTDIR: writes ddprun.1, ddprun.bash and _ddprun, rendered from the flag table
+// (and the workers' variables from agent::worker_variables()), into OUTDIR. A build-time tool
+// (not installed): the build runs it so the man page and the completions always match the
+// binary's --help.
+#include "ddprun/agent/worker_env.hpp"
 #include "ddprun/cli/docs.hpp"
 #include "ddprun/util/exit_status.hpp"
 
@@ -33,8 +35,10 @@ int main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   namespace cli = ddprun::cli;
-  const bool ok = write_file(dir / "ddprun.1", cli::render_man_page(DDPRUN_VERSION)) &&
-                  write_file(dir / "ddprun.bash", cli::render_bash_completion()) &&
-                  write_file(dir / "_ddprun", cli::render_zsh_completion());
+  const bool ok =
+      write_file(dir / "ddprun.1",
+                 cli::render_man_page(DDPRUN_VERSION, ddprun::agent::worker_variables())) &&
+      write_file(dir / "ddprun.bash", cli::render_bash_completion()) &&
+      write_file(dir / "_ddprun", cli::render_zsh_completion());
   return ok ? ddprun::util::k_exit_success : ddprun::util::k_exit_failure;
 }

@@ -1,5 +1,7 @@
 #include "ddprun/rdzv/state.hpp"
 
+#include "ddprun/rdzv/state_json.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -231,7 +233,7 @@ std::string encode_header(const RoundHeader& h) {
             {"finished", h.finished},
             {"waiting", h.waiting},
             {"waiting_ids", h.waiting_ids},
-            {"ended", {{"round", h.ended.round}, {"left", h.ended.left}, {"lost", h.ended.lost}}}};
+            {"ended", h.ended}};
   j["deadline"] = h.deadline ? json(*h.deadline) : json(nullptr);
   j["failed_round"] = h.failed_round ? json{{"round", h.failed_round->round},
                                             {"reporter", h.failed_round->reporter},
@@ -246,13 +248,16 @@ std::string encode_header(const RoundHeader& h) {
   j["streak"] = streak_to_json(h.streak);
   j["streak_before"] = streak_to_json(h.streak_before);
   j["stop_reason"] = h.stop_reason;
-  json excluded = json::array();
-  for (const auto& x : h.excluded) {
-    excluded.push_back(
-        json{{"node", x.node}, {"round", x.round}, {"failures", x.failures}, {"reason", x.reason}});
-  }
-  j["excluded"] = std::move(excluded);
+  j["excluded"] = h.excluded;
   return j.dump();
+}
+
+void to_json(json& j, const Exclusion& x) {
+  j = json{{"node", x.node}, {"round", x.round}, {"failures", x.failures}, {"reason", x.reason}};
+}
+
+void to_json(json& j, const RoundEnd& e) {
+  j = json{{"round", e.round}, {"left", e.left}, {"lost", e.lost}};
 }
 
 Result<RoundHeader> decode_header(std::string_view text) {

@@ -2,6 +2,8 @@
 
 #include "ddprun/status/render.hpp"
 
+#include "ddprun/rdzv/state_json.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -228,7 +230,7 @@ std::string render_status_json(const Snapshot& snap, rdzv::WallMs now) {
             {"participants", participants},
             {"waiting", h.waiting},
             {"waiting_ids", h.waiting_ids},
-            {"ended", {{"round", h.ended.round}, {"left", h.ended.left}, {"lost", h.ended.lost}}},
+            {"ended", h.ended},
             {"error", h.error},
             {"workers", total_workers(snap)},
             {"now_ms", now}};
@@ -237,12 +239,7 @@ std::string render_status_json(const Snapshot& snap, rdzv::WallMs now) {
                                             {"reporter", h.failed_round->reporter},
                                             {"reason", h.failed_round->reason}}
                                      : json(nullptr);
-  json excluded = json::array();
-  for (const auto& e : h.excluded) {
-    excluded.push_back(
-        json{{"node", e.node}, {"round", e.round}, {"failures", e.failures}, {"reason", e.reason}});
-  }
-  j["excluded"] = std::move(excluded);
+  j["excluded"] = h.excluded;
   return j.dump();
 }
 

@@ -18,10 +18,12 @@
 //      LOCAL_RANK=0 (--virtual-local-rank).
 
 #include "ddprun/agent/worker_spec.hpp"
+#include "ddprun/cli/docs.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/util/env.hpp"
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,11 @@ inline constexpr std::string_view k_nccl_async_env = "TORCH_NCCL_ASYNC_ERROR_HAN
 inline constexpr std::string_view k_nccl_async_legacy_env = "NCCL_ASYNC_ERROR_HANDLING";
 /// torchrun >= 2.9 writes --signals-to-handle here in its own environment (pytorch#160690).
 inline constexpr std::string_view k_signals_to_handle_env = "TORCHELASTIC_SIGNALS_TO_HANDLE";
+
+/// Every variable worker_env() may set, in the order it sets them, with what it holds and
+/// when: the one list the man page prints (ddprun-docgen) and worker_env_test.cpp checks
+/// against what worker_env() really sets.
+std::span<const cli::VariableDoc> worker_variables();
 
 /// torchrun's OMP banner text (three lines, no trailing newline).
 std::string omp_banner();

@@ -11,10 +11,19 @@
 
 namespace ddprun::cli {
 
+/// An environment variable and what it holds, for the man page.
+struct VariableDoc {
+  std::string_view name;
+  std::string_view text;
+};
+
 /// ddprun(1) in man(7) roff: NAME, SYNOPSIS, DESCRIPTION, OPTIONS (grouped as in --help),
-/// ENVIRONMENT, EXIT STATUS, SUBCOMMANDS, SEE ALSO.
-std::string render_man_page(std::string_view version);
-std::string render_man_page_with(std::span<const FlagSpec> table, std::string_view version);
+/// ENVIRONMENT (ddprun's own variables, then `worker_variables`: what the workers get, as
+/// agent::worker_variables() lists it), EXIT STATUS, SUBCOMMANDS, SEE ALSO.
+std::string render_man_page(std::string_view version,
+                            std::span<const VariableDoc> worker_variables);
+std::string render_man_page_with(std::span<const FlagSpec> table, std::string_view version,
+                                 std::span<const VariableDoc> worker_variables);
 
 /// A bash completion script (`complete -F _ddprun ddprun`): every spelling, the choices of
 /// enum-valued flags, file names for the script and for other values.

@@ -1,6 +1,7 @@
 // The rendered man page and completion scripts, fed to the real tools: groff must format the
 // page without a warning, bash must complete flags, enum values, subcommands and files from the
 // generated script, and zsh must parse its script and offer what each position takes.
+#include "ddprun/agent/worker_env.hpp"
 #include "ddprun/cli/docs.hpp"
 
 #include <gtest/gtest.h>
@@ -27,7 +28,8 @@ TEST(ManPageTool, GroffFormatsItWithoutWarnings) {
     GTEST_SKIP() << "groff is not installed (package groff-base)";
   }
   auto dir = test::make_temp_dir("ddprun-man");
-  auto page = write_temp(dir, "ddprun.1", render_man_page("0.0.0"));
+  auto page =
+      write_temp(dir, "ddprun.1", render_man_page("0.0.0", ddprun::agent::worker_variables()));
   auto r = test::run({"/usr/bin/groff", "-man", "-Tutf8", "-ww", "-z", page});
   std::filesystem::remove_all(dir);
   EXPECT_EQ(r.status, 0) << r.err;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -214,6 +215,30 @@ TEST(WorkerEnvPlan, SignalsToHandleAsTheWorkersTorchrunGivesThem) {
   plan.signals_to_handle = "SIGTERM,SIGINT,SIGHUP,SIGQUIT";
   EXPECT_EQ(worker_env(agent, plan, round, ranks, {}).get("TORCHELASTIC_SIGNALS_TO_HANDLE"),
             "SIGTERM,SIGINT,SIGHUP,SIGQUIT");
+}
+
+// The list the man page prints is what worker_env() sets: with every option that adds a
+// variable on and an empty agent environment, the names set equal the list's.
+TEST(WorkerEnv, SetsExactlyTheVariablesWorkerVariablesLists) {
+  WorkerEnvPlan plan{.omp_num_threads = "1",
+                     .faulthandler = true,
+                     .unbuffered = true,
+                     .nccl = config::NcclNames::both,
+                     .signals_to_handle = "SIGTERM",
+                     .placements = {{"GPU-x", std::nullopt}}};
+  RoundInfo round{"localhost", 29500, 0, 0, "job", true, "default"};
+  const WorkerRanks ranks = worker_ranks(NodePlace{0, 1, 1, 0, 1, 0, 1}).front();
+  const auto env = worker_env({}, plan, round, ranks, WorkerFiles{"/e.json", "/timer"});
+  std::set<std::string> set;
+  for (const auto& entry : env.to_strings()) {
+    set.insert(entry.substr(0, entry.find('=')));
+  }
+  std::set<std::string> listed;
+  for (const auto& v : worker_variables()) {
+    EXPECT_FALSE(v.text.empty()) << v.name;
+    EXPECT_TRUE(listed.insert(std::string(v.name)).second) << v.name << " listed twice";
+  }
+  EXPECT_EQ(set, listed);
 }
 
 TEST(OmpThreads, TorchrunModeSetsOneWithTheBannerOnlyForSeveralWorkers) {

@@ -22,12 +22,16 @@ std::string roff(std::string_view text) {
   return out;
 }
 
+/// What the agent would list (agent::worker_variables(); its own test checks the real list).
+constexpr VariableDoc k_workers[] = {{"RANK", "The worker's rank in the job."},
+                                     {"OMP_NUM_THREADS", "1 when unset."}};
+
 bool contains(const std::string& text, std::string_view needle) {
   return text.find(needle) != std::string::npos;
 }
 
 TEST(RenderManPage, HasEverySection) {
-  auto man = render_man_page("9.8.7");
+  auto man = render_man_page("9.8.7", k_workers);
   EXPECT_EQ(man.rfind(".TH DDPRUN 1 \"\" \"ddprun 9.8.7\"", 0), 0U);
   for (auto section : {"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "ENVIRONMENT", "EXIT STATUS",
                        "SUBCOMMANDS", "SEE ALSO"}) {
@@ -36,7 +40,7 @@ TEST(RenderManPage, HasEverySection) {
 }
 
 TEST(RenderManPage, ListsEverySpellingMetavarAndChoice) {
-  auto man = render_man_page("0");
+  auto man = render_man_page("0", k_workers);
   for (const auto& flag : flag_table()) {
     for (auto s : flag.spellings) {
       EXPECT_TRUE(contains(man, "\\fB" + roff(s) + "\\fR")) << s;
@@ -51,7 +55,7 @@ TEST(RenderManPage, ListsEverySpellingMetavarAndChoice) {
 }
 
 TEST(RenderManPage, GroupsOptionsInHelpOrder) {
-  auto man = render_man_page("0");
+  auto man = render_man_page("0", k_workers);
   std::size_t last = 0;
   for (auto group : {FlagGroup::nodes, FlagGroup::rendezvous, FlagGroup::worker_command,
                      FlagGroup::supervision, FlagGroup::logs, FlagGroup::extras}) {
@@ -63,7 +67,7 @@ TEST(RenderManPage, GroupsOptionsInHelpOrder) {
 }
 
 TEST(RenderManPage, EnvironmentNamesEveryTableVariableOnce) {
-  auto man = render_man_page("0");
+  auto man = render_man_page("0", k_workers);
   auto env = man.substr(man.find("\n.SH ENVIRONMENT\n"));
   for (const auto& flag : flag_table()) {
     if (!flag.env_var.empty()) {
@@ -76,19 +80,32 @@ TEST(RenderManPage, EnvironmentNamesEveryTableVariableOnce) {
   EXPECT_TRUE(contains(env, "\n.B PYTHON_EXEC\n"));
 }
 
+TEST(RenderManPage, ListsTheWorkersVariablesAfterTheLaunchersOwn) {
+  auto man = render_man_page("0", k_workers);
+  auto env = man.substr(man.find("\n.SH ENVIRONMENT\n"));
+  const auto workers = env.find("Workers get the launcher's own environment and these");
+  ASSERT_NE(workers, std::string::npos);
+  EXPECT_GT(workers, env.find("\n.B PYTHON_EXEC\n"));
+  for (const auto& v : k_workers) {
+    EXPECT_NE(env.find("\n.B " + roff(v.name) + "\n" + roff(v.text) + "\n", workers),
+              std::string::npos)
+        << v.name;
+  }
+}
+
 TEST(RenderManPage, EscapesBackslashAndLeadingDot) {
   std::vector<FlagSpec> table = {{.dest = k_test_key_x,
                                   .spellings = {"--x"},
                                   .kind = FlagKind::boolean,
                                   .group = FlagGroup::nodes,
                                   .help = ".starts with a dot and has a \\ backslash"}};
-  auto man = render_man_page_with(table, "0");
+  auto man = render_man_page_with(table, "0", k_workers);
   EXPECT_TRUE(contains(man, "\n\\&.starts with a dot and has a \\e backslash"));
   EXPECT_FALSE(contains(man, "\n.starts"));
 }
 
 TEST(RenderManPage, NoLineStartsWithAQuoteOrAnUnknownRequest) {
-  auto man = render_man_page("0");
+  auto man = render_man_page("0", k_workers);
   std::size_t pos = 0;
   while (pos < man.size()) {
     auto end = man.find('\n', pos);
