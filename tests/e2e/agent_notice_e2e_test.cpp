@@ -37,12 +37,7 @@ std::string kill_one_and_reform(const std::vector<std::vector<std::string>>& job
     agents.start(first);
   }
   agents.start(concat(concat(clean_ddprun(doomed), job[1]), rounds(dirs[1], release)));
-  EXPECT_TRUE(eventually(
-      [&] {
-        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
-      },
-      k_event_timeout))
-      << agents.all_logs();
+  EXPECT_TRUE(all_started_with_world(dirs, "2")) << agents.all_logs();
   agents.signal(1, SIGKILL);
   EXPECT_EQ(agents.wait(1), 128 + SIGKILL);
   EXPECT_TRUE(eventually([&] { return last_start_has(dirs[0], "world", "1"); }, k_event_timeout))

@@ -82,15 +82,8 @@ TEST_F(EtcdE2E, TwoAgentsRunAJobAndLeaveNoKeysBehind) {
     agents.start(concat(concat(clean_ddprun(), etcd_flags("2", cluster_.endpoints(), "job1", k)),
                         rounds(dirs[static_cast<std::size_t>(k)], release)));
   }
-  ASSERT_TRUE(eventually(
-      [&] {
-        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
-      },
-      k_event_timeout))
-      << agents.all_logs();
-  touch(release);
-  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
-  EXPECT_EQ(agents.wait(1), 0) << agents.all_logs();
+  ASSERT_TRUE(all_started_with_world(dirs, "2")) << agents.all_logs();
+  release_and_expect_success(agents, release, 2);
   auto s0 = starts(dirs[0]).back();
   auto s1 = starts(dirs[1]).back();
   EXPECT_NE(s0["rank"], s1["rank"]);
@@ -245,12 +238,7 @@ TEST_F(EtcdE2E3, TheJobCarriesOnWhenTheEtcdLeaderIsKilled) {
         concat(clean_ddprun(), etcd_flags("2", cluster_.endpoints(), "ha", k, k_leader_loss_conf)),
         rounds(dirs[static_cast<std::size_t>(k)], release)));
   }
-  ASSERT_TRUE(eventually(
-      [&] {
-        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
-      },
-      k_event_timeout))
-      << agents.all_logs();
+  ASSERT_TRUE(all_started_with_world(dirs, "2")) << agents.all_logs();
   RunOptions o;
   o.env_add["ETCDCTL_API"] = "3";
   auto status =
@@ -271,9 +259,7 @@ TEST_F(EtcdE2E3, TheJobCarriesOnWhenTheEtcdLeaderIsKilled) {
                           std::chrono::seconds(6)))
       << "the workers were restarted:\n"
       << agents.all_logs();
-  touch(release);
-  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
-  EXPECT_EQ(agents.wait(1), 0) << agents.all_logs();
+  release_and_expect_success(agents, release, 2);
   EXPECT_EQ(starts(dirs[0]).size(), 1u);
   EXPECT_EQ(starts(dirs[1]).size(), 1u);
 }
@@ -423,12 +409,7 @@ TEST_F(EtcdE2E3, ABriefQuorumLossIsRiddenOutAndALastingOneEndsTheJobWithOneClear
                                                           k_leader_loss_conf)),
                         rounds(dirs[static_cast<std::size_t>(k)], dirs[0] + "/never")));
   }
-  ASSERT_TRUE(eventually(
-      [&] {
-        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
-      },
-      k_event_timeout))
-      << agents.all_logs();
+  ASSERT_TRUE(all_started_with_world(dirs, "2")) << agents.all_logs();
   // Two of three members freeze for less than the keep-alive bound (6 s): calls wait, the job
   // carries on.
   cluster_.pause_member(1, true);

@@ -4,6 +4,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -188,6 +189,24 @@ inline bool last_start_has(const std::string& dir, const std::string& key,
 }
 
 inline void touch(const std::string& path) { std::ofstream(path) << "go\n"; }
+
+/// Waits (bounded) until the newest start recorded in each of `dirs` ran with `world` workers.
+inline bool all_started_with_world(const std::vector<std::string>& dirs, const std::string& world) {
+  return eventually(
+      [&] {
+        return std::all_of(dirs.begin(), dirs.end(),
+                           [&](const std::string& d) { return last_start_has(d, "world", world); });
+      },
+      k_event_timeout);
+}
+
+/// Lets rounds.sh workers finish (`release`) and expects the first `n` agents to exit 0.
+inline void release_and_expect_success(Agents& agents, const std::string& release, std::size_t n) {
+  touch(release);
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(agents.wait(i), 0) << agents.all_logs();
+  }
+}
 
 /// The worker arguments for rounds.sh: record each start in `dir`, finish once `release` exists.
 inline std::vector<std::string> rounds(const std::string& dir, const std::string& release,

@@ -42,9 +42,7 @@ std::vector<std::vector<Start>> run_failure_restart(const JobFlags& job) {
   EXPECT_TRUE(eventually([&] { return starts(dirs[0]).size() == 2 && starts(dirs[1]).size() == 2; },
                          k_event_timeout))
       << agents.all_logs();
-  touch(release);
-  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
-  EXPECT_EQ(agents.wait(1), 0) << agents.all_logs();
+  release_and_expect_success(agents, release, 2);
   return {starts(dirs[0]), starts(dirs[1])};
 }
 
@@ -79,15 +77,8 @@ TEST(MultinodeElasticE2E, C10dSurvivorsReformAfterAgentKilled) {
   EXPECT_EQ(agents.wait(2), 128 + SIGKILL);
   EXPECT_TRUE(eventually([&] { return processes_with_env(doomed_tag).empty(); }, k_event_timeout))
       << "the killed agent's worker outlived it";
-  ASSERT_TRUE(eventually(
-      [&] {
-        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
-      },
-      k_event_timeout))
-      << agents.all_logs();
-  touch(release);
-  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
-  EXPECT_EQ(agents.wait(1), 0) << agents.all_logs();
+  ASSERT_TRUE(all_started_with_world({dirs[0], dirs[1]}, "2")) << agents.all_logs();
+  release_and_expect_success(agents, release, 2);
   for (int k = 0; k < 2; ++k) {
     auto s = starts(dirs[static_cast<std::size_t>(k)]);
     EXPECT_EQ(s.back()["group_world"], "2");
@@ -119,9 +110,7 @@ TEST(MultinodeElasticE2E, C10dLateJoinerScalesUpWithoutCountingARestart) {
       eventually([&] { return last_start_has(a, "world", "2") && last_start_has(b, "world", "2"); },
                  k_event_timeout))
       << agents.all_logs();
-  touch(release);
-  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
-  EXPECT_EQ(agents.wait(1), 0) << agents.all_logs();
+  release_and_expect_success(agents, release, 2);
   auto sa = starts(a);
   ASSERT_EQ(sa.size(), 2U) << read_file(a + "/starts_0.log");
   EXPECT_EQ(sa[1]["restart"], "0") << "a scale-up is not a failure restart";
@@ -207,12 +196,7 @@ TEST(MultinodeElasticE2E, C10dJoinerBeyondMaxStandsByWithoutDisturbingAndExitsZe
   ASSERT_TRUE(start_host(agents, concat(concat(clean_ddprun(), job[0]), rounds(dirs[0], release))))
       << agents.all_logs();
   agents.start(concat(concat(clean_ddprun(), job[1]), rounds(dirs[1], release)));
-  ASSERT_TRUE(eventually(
-      [&] {
-        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
-      },
-      k_event_timeout))
-      << agents.all_logs();
+  ASSERT_TRUE(all_started_with_world({dirs[0], dirs[1]}, "2")) << agents.all_logs();
   auto extra = agents.start(
       concat(concat(clean_ddprun(), c10d_flags("1:2", port, 1, loopback(2), k_fast_conf)),
              rounds(dirs[2], release)));
@@ -221,9 +205,7 @@ TEST(MultinodeElasticE2E, C10dJoinerBeyondMaxStandsByWithoutDisturbingAndExitsZe
   ASSERT_TRUE(eventually([&] { return contains(agents.err(extra), "is running with 2 nodes"); },
                          k_event_timeout))
       << agents.all_logs();
-  touch(release);
-  EXPECT_EQ(agents.wait(0), 0) << agents.all_logs();
-  EXPECT_EQ(agents.wait(1), 0) << agents.all_logs();
+  release_and_expect_success(agents, release, 2);
   EXPECT_EQ(agents.wait(extra), 0) << agents.all_logs();
   EXPECT_TRUE(contains(agents.err(extra), "stood by as a spare: the job did not need it"))
       << agents.err(extra);

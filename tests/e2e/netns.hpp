@@ -107,12 +107,7 @@ inline void start_pair(Agents& agents, const NetnsPair& net, const std::string& 
       agents.start(argv);
     }
   }
-  ASSERT_TRUE(eventually(
-      [&] {
-        return last_start_has(dirs[0], "world", "2") && last_start_has(dirs[1], "world", "2");
-      },
-      k_event_timeout))
-      << agents.all_logs();
+  ASSERT_TRUE(all_started_with_world(dirs, "2")) << agents.all_logs();
 }
 
 /// Skips the test unless it can create network namespaces.

@@ -164,11 +164,12 @@ TEST(StallAutoE2E, GlooHangIsFoundOnTheLearnedTimeout) {
     GTEST_SKIP() << "/usr/bin/python3 cannot import torch (install python3-torch)";
   }
   auto dir = make_temp_dir("ddprun-stall-auto-");
-  auto r = run_ddprun({"--stall-timeout", "auto", "--stall-startup-timeout", "4",
-                       "--stall-timeout-floor", "2", "--max-restarts", "1", "--python",
-                       "/usr/bin/python3", "--log-level", "INFO", "--log-dir", dir + "/logs",
-                       "--events-file", dir + "/events.jsonl",
-                       source_path("tests/support/workers/stall_learned.py")});
+  auto r = run_ddprun(
+      {"--stall-timeout", "auto", "--stall-startup-timeout", "4", "--stall-timeout-floor", "2",
+       "--max-restarts", "1", "--python", "/usr/bin/python3", "--log-level", "INFO", "--log-dir",
+       dir + "/logs", "--events-file", dir + "/events.jsonl",
+       source_path("tests/support/workers/stall_once.py")},
+      {{"STEPS", "30"}});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(std::regex_search(
       r.err, std::regex("worker group stalled: no output and no file-timer request for [0-9.]+ "
@@ -177,7 +178,7 @@ TEST(StallAutoE2E, GlooHangIsFoundOnTheLearnedTimeout) {
       << r.err;
   EXPECT_FALSE(std::regex_search(r.err, std::regex("worker group stalled[^\n]*start-up bound")))
       << "it stalled on the learned value, not the start-up bound: " << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex("rank 1: wait_for_data \\(stall_learned\\.py:")))
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("rank 1: wait_for_data \\(stall_once\\.py:")))
       << r.err;
   EXPECT_TRUE(contains(r.err, "stall timeout: 4 s (--stall-timeout auto: the start-up bound"))
       << "INFO says the value at the start: " << r.err;

@@ -9,6 +9,9 @@ extension holds the GIL for seconds); the hang itself is silent.
 
 STALL_RANK (default 1) names the stuck rank, unless STALL_HERE is set: then the ranks of the
 node where STALL_HERE=1 are the stuck ones. STALL_ALWAYS=1 makes every attempt hang.
+
+STEPS (default 0) healthy steps come first, each an all_reduce and a line, STEP_S (default
+0.2) s apart, so --stall-timeout auto learns the gaps before the hang.
 """
 import os
 import subprocess
@@ -39,6 +42,11 @@ def main():
     talker.kill()
     talker.wait()
     print(f"rank {rank} attempt {attempt} ready", flush=True)
+    step_s = float(os.environ.get("STEP_S", "0.2"))
+    for step in range(int(os.environ.get("STEPS", "0"))):
+        train_step()
+        print(f"rank {rank} attempt {attempt} step {step}", flush=True)
+        time.sleep(step_s)
     if attempt == 0 or os.environ.get("STALL_ALWAYS") == "1":
         here = os.environ.get("STALL_HERE")
         if (here == "1") if here is not None else rank == int(os.environ.get("STALL_RANK", "1")):
