@@ -36,7 +36,7 @@
 #include "auto_config.hpp"
 #include "fan_out.hpp"
 #include "logging.hpp"
-#include "rendezvous_backend.hpp"
+#include "ddprun/backend/rendezvous_backend.hpp"
 #include "version.hpp"
 
 namespace ddprun::app {
@@ -147,7 +147,7 @@ process::Guardian start_guardian() {
 
 /// The guardian holds this agent's latest death notice (rdzv/death_notice.hpp) and acts on it
 /// if the agent is killed; the others then re-form at once instead of after the keep-alive bound.
-NoticeSink guardian_sink(process::Guardian& guardian) {
+backend::NoticeSink guardian_sink(process::Guardian& guardian) {
   return [&guardian, warned = false](const std::optional<rdzv::DeathNotice>& n) mutable {
     if (!n) {
       guardian.clear_notice();
@@ -204,7 +204,7 @@ int run_agent(const config::LaunchConfig& cfg, util::Env agent_env, agent::Worke
   // store binds a port: a usage error must not depend on whether a port is free.
   auto io = agent::make_worker_io(ctx, cfg, cfg, cfg, cfg, cfg, agent_env, clock);
   agent::Reporter reporter(cfg, cfg, agent_env, clock);
-  auto backend = make_rendezvous(ctx, cfg, agent_env, clock);
+  auto backend = ddprun::backend::make_rendezvous(ctx, cfg, agent_env, clock);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
   auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
   const auto health_port = agent_env.get(std::string(agent::k_health_port_env));

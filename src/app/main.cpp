@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agent_died.hpp"
+#include "ddprun/backend/agent_died.hpp"
 #include "launch.hpp"
 
 namespace ddprun::app {
@@ -35,7 +35,7 @@ int main(int argc, char** argv, char** envp) {
     return status::status_command(args, env);
   }
   if (!args.empty() && args[0] == process::k_agent_died_command) {
-    return agent_died_command(args);  // hidden: run by a killed agent's guardian
+    return backend::agent_died_command(args);  // hidden: run by a killed agent's guardian
   }
   try {
     return launch(args, env);

@@ -10,9 +10,9 @@
 #include <optional>
 #include <string>
 
-#include "rendezvous_backend.hpp"
+#include "ddprun/backend/rendezvous_backend.hpp"
 
-namespace ddprun::app {
+namespace ddprun::backend {
 
 /// "cannot host the WHAT: why".
 Error hosting_error(const std::string& what, const Error& e);
@@ -50,4 +50,4 @@ std::unique_ptr<RendezvousBackend> make_etcd_backend(asio::io_context& ctx,
                                                      const util::Env& env,
                                                      const util::Clock& clock);
 
-}  // namespace ddprun::app
+}  // namespace ddprun::backend

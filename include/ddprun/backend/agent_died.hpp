@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace ddprun::app {
+namespace ddprun::backend {
 
 inline constexpr std::chrono::milliseconds k_notice_call_timeout{2000};
 /// Compare-and-sets of the header tried before giving up to the peers' own detection.
@@ -24,4 +24,4 @@ inline constexpr int k_notice_attempts = 5;
 /// there was nothing left to tell), 1 when it could not.
 int agent_died_command(const std::vector<std::string>& args);
 
-}  // namespace ddprun::app
+}  // namespace ddprun::backend

@@ -14,7 +14,7 @@
 
 #include "backends.hpp"
 
-namespace ddprun::app {
+namespace ddprun::backend {
 
 namespace {
 
@@ -108,4 +108,4 @@ std::unique_ptr<RendezvousBackend> make_etcd_backend(asio::io_context& ctx,
   return std::make_unique<EtcdBackend>(ctx, cfg, env, clock);
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::backend

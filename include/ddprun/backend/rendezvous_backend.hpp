@@ -26,9 +26,9 @@
 #include <memory>
 #include <optional>
 
-#include "notice_keeper.hpp"
+#include "ddprun/backend/notice_keeper.hpp"
 
-namespace ddprun::app {
+namespace ddprun::backend {
 
 class RendezvousBackend {
  public:
@@ -71,4 +71,4 @@ std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx,
                                                    const config::LaunchConfig& cfg,
                                                    const util::Env& env, const util::Clock& clock);
 
-}  // namespace ddprun::app
+}  // namespace ddprun::backend

@@ -19,7 +19,7 @@
 
 #include "backends.hpp"
 
-namespace ddprun::app {
+namespace ddprun::backend {
 
 namespace {
 
@@ -204,4 +204,4 @@ std::unique_ptr<RendezvousBackend> make_store_backend(asio::io_context& ctx,
   return std::make_unique<StoreBackend>(ctx, cfg, env, clock);
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::backend

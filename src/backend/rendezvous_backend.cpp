@@ -13,7 +13,7 @@
 
 #include "backends.hpp"
 
-namespace ddprun::app {
+namespace ddprun::backend {
 
 Error hosting_error(const std::string& what, const Error& e) {
   return make_error(ErrorCode::io, "cannot host the " + what + ": " + e.message);
@@ -77,4 +77,4 @@ std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx,
                                      : make_store_backend(ctx, cfg, env, clock);
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::backend

@@ -13,7 +13,7 @@
 
 #include "backends.hpp"
 
-namespace ddprun::app {
+namespace ddprun::backend {
 
 namespace {
 
@@ -66,4 +66,4 @@ std::unique_ptr<RendezvousBackend> make_local_backend(asio::io_context& ctx,
   return std::make_unique<LocalBackend>(ctx, cfg, group, host);
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::backend

@@ -10,7 +10,7 @@
 #include <optional>
 #include <utility>
 
-namespace ddprun::app {
+namespace ddprun::backend {
 
 using NoticeSink = std::function<void(const std::optional<rdzv::DeathNotice>&)>;
 
@@ -45,4 +45,4 @@ class NoticeKeeper {
   NoticeSink sink_;
 };
 
-}  // namespace ddprun::app
+}  // namespace ddprun::backend

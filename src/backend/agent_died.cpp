@@ -1,6 +1,6 @@
 // `ddprun __agent-died` (agent_died.hpp): a killed agent's guardian tells the rendezvous.
 
-#include "agent_died.hpp"
+#include "ddprun/backend/agent_died.hpp"
 
 #include "ddprun/etcd/client.hpp"
 #include "ddprun/etcd/endpoints.hpp"
@@ -20,7 +20,7 @@
 #include <exception>
 #include <memory>
 
-namespace ddprun::app {
+namespace ddprun::backend {
 
 namespace {
 
@@ -191,4 +191,4 @@ int agent_died_command(const std::vector<std::string>& args) {
   return util::k_exit_success;
 }
 
-}  // namespace ddprun::app
+}  // namespace ddprun::backend
