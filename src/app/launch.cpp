@@ -8,6 +8,7 @@
 #include "ddprun/agent/supervisor.hpp"
 #include "ddprun/agent/worker_env.hpp"
 #include "ddprun/agent/worker_io.hpp"
+#include "ddprun/backend/rendezvous_backend.hpp"
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/host/cpus.hpp"
@@ -36,7 +37,6 @@
 #include "auto_config.hpp"
 #include "fan_out.hpp"
 #include "logging.hpp"
-#include "ddprun/backend/rendezvous_backend.hpp"
 #include "version.hpp"
 
 namespace ddprun::app {

@@ -1,5 +1,6 @@
 #include "ddprun/app/main.hpp"
 
+#include "ddprun/backend/agent_died.hpp"
 #include "ddprun/process/guardian_notice.hpp"
 #include "ddprun/status/command.hpp"
 #include "ddprun/store/command.hpp"
@@ -11,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "ddprun/backend/agent_died.hpp"
 #include "launch.hpp"
 
 namespace ddprun::app {

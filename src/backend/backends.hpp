@@ -3,14 +3,13 @@
 // and their builders, which make_rendezvous (rendezvous_backend.cpp) chooses between.
 
 #include "ddprun/agent/elastic_rendezvous.hpp"
+#include "ddprun/backend/rendezvous_backend.hpp"
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
 #include "ddprun/util/result.hpp"
 
 #include <memory>
 #include <optional>
 #include <string>
-
-#include "ddprun/backend/rendezvous_backend.hpp"
 
 namespace ddprun::backend {
 

@@ -2,6 +2,8 @@
 // wait_for_change() names gets a Feed, a watch stream read by its own detached coroutine
 // (pump); a change wakes the waits that name the key, or waits in `unseen_` for the next one.
 
+#include "etcd_kv_feeds.hpp"
+
 #include "ddprun/etcd/codec.hpp"
 #include "ddprun/rdzv/etcd_kv.hpp"
 #include "ddprun/util/strings.hpp"
@@ -10,8 +12,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-
-#include "etcd_kv_feeds.hpp"
 
 namespace ddprun::rdzv {
 

@@ -16,6 +16,7 @@
 
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/agent/stack_exchange.hpp"
+#include "ddprun/backend/notice_keeper.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/rdzv/spares.hpp"
 #include "ddprun/rdzv/stall_figures.hpp"
@@ -25,8 +26,6 @@
 #include <functional>
 #include <memory>
 #include <optional>
-
-#include "ddprun/backend/notice_keeper.hpp"
 
 namespace ddprun::backend {
 
