@@ -7,12 +7,15 @@
 #include "ddprun/net/run_now.hpp"
 #include "ddprun/process/guardian_notice.hpp"
 #include "ddprun/rdzv/death_notice.hpp"
+#include "ddprun/rdzv/decide.hpp"
 #include "ddprun/rdzv/etcd_kv.hpp"
 #include "ddprun/rdzv/etcd_layout.hpp"
+#include "ddprun/rdzv/header_update.hpp"
 #include "ddprun/rdzv/signed_kv.hpp"
 #include "ddprun/rdzv/store_kv.hpp"
 #include "ddprun/store/token.hpp"
 #include "ddprun/util/exit_status.hpp"
+#include "ddprun/util/random.hpp"
 
 #include <unistd.h>
 
@@ -50,51 +53,30 @@ Told round_gone(int round) {
   return Told{false, "round " + std::to_string(round) + " had already ended or the job is over"};
 }
 Told was_joining() { return Told{false, "it was joining; its slot now reads as silent"}; }
-Error kept_changing() { return make_error(ErrorCode::timeout, "the round header kept changing"); }
-
-/// The header text to write instead of `text` (the stored one); nullopt: nothing to change.
-Result<std::optional<std::string>> next_header_text(const std::string& text, const DeathNotice& n) {
-  auto h =
-      text.empty() ? Result<rdzv::RoundHeader>(rdzv::RoundHeader{}) : rdzv::decode_header(text);
-  if (!h) {
-    return h.error();
-  }
-  auto next = rdzv::with_node_dead(*h, n);
-  if (!next) {
-    return std::optional<std::string>();
-  }
-  return std::optional<std::string>(rdzv::encode_header(*next));
-}
-
-/// Ends the notice's round with the node lost, when the header is still in it.
-asio::awaitable<Result<Told>> end_round(rdzv::Kv& kv, const DeathNotice& n) {
+/// Ends the notice's round with the node lost, when the header is still in it: the header
+/// update every agent makes (header_update.hpp), tried k_notice_attempts times with a short
+/// spread pause after each race lost to another writer.
+asio::awaitable<Result<Told>> end_round(asio::io_context& io, rdzv::Kv& kv, const DeathNotice& n) {
   if (!n.round) {
     co_return was_joining();
   }
-  const std::string key = rdzv::state_key(n.run_id);
-  const std::vector<std::string> keys(1, key);  // an initializer list here trips g++ 12
-  for (int attempt = 0; attempt < k_notice_attempts; ++attempt) {
-    auto got = co_await kv.multi_get_now(keys);
-    if (!got) {
-      co_return got.error();
-    }
-    const std::string text = got->at(0);
-    auto desired = next_header_text(text, n);
-    if (!desired) {
-      co_return desired.error();
-    }
-    if (!*desired) {
-      co_return round_gone(*n.round);
-    }
-    auto stored = co_await kv.compare_set(key, text, **desired);
-    if (!stored) {
-      co_return stored.error();
-    }
-    if (*stored == **desired) {
-      co_return round_ended(*n.round);
-    }
+  asio::steady_timer timer(io);
+  rdzv::HeaderUpdate how{[](int lost) { return lost >= k_notice_attempts; },
+                         [&timer](int lost) -> asio::awaitable<void> {
+                           timer.expires_after(rdzv::contention_backoff(
+                               lost, k_notice_backoff_cap, util::agent_random().unit()));
+                           boost::system::error_code ec;
+                           co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+                         },
+                         nullptr, "the round header kept changing"};
+  const rdzv::HeaderChange change = [&n](const rdzv::RoundHeader& h) {
+    return rdzv::with_node_dead(h, n);
+  };
+  auto done = co_await rdzv::update_header(kv, rdzv::state_key(n.run_id), change, how);
+  if (!done) {
+    co_return done.error();
   }
-  co_return kept_changing();
+  co_return done->changed ? round_ended(*n.round) : round_gone(*n.round);
 }
 
 asio::awaitable<Result<Told>> tell_store(asio::io_context& io, const DeathNotice& n) {
@@ -109,7 +91,7 @@ asio::awaitable<Result<Told>> tell_store(asio::io_context& io, const DeathNotice
   if (!beat) {
     co_return beat.error();
   }
-  co_return co_await end_round(kv, n);
+  co_return co_await end_round(io, kv, n);
 }
 
 Result<std::unique_ptr<etcd::Client>> etcd_client(asio::io_context& io, const DeathNotice& n) {
@@ -145,7 +127,7 @@ asio::awaitable<Result<Told>> tell_etcd(asio::io_context& io, const DeathNotice&
   if (n.token) {
     signed_kv = std::make_unique<rdzv::SignedKv>(etcd_kv, *n.token);
   }
-  auto told = co_await end_round(signed_kv ? static_cast<rdzv::Kv&>(*signed_kv) : etcd_kv, n);
+  auto told = co_await end_round(io, signed_kv ? static_cast<rdzv::Kv&>(*signed_kv) : etcd_kv, n);
   if (told) {
     told->what = lease_note + told->what;
   }

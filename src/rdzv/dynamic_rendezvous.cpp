@@ -10,6 +10,7 @@
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
 
 #include "ddprun/rdzv/etcd_layout.hpp"
+#include "ddprun/rdzv/header_update.hpp"
 #include "ddprun/rdzv/waits.hpp"
 #include "ddprun/util/backoff.hpp"
 #include "ddprun/util/batches.hpp"
@@ -58,48 +59,27 @@ WallMs DynamicRendezvous::wall_now() const {
 }
 
 asio::awaitable<Result<DynamicRendezvous::Header>> DynamicRendezvous::read_header() {
-  auto raw = co_await read_one(key_);
-  if (!raw) {
-    co_return raw.error();
+  auto h = co_await rdzv::read_header(kv_, key_);
+  if (h) {
+    note_exclusions(h->value);
   }
-  std::string text = std::move(*raw);
-  if (text.empty()) {
-    co_return Header{RoundHeader{}, ""};
-  }
-  auto h = decode_header(text);
-  if (!h) {
-    co_return h.error();
-  }
-  note_exclusions(*h);
-  co_return Header{std::move(*h), std::move(text)};
+  co_return h;
 }
 
 asio::awaitable<Result<RoundHeader>> DynamicRendezvous::update(const Change& change,
                                                                std::optional<WallMs> deadline) {
-  auto cur = co_await read_header();
-  for (int lost = 1;; ++lost) {
-    if (!cur) {
-      co_return cur.error();
-    }
-    if (deadline && wall_now() > *deadline) {
-      co_return make_error(ErrorCode::timeout, "rendezvous " + settings_.run_id +
-                                                   ": the state kept changing under this node");
-    }
-    auto next = change(cur->value);
-    if (!next) {
-      co_return cur->value;
-    }
-    const std::string desired = encode_header(*next);
-    auto stored = co_await kv_.compare_set(key_, cur->token, desired);
-    if (!stored) {
-      co_return stored.error();
-    }
-    if (*stored == desired) {
-      co_return *next;
-    }
-    co_await sleep(contention_backoff(lost, settings_.poll_interval, random_.unit()));
-    cur = co_await read_header();
+  HeaderUpdate how{
+      [this, deadline](int /*lost*/) { return deadline && wall_now() > *deadline; },
+      [this](int lost) {
+        return sleep(contention_backoff(lost, settings_.poll_interval, random_.unit()));
+      },
+      [this](const RoundHeader& h) { note_exclusions(h); },
+      "rendezvous " + settings_.run_id + ": the state kept changing under this node"};
+  auto done = co_await update_header(kv_, key_, change, how);
+  if (!done) {
+    co_return done.error();
   }
+  co_return std::move(done->header);
 }
 
 asio::awaitable<Result<std::string>> DynamicRendezvous::read_one(std::string key) {

@@ -19,6 +19,8 @@ namespace ddprun::backend {
 inline constexpr std::chrono::milliseconds k_notice_call_timeout{2000};
 /// Compare-and-sets of the header tried before giving up to the peers' own detection.
 inline constexpr int k_notice_attempts = 5;
+/// The longest pause after a compare-and-set of the header lost to another writer.
+inline constexpr std::chrono::milliseconds k_notice_backoff_cap{100};
 
 /// `args` is argv after "ddprun": {"__agent-died", PID}. Exit 0 when it told the rendezvous (or
 /// there was nothing left to tell), 1 when it could not.

@@ -5,6 +5,7 @@
 #include "ddprun/net/asio.hpp"
 #include "ddprun/rdzv/decide.hpp"
 #include "ddprun/rdzv/exclusion.hpp"
+#include "ddprun/rdzv/header_update.hpp"
 #include "ddprun/rdzv/kv.hpp"
 #include "ddprun/rdzv/run_end.hpp"
 #include "ddprun/rdzv/spares.hpp"
@@ -178,16 +179,14 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
   const util::Clock& clock() const { return clock_; }
 
  private:
-  struct Header {
-    RoundHeader value;
-    std::string token;  ///< the exact bytes read: the compare-and-set fencing token
-  };
-  using Change = std::function<std::optional<RoundHeader>(const RoundHeader&)>;
+  using Header = ReadHeader;  ///< the header and its bytes, the compare-and-set fencing token
+  using Change = HeaderChange;
   struct OpGuard;
 
   asio::awaitable<Result<Header>> read_header();
-  /// Applies `change` until it sticks (returns the header written) or no longer applies
-  /// (returns the header that made it so); ErrorCode::timeout past `deadline` (wall ms).
+  /// update_header (header_update.hpp) with this node's backoff after a lost race: the header
+  /// written, or the one the change no longer applied to; ErrorCode::timeout past `deadline`
+  /// (wall ms).
   asio::awaitable<Result<RoundHeader>> update(const Change& change,
                                               std::optional<WallMs> deadline = std::nullopt);
   asio::awaitable<Result<std::string>> read_one(std::string key);  ///< "" when missing
