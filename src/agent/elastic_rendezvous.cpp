@@ -3,31 +3,21 @@
 #include "ddprun/agent/stack_capture.hpp"
 #include "ddprun/config/backends.hpp"
 #include "ddprun/errors/node_stacks.hpp"
-#include "ddprun/host/facts.hpp"
 #include "ddprun/util/strings.hpp"
 
 #include <spdlog/spdlog.h>
 
 namespace ddprun::agent {
 
-namespace {
-
-/// Workers of every round find their keys under this prefix (torch's agent-store layout).
-constexpr const char* k_worker_prefix = "/worker/";
-
-}  // namespace
-
 ElasticRendezvous::ElasticRendezvous(asio::io_context& ctx, const config::RendezvousPlan& cfg,
                                      const config::WorkerGroup& group,
                                      std::shared_ptr<rdzv::DynamicRendezvous> dyn,
-                                     store::Server* hosted, rdzv::StoreKv* kv,
-                                     ElasticOptions options)
+                                     StoreDuties& stores, ElasticOptions options)
     : ctx_(ctx),
       cfg_(cfg),
       group_(group),
       dyn_(std::move(dyn)),
-      hosted_(hosted),
-      kv_(kv),
+      stores_(stores),
       options_(std::move(options)) {}
 
 /// The watch's coroutine reads `done` before touching the ElasticRendezvous, which sets it
@@ -47,7 +37,7 @@ ElasticRendezvous::~ElasticRendezvous() {
 }
 
 void ElasticRendezvous::start_store_watch() {
-  if (kv_ == nullptr || store_watch_ || kv_->is_connected()) {
+  if (!stores_.has_client() || store_watch_ || stores_.client_connected()) {
     return;  // etcd-v3: the etcd client names unreachable members itself
   }
   store_watch_ = std::make_shared<StoreWatch>(ctx_);
@@ -69,7 +59,7 @@ asio::awaitable<void> ElasticRendezvous::warn_while_store_silent(
     watch->timer.expires_after(wait);
     boost::system::error_code ec;
     co_await watch->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (watch->done || kv_->is_connected()) {
+    if (watch->done || stores_.client_connected()) {
       co_return;
     }
     waited += wait;
@@ -83,21 +73,14 @@ asio::awaitable<void> ElasticRendezvous::warn_while_store_silent(
 Result<rdzv::MasterEndpoint> ElasticRendezvous::my_worker_store(const rdzv::RoundResult& round) {
   (void)round;
   if (options_.is_static) {
-    if (hosted_ != nullptr) {
-      hosted_->erase_prefix(k_worker_prefix);  // a clean slate for this round's workers
-    }
+    stores_.clear_worker_keys();  // a clean slate for this round's workers
     return rdzv::MasterEndpoint{options_.store.host, options_.store.port};
   }
-  worker_store_ = std::make_unique<store::Server>(ctx_);
-  // Workers reach this store at advertise_addr only: listen there, not on every interface.
-  if (auto ok = worker_store_->listen(host::exact_bind_address(options_.advertise_addr), 0); !ok) {
-    return ok.error();
-  }
-  return rdzv::MasterEndpoint{options_.advertise_addr, worker_store_->port()};
+  return stores_.start_worker_store(options_.advertise_addr);
 }
 
 asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int /*restart_count*/) {
-  worker_store_.reset();
+  stores_.stop_worker_store();
   start_store_watch();
   if (options_.on_round) {
     options_.on_round(std::nullopt);
@@ -107,7 +90,7 @@ asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int /*restart_count
   if (!r) {
     const bool shared_verdict = r.error().code == ErrorCode::given_up ||
                                 (options_.is_static && r.error().code == ErrorCode::config);
-    if (shared_verdict && hosted_ != nullptr) {
+    if (shared_verdict && stores_.hosting()) {
       // A crash loop, or two agents sharing a --node-rank: the peers read the same verdict and
       // stop with the same message, unless the store they read it from vanishes first.
       co_await linger_while_peers_connected();
@@ -119,9 +102,7 @@ asio::awaitable<Result<Round>> ElasticRendezvous::next_round(int /*restart_count
   }
   // The store answered, so it exists: from now on losing it is a failure to report within
   // the keep-alive bound, not a reason to keep retrying for the whole join_timeout.
-  if (kv_ != nullptr) {
-    kv_->bound_operations(rdzv::keep_alive_bound(dyn_->settings()));
-  }
+  stores_.bound_calls(rdzv::keep_alive_bound(dyn_->settings()));
   std::optional<rdzv::MasterEndpoint> mine;
   if (r->group_rank() == 0) {
     auto ep = my_worker_store(*r);
@@ -180,9 +161,9 @@ asio::awaitable<void> ElasticRendezvous::mark_unhealthy(std::string reason) {
 }
 
 asio::awaitable<void> ElasticRendezvous::withdraw() {
-  worker_store_.reset();
+  stores_.stop_worker_store();
   dyn_->stop();
-  if (hosted_ != nullptr) {
+  if (stores_.hosting()) {
     spdlog::info(
         "this node hosts the rendezvous store: it serves the other nodes until the "
         "job ends");
@@ -201,8 +182,7 @@ asio::awaitable<void> ElasticRendezvous::serve_until_job_ends() {
     timer.expires_after(dyn_->settings().watch_interval);
     boost::system::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    const auto own = kv_ != nullptr ? kv_->open_connections() : 0;
-    if (hosted_->connection_count() > own) {  // a peer is still connected
+    if (stores_.peer_connections() > 0) {
       last_peer = dyn_->clock().now();
     }
     auto closed = co_await dyn_->run_closed();
@@ -229,8 +209,8 @@ asio::awaitable<void> ElasticRendezvous::exit_barrier(bool success) {
 asio::awaitable<void> ElasticRendezvous::linger_while_peers_connected() {
   asio::steady_timer timer(ctx_);
   auto deadline = dyn_->clock().now() + options_.host_linger;
-  kv_->close_all();
-  while (hosted_->connection_count() > 0 && dyn_->clock().now() < deadline) {
+  stores_.close_client();
+  while (stores_.peer_connections() > 0 && dyn_->clock().now() < deadline) {
     timer.expires_after(std::chrono::milliseconds(50));
     boost::system::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -238,11 +218,11 @@ asio::awaitable<void> ElasticRendezvous::linger_while_peers_connected() {
 }
 
 asio::awaitable<void> ElasticRendezvous::shutdown() {
-  worker_store_.reset();
+  stores_.stop_worker_store();
   if (auto ok = co_await dyn_->shutdown(succeeded_); !ok) {
     spdlog::warn("closing the rendezvous: {}", ok.error().message);
   }
-  if (hosted_ != nullptr) {
+  if (stores_.hosting()) {
     co_await linger_while_peers_connected();
   }
   if (options_.finish) {
@@ -251,7 +231,7 @@ asio::awaitable<void> ElasticRendezvous::shutdown() {
 }
 
 asio::awaitable<void> ElasticRendezvous::leave(std::chrono::milliseconds bound) {
-  worker_store_.reset();
+  stores_.stop_worker_store();
   auto ok = co_await dyn_->leave(bound);
   if (options_.finish) {
     co_await options_.finish(rdzv::Leaving::node_only);

@@ -13,6 +13,7 @@
 #include "ddprun/util/fatal.hpp"
 
 #include "backends.hpp"
+#include "store_duties.hpp"
 
 namespace ddprun::backend {
 
@@ -41,7 +42,8 @@ rdzv::DeathNotice etcd_notice(const config::RendezvousPlan& cfg, const rdzv::Etc
 class EtcdBackend final : public RendezvousBackend {
  public:
   EtcdBackend(asio::io_context& ctx, const config::LaunchConfig& cfg, const util::Env& env,
-              const util::Clock& clock) {
+              const util::Clock& clock)
+      : stores_(ctx, nullptr, nullptr) {
     auto settings = cfg.rdzv_settings;
     auto client = etcd::Client::make(ctx, value_or_throw(rdzv::etcd_client_options(cfg.etcd)));
     if (!client) {
@@ -82,8 +84,8 @@ class EtcdBackend final : public RendezvousBackend {
     };
     elastic.on_round = [this](std::optional<int> round) { notice_.set_round(round); };
     elastic.on_done = [this] { notice_.set_done(); };
-    parts_.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg, cfg, parts_.dyn, nullptr,
-                                                             nullptr, elastic);
+    parts_.rdzv =
+        std::make_unique<agent::ElasticRendezvous>(ctx, cfg, cfg, parts_.dyn, stores_, elastic);
   }
 
   agent::Rendezvous& rendezvous() override { return *parts_.rdzv; }
@@ -96,6 +98,7 @@ class EtcdBackend final : public RendezvousBackend {
   NoticeKeeper notice_;
   std::unique_ptr<etcd::Client> etcd_;  ///< declared first: outlives the rest
   std::unique_ptr<rdzv::EtcdRun> run_;  ///< this agent's lease and the run's generation
+  TcpStoreDuties stores_;               ///< no rendezvous store here: the workers' store only
   ElasticParts parts_;
 };
 

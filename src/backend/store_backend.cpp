@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "backends.hpp"
+#include "store_duties.hpp"
 
 namespace ddprun::backend {
 
@@ -178,8 +179,9 @@ class StoreBackend final : public RendezvousBackend {
     notice_.reset(store_notice(cfg, ep, choices.token, self.id()));
     elastic.on_round = [this](std::optional<int> round) { notice_.set_round(round); };
     elastic.on_done = [this] { notice_.set_done(); };
-    parts_.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg, cfg, parts_.dyn,
-                                                             server_.get(), kv_.get(), elastic);
+    stores_ = std::make_unique<TcpStoreDuties>(ctx, server_.get(), kv_.get());
+    parts_.rdzv =
+        std::make_unique<agent::ElasticRendezvous>(ctx, cfg, cfg, parts_.dyn, *stores_, elastic);
   }
 
   agent::Rendezvous& rendezvous() override { return *parts_.rdzv; }
@@ -190,8 +192,9 @@ class StoreBackend final : public RendezvousBackend {
 
  private:
   NoticeKeeper notice_;
-  std::unique_ptr<store::Server> server_;  ///< the rendezvous store, when this agent hosts it
-  std::unique_ptr<rdzv::StoreKv> kv_;      ///< this agent's client of it
+  std::unique_ptr<store::Server> server_;   ///< the rendezvous store, when this agent hosts it
+  std::unique_ptr<rdzv::StoreKv> kv_;       ///< this agent's client of it
+  std::unique_ptr<TcpStoreDuties> stores_;  ///< both, for the rendezvous
   ElasticParts parts_;
 };
 

@@ -5,11 +5,10 @@
 
 #include "ddprun/agent/seams.hpp"
 #include "ddprun/agent/stack_exchange.hpp"
+#include "ddprun/agent/store_duties.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
 #include "ddprun/rdzv/leaving.hpp"
-#include "ddprun/rdzv/store_kv.hpp"
-#include "ddprun/store/server.hpp"
 
 #include <functional>
 #include <memory>
@@ -38,12 +37,11 @@ struct ElasticOptions {
 
 class ElasticRendezvous final : public Rendezvous, public StackExchange {
  public:
-  /// `hosted` is the rendezvous store this agent serves (null when another node hosts it).
-  /// `kv` is the TCPStore client pool, null when the rendezvous is in etcd (etcd-v3). `cfg` and
-  /// `group` (this node's workers) must outlive the rendezvous.
+  /// `stores`: the stores around it (store_duties.hpp). `cfg`, `group` (this node's workers)
+  /// and `stores` must outlive the rendezvous.
   ElasticRendezvous(asio::io_context& ctx, const config::RendezvousPlan& cfg,
                     const config::WorkerGroup& group, std::shared_ptr<rdzv::DynamicRendezvous> dyn,
-                    store::Server* hosted, rdzv::StoreKv* kv, ElasticOptions options);
+                    StoreDuties& stores, ElasticOptions options);
   ~ElasticRendezvous() override;
   ElasticRendezvous(const ElasticRendezvous&) = delete;
   ElasticRendezvous& operator=(const ElasticRendezvous&) = delete;
@@ -83,12 +81,10 @@ class ElasticRendezvous final : public Rendezvous, public StackExchange {
   std::shared_ptr<rdzv::DynamicRendezvous> dyn_;
   bool collecting_stacks_ = false;  ///< this node's stacks request stands: it prints the report
   int group_world_size_ = 1;        ///< of the current round
-  store::Server* hosted_;
-  rdzv::StoreKv* kv_;
+  StoreDuties& stores_;
   ElasticOptions options_;
-  std::unique_ptr<store::Server> worker_store_;  ///< c10d: fresh each round on group rank 0
-  std::shared_ptr<StoreWatch> store_watch_;      ///< shared with its coroutine
-  bool succeeded_ = false;  ///< exit_barrier(true): the run is closed as finished
+  std::shared_ptr<StoreWatch> store_watch_;  ///< shared with its coroutine
+  bool succeeded_ = false;                   ///< exit_barrier(true): the run is closed as finished
 };
 
 }  // namespace ddprun::agent
