@@ -34,6 +34,21 @@ struct ElasticParts {
   void share_stall(const rdzv::StallShare& share) const { dyn->set_stall_share(share); }
 };
 
+/// What a multi-node backend forwards to its ElasticParts, written once: the store and etcd-v3
+/// backends derive from it and say where their parts are (declared after what they use).
+class ElasticBackend : public RendezvousBackend {
+ public:
+  agent::Rendezvous& rendezvous() override { return *parts().rdzv; }
+  agent::StackExchange* peers() override { return parts().rdzv.get(); }
+  void observe(const Observers& observers) override { parts().observe(observers); }
+  void share_stall(const rdzv::StallShare& share) override { parts().share_stall(share); }
+  void on_death_notice(const NoticeSink& sink) override { notice_.set_sink(sink); }
+
+ protected:
+  virtual ElasticParts& parts() = 0;
+  NoticeKeeper notice_;  ///< a base member: destroyed after everything the backend built
+};
+
 /// `host`'s torchrun flavor decides whether a single-node c10d job's workers use the agent's
 /// store (--agent-store auto).
 std::unique_ptr<RendezvousBackend> make_local_backend(asio::io_context& ctx,

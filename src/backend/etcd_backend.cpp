@@ -39,7 +39,7 @@ rdzv::DeathNotice etcd_notice(const config::RendezvousPlan& cfg, const rdzv::Etc
   return n;
 }
 
-class EtcdBackend final : public RendezvousBackend {
+class EtcdBackend final : public ElasticBackend {
  public:
   EtcdBackend(asio::io_context& ctx, const config::LaunchConfig& cfg, const util::Env& env,
               const util::Clock& clock)
@@ -88,14 +88,8 @@ class EtcdBackend final : public RendezvousBackend {
         std::make_unique<agent::ElasticRendezvous>(ctx, cfg, cfg, parts_.dyn, stores_, elastic);
   }
 
-  agent::Rendezvous& rendezvous() override { return *parts_.rdzv; }
-  agent::StackExchange* peers() override { return parts_.rdzv.get(); }
-  void observe(const Observers& observers) override { parts_.observe(observers); }
-  void share_stall(const rdzv::StallShare& share) override { parts_.share_stall(share); }
-  void on_death_notice(const NoticeSink& sink) override { notice_.set_sink(sink); }
-
  private:
-  NoticeKeeper notice_;
+  ElasticParts& parts() override { return parts_; }
   std::unique_ptr<etcd::Client> etcd_;  ///< declared first: outlives the rest
   std::unique_ptr<rdzv::EtcdRun> run_;  ///< this agent's lease and the run's generation
   TcpStoreDuties stores_;               ///< no rendezvous store here: the workers' store only

@@ -146,7 +146,7 @@ rdzv::DeathNotice store_notice(const config::RendezvousPlan& cfg, const config::
   return n;
 }
 
-class StoreBackend final : public RendezvousBackend {
+class StoreBackend final : public ElasticBackend {
  public:
   StoreBackend(asio::io_context& ctx, const config::LaunchConfig& cfg, const util::Env& env,
                const util::Clock& clock) {
@@ -184,14 +184,8 @@ class StoreBackend final : public RendezvousBackend {
         std::make_unique<agent::ElasticRendezvous>(ctx, cfg, cfg, parts_.dyn, *stores_, elastic);
   }
 
-  agent::Rendezvous& rendezvous() override { return *parts_.rdzv; }
-  agent::StackExchange* peers() override { return parts_.rdzv.get(); }
-  void observe(const Observers& observers) override { parts_.observe(observers); }
-  void share_stall(const rdzv::StallShare& share) override { parts_.share_stall(share); }
-  void on_death_notice(const NoticeSink& sink) override { notice_.set_sink(sink); }
-
  private:
-  NoticeKeeper notice_;
+  ElasticParts& parts() override { return parts_; }
   std::unique_ptr<store::Server> server_;   ///< the rendezvous store, when this agent hosts it
   std::unique_ptr<rdzv::StoreKv> kv_;       ///< this agent's client of it
   std::unique_ptr<TcpStoreDuties> stores_;  ///< both, for the rendezvous
