@@ -22,23 +22,23 @@ std::string seconds_text(std::chrono::nanoseconds d) {
 }  // namespace
 
 NodeHealth::NodeHealth(asio::io_context& ctx, const config::HealthChecks& cfg, std::string role,
-                       process::Launcher& launcher, const util::Clock& clock,
-                       std::vector<std::string> env, host::GpuMemorySource* gpu_memory,
-                       Events& events, std::function<void(const ChildExited&)> reap)
+                       process::Launcher& launcher, const util::Clock& clock, const util::Env& env,
+                       host::GpuMemorySource* gpu_memory, Events& events,
+                       std::function<void(const ChildExited&)> reap)
     : ctx_(ctx),
       cfg_(cfg),
       role_(std::move(role)),
       launcher_(launcher),
       clock_(clock),
-      env_(std::move(env)),
+      env_(env),
       gpu_memory_(gpu_memory),
       events_(events),
       reap_(std::move(reap)) {}
 
 HealthCommand& NodeHealth::command() {
   if (!check_) {
-    check_ =
-        std::make_unique<HealthCommand>(ctx_, launcher_, clock_, cfg_.command, cfg_.timeout, env_);
+    check_ = std::make_unique<HealthCommand>(ctx_, launcher_, clock_, cfg_.command, cfg_.timeout,
+                                             env_.to_strings());
   }
   return *check_;
 }

@@ -50,7 +50,7 @@ Supervisor::Supervisor(asio::io_context& ctx, SupervisorPlan plan, SupervisorSea
       events_(ctx, seams_.clock),
       job_stacks_(seams_.peers != nullptr ? *seams_.peers : no_peers_, hooks_.stacks_taken),
       health_(ctx, plan_.options.health, plan_.group.role, seams_.launcher, seams_.clock,
-              plan_.agent_env.to_strings(), seams_.gpu_memory, events_,
+              plan_.agent_env, seams_.gpu_memory, events_,
               [this](const ChildExited& child) { reap(child); }),
       stall_(plan_.options, plan_.group.role, seams_.clock, hooks_.stall_timeout_changed) {
   for (int sig : plan_.options.signals_to_handle) {

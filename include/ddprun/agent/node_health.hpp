@@ -18,6 +18,7 @@
 #include "ddprun/agent/supervisor_events.hpp"
 #include "ddprun/config/launch_config.hpp"
 #include "ddprun/host/gpus.hpp"
+#include "ddprun/util/env.hpp"
 
 #include <chrono>
 #include <functional>
@@ -34,10 +35,10 @@ class NodeHealth {
   /// or the check failed (failure()).
   enum class Tick { none, handled, unhealthy };
 
-  /// `env` is the check's whole environment ("NAME=value"); `gpu_memory` may be null (no
-  /// wait). Everything referenced must outlive this object.
+  /// `env` is the check's whole environment (read when the first check starts); `gpu_memory`
+  /// may be null (no wait). Everything referenced must outlive this object.
   NodeHealth(asio::io_context& ctx, const config::HealthChecks& cfg, std::string role,
-             process::Launcher& launcher, const util::Clock& clock, std::vector<std::string> env,
+             process::Launcher& launcher, const util::Clock& clock, const util::Env& env,
              host::GpuMemorySource* gpu_memory, Events& events,
              std::function<void(const ChildExited&)> reap);
 
@@ -68,7 +69,7 @@ class NodeHealth {
   std::string role_;
   process::Launcher& launcher_;
   const util::Clock& clock_;
-  std::vector<std::string> env_;
+  const util::Env& env_;
   host::GpuMemorySource* gpu_memory_;
   Events& events_;
   std::function<void(const ChildExited&)> reap_;
