@@ -3,12 +3,8 @@
 // of them. A blocking get reads once, then watches from the revision after that read, so a
 // put between the two is not missed; when etcd compacted that revision first, it reads again.
 //
-// wait_for_change: each key a wait names gets a feed, a watch stream read by its own detached
-// coroutine (pump) for as long as waits keep naming the key. A change ends the waits naming the
-// key by cancelling their timers, or, when none is waiting, is kept in `unseen_` for the next
-// one. The pump shares only the Feed with this object: once the feed is closed (by the waits,
-// interrupt_waits(), close_feeds() or the destructor) it touches nothing else, so it may outlive
-// this object until its stream's cancelled read returns.
+// wait_for_change goes through EtcdFeeds (etcd_kv_feeds.hpp): a watch stream per key the waits
+// name, closed by the waits, interrupt_waits(), close_feeds() or the destructor.
 
 #include "ddprun/rdzv/etcd_kv.hpp"
 
@@ -63,7 +59,11 @@ struct EtcdKv::Wait {
 };
 
 EtcdKv::EtcdKv(etcd::Client& client, std::string prefix, etcd::LeaseId lease, LeasedKeys leased)
-    : client_(client), prefix_(std::move(prefix)), lease_(lease), leased_(std::move(leased)) {
+    : client_(client),
+      prefix_(std::move(prefix)),
+      lease_(lease),
+      leased_(std::move(leased)),
+      feeds_(std::make_unique<EtcdFeeds>(client_, prefix_)) {
   adder_ = fmt::format("{:016x}", rng_());
 }
 
@@ -366,7 +366,7 @@ void EtcdKv::interrupt_waits() {
       wait->watch->cancel();
     }
   }
-  wake_all();
+  feeds_->wake_all();
 }
 
 asio::awaitable<Result<std::size_t>> EtcdKv::rewrite_leased() {

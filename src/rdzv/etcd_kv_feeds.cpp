@@ -1,6 +1,5 @@
-// EtcdKv's watch feeds (etcd_kv.cpp's header comment says how they work): each key a
-// wait_for_change() names gets a Feed, a watch stream read by its own detached coroutine
-// (pump); a change wakes the waits that name the key, or waits in `unseen_` for the next one.
+// EtcdFeeds (etcd_kv_feeds.hpp): EtcdKv's watch streams for wait_for_change, and the Kv's
+// calls into them.
 
 #include "etcd_kv_feeds.hpp"
 
@@ -52,7 +51,7 @@ bool is_fed(const std::string& full_key, const std::string& changed) {
 
 }  // namespace
 
-struct EtcdKv::Feed {
+struct EtcdFeeds::Feed {
   Feed(etcd::Client& c, std::string k, std::string f, bool counter, bool removals,
        std::function<void()> n)
       : client(c),
@@ -67,7 +66,7 @@ struct EtcdKv::Feed {
   std::string full_key;          // with the prefix
   std::string range_end;         // a counter's: its adds too; else empty (the key alone)
   bool removals_only;            // a WatchSet::removals key: etcd sends its deletes alone
-  std::function<void()> notify;  // EtcdKv::on_change(key); only while !closed
+  std::function<void()> notify;  // EtcdFeeds::on_change(key); only while !closed
   asio::steady_timer pause;
   std::unique_ptr<etcd::Watch> watch;
   etcd::Revision from = 0;  // where the next stream starts (0: now)
@@ -82,7 +81,7 @@ struct EtcdKv::Feed {
   }
 };
 
-struct EtcdKv::Waiter {
+struct EtcdFeeds::Waiter {
   const WatchSet* keys;
   asio::steady_timer* timer;
   bool woken = false;
@@ -90,7 +89,7 @@ struct EtcdKv::Waiter {
 
 namespace {
 
-asio::awaitable<void> rest(EtcdKv::Feed& feed) {
+asio::awaitable<void> rest(EtcdFeeds::Feed& feed) {
   feed.pause.expires_after(k_feed_retry);
   boost::system::error_code ec;
   co_await feed.pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
@@ -98,7 +97,7 @@ asio::awaitable<void> rest(EtcdKv::Feed& feed) {
 
 /// Reads an open stream until it ends or the feed is closed; true when it broke (no member
 /// carried it), false when closed or ended by etcd.
-asio::awaitable<bool> follow(EtcdKv::Feed& feed) {
+asio::awaitable<bool> follow(EtcdFeeds::Feed& feed) {
   for (;;) {
     auto m = co_await feed.watch->next();
     if (feed.closed) {
@@ -129,7 +128,7 @@ asio::awaitable<bool> follow(EtcdKv::Feed& feed) {
 }
 
 /// A feed's life: open a stream, follow it, open another when it ends, until closed.
-asio::awaitable<void> pump(std::shared_ptr<EtcdKv::Feed> feed) {
+asio::awaitable<void> pump(std::shared_ptr<EtcdFeeds::Feed> feed) {
   while (!feed->closed) {
     etcd::WatchRequest request{feed->full_key, feed->range_end, feed->from, false,
                                feed->removals_only};
@@ -154,16 +153,29 @@ asio::awaitable<void> pump(std::shared_ptr<EtcdKv::Feed> feed) {
 
 }  // namespace
 
-void EtcdKv::wake_all() {
+EtcdFeeds::EtcdFeeds(etcd::Client& client, std::string prefix)
+    : client_(client), prefix_(std::move(prefix)) {}
+
+EtcdFeeds::~EtcdFeeds() {
+  try {
+    close();
+  } catch (...) {
+    // A timer's cancel() throws only on an OS error; a feed then ends at its next wake-up.
+  }
+}
+
+void EtcdFeeds::wake_all() {
   for (Waiter* w : waiters_) {
     w->woken = true;
     w->timer->cancel();
   }
-  close_feeds();
+  close();
 }
 
-asio::awaitable<bool> EtcdKv::wait_for_change(WatchSet keys, asio::steady_timer& timer) {
-  keep_feeds(keys);
+asio::awaitable<bool> EtcdFeeds::wait(const WatchSet& keys, asio::steady_timer& timer,
+                                      const std::set<std::string>& counters,
+                                      etcd::Revision read_revision) {
+  keep(keys, counters, read_revision);
   if (take_unseen(keys)) {
     co_return true;
   }
@@ -175,7 +187,8 @@ asio::awaitable<bool> EtcdKv::wait_for_change(WatchSet keys, asio::steady_timer&
   co_return w.woken;
 }
 
-void EtcdKv::keep_feeds(const WatchSet& keys) {
+void EtcdFeeds::keep(const WatchSet& keys, const std::set<std::string>& counters,
+                     etcd::Revision read_revision) {
   for (auto it = feeds_.begin(); it != feeds_.end();) {
     const bool wanted = names(keys, it->first) ||
                         std::any_of(waiters_.begin(), waiters_.end(),
@@ -196,16 +209,16 @@ void EtcdKv::keep_feeds(const WatchSet& keys) {
       if (feeds_.count(key) != 0) {
         continue;
       }
-      auto feed = std::make_shared<Feed>(client_, key, full(key), counters_.count(key) != 0,
+      auto feed = std::make_shared<Feed>(client_, key, prefix_ + key, counters.count(key) != 0,
                                          list == &keys.removals, [this, key] { on_change(key); });
-      feed->from = read_revision_ > 0 ? read_revision_ + 1 : 0;
+      feed->from = read_revision > 0 ? read_revision + 1 : 0;
       feeds_.emplace(key, feed);
       asio::co_spawn(client_.executor(), pump(std::move(feed)), asio::detached);
     }
   }
 }
 
-void EtcdKv::on_change(const std::string& key) {
+void EtcdFeeds::on_change(const std::string& key) {
   bool named = false;
   for (Waiter* w : waiters_) {
     if (names(*w->keys, key)) {
@@ -219,7 +232,7 @@ void EtcdKv::on_change(const std::string& key) {
   }
 }
 
-bool EtcdKv::take_unseen(const WatchSet& keys) {
+bool EtcdFeeds::take_unseen(const WatchSet& keys) {
   bool any = false;
   for (const auto* list : {&keys.changes, &keys.removals}) {
     for (const auto& key : *list) {
@@ -229,12 +242,22 @@ bool EtcdKv::take_unseen(const WatchSet& keys) {
   return any;
 }
 
-void EtcdKv::close_feeds() {
+void EtcdFeeds::close() {
   for (auto& [key, feed] : feeds_) {
     feed->close();
   }
   feeds_.clear();
   unseen_.clear();
 }
+
+// The Kv's side: its waits go through the feeds.
+
+asio::awaitable<bool> EtcdKv::wait_for_change(WatchSet keys, asio::steady_timer& timer) {
+  co_return co_await feeds_->wait(keys, timer, counters_, read_revision_);
+}
+
+void EtcdKv::close_feeds() { feeds_->close(); }
+
+std::size_t EtcdKv::feed_count() const { return feeds_->count(); }
 
 }  // namespace ddprun::rdzv

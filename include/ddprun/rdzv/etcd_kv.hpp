@@ -22,6 +22,8 @@
 
 namespace ddprun::rdzv {
 
+class EtcdFeeds;
+
 /// etcd's default limit on the operations of one txn (--max-txn-ops).
 inline constexpr std::size_t k_etcd_max_txn_ops = 128;
 /// A counter `key` is the number of keys under key + this ("/+/" sorts before "/0": no
@@ -76,7 +78,7 @@ class EtcdKv final : public Kv {
   /// Closes every feed: each stream's connection closes now. Waits in progress are not ended.
   void close_feeds();
   /// Keys with an open feed (tests).
-  std::size_t feed_count() const { return feeds_.size(); }
+  std::size_t feed_count() const;
 
   /// Later writes carry `lease` (a replacement for one that was lost).
   void set_lease(etcd::LeaseId lease) { lease_ = lease; }
@@ -91,9 +93,7 @@ class EtcdKv final : public Kv {
   /// Tests: the names of the keys this Kv's adds create (default: 16 random hex digits).
   void set_name_source(std::function<std::string()> names) { name_source_ = std::move(names); }
 
-  struct Wait;    // one blocking get's watch and flags, shared with its deadline timer
-  struct Feed;    // one key's long-lived watch, shared with the coroutine that reads it
-  struct Waiter;  // one wait_for_change() in progress
+  struct Wait;  // one blocking get's watch and flags, shared with its deadline timer
 
  private:
   std::string full(const std::string& key) const { return prefix_ + key; }
@@ -113,14 +113,6 @@ class EtcdKv final : public Kv {
   /// The keys under `members` at `revision` (0: now).
   asio::awaitable<Result<std::int64_t>> count_at(const std::string& members,
                                                  etcd::Revision revision);
-  /// Opens a feed for each of `keys` without one; closes those nobody waits for.
-  void keep_feeds(const WatchSet& keys);
-  /// A feed saw `key` change: ends the waits naming it, or keeps it for the next one.
-  void on_change(const std::string& key);
-  /// interrupt_waits()' part for the feeds: every wait_for_change() ends now, every feed closes.
-  void wake_all();
-  /// Whether one of `keys` changed unseen; forgets those that did.
-  bool take_unseen(const WatchSet& keys);
 
   etcd::Client& client_;
   std::string prefix_;
@@ -128,10 +120,8 @@ class EtcdKv final : public Kv {
   LeasedKeys leased_;
   std::set<std::shared_ptr<Wait>> waits_;
   int interrupts_ = 0;  // interrupt_waits() calls, so a get() still opening its watch ends too
-  std::map<std::string, std::shared_ptr<Feed>> feeds_;  // by key, without the prefix
-  std::set<Waiter*> waiters_;
-  std::set<std::string> unseen_;                      // keys changed while no wait named them
-  etcd::Revision read_revision_ = 0;                  // the newest revision a read of this Kv saw
+  std::unique_ptr<EtcdFeeds> feeds_;  // wait_for_change's watch streams (etcd_kv_feeds.hpp)
+  etcd::Revision read_revision_ = 0;  // the newest revision a read of this Kv saw
   std::map<std::string, std::string> leased_values_;  // what rewrite_leased() writes
   std::function<void()> before_watch_;                // tests only
   std::function<std::string()> name_source_;          // tests only
