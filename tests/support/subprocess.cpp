@@ -23,28 +23,6 @@ namespace ddprun::test {
 
 namespace {
 
-/// [low, high): the ports free_port() picks from: from 10000 up to the start of the kernel's
-/// ephemeral range (/proc/sys/net/ipv4/ip_local_port_range).
-std::pair<int, int> pickable_ports() {
-  int ephemeral_low = 32768;
-  std::ifstream("/proc/sys/net/ipv4/ip_local_port_range") >> ephemeral_low;
-  const int low = 10000;
-  return {low, std::max(ephemeral_low, low + 1000)};
-}
-
-bool bindable(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  const bool ok = fd >= 0 && bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  if (fd >= 0) {
-    close(fd);
-  }
-  return ok;
-}
-
 std::vector<std::string> child_env(const RunOptions& o) {
   std::map<std::string, std::string> vars;
   for (char** p = environ; *p != nullptr; ++p) {
@@ -95,26 +73,6 @@ pid_t spawn(const std::vector<std::string>& argv, const RunOptions& o, int out_f
 int decode(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
 }  // namespace
-
-// A TCP port that was free on every address a moment ago. Ports come from below the kernel's
-// ephemeral range, so that no other test's outgoing
-// connection (an agent's, a worker's) can be given the port between this pick and the bind
-// that uses it; each test process walks the range from its own pid-derived start, so
-// concurrent tests take different ports. A port is offered only when 0.0.0.0:port binds now
-// (nobody holds it on any address) and this process has not offered it before.
-int free_port() {
-  static std::atomic<unsigned> next{static_cast<unsigned>(getpid()) * 613U};
-  const auto [low, high] = pickable_ports();
-  const auto span = static_cast<unsigned>(high - low);
-  for (unsigned tries = 0; tries < span; ++tries) {
-    const int port = low + static_cast<int>(next++ % span);
-    const bool a_default = port == 29400 || port == 29500;  // torchrun's, used under `env -i`
-    if (!a_default && bindable(port)) {
-      return port;
-    }
-  }
-  return 0;
-}
 
 void sleep_a_moment() { std::this_thread::sleep_for(std::chrono::milliseconds(10)); }
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "support/ports.hpp"
+
 namespace ddprun::test {
 
 struct RunResult {
@@ -31,9 +33,6 @@ struct RunOptions {
 
 /// `strings` as the null-terminated pointer array execve() takes (the launcher's own).
 using util::exec_args;
-
-/// A TCP port on 127.0.0.1 that was free a moment ago.
-int free_port();
 
 /// Runs argv to completion (or the deadline, then SIGKILL of its process group).
 RunResult run(const std::vector<std::string>& argv, const RunOptions& options = {});

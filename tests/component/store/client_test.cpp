@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "store_fixture.hpp"
+#include "support/ports.hpp"
 
 namespace ddprun::store {
 namespace {
@@ -134,14 +135,9 @@ TEST(StoreClient, D2OnlyOperations) {
 }
 
 TEST(StoreClient, ConnectGivesUpWithinTimeout) {
-  std::uint16_t port = 0;
-  {
-    asio::io_context io;
-    Server probe(io);
-    ASSERT_TRUE(probe.listen("127.0.0.1", 0));
-    port = probe.port();
-  }  // closed: connections to it are refused
-  auto opts = options_for(port, Dialect::d0);
+  const test::RefusingPort refusing;
+  ASSERT_NE(refusing.port(), 0);
+  auto opts = options_for(static_cast<std::uint16_t>(refusing.port()), Dialect::d0);
   opts.connect_timeout = 300ms;
   SyncClient c(opts);
   const auto r = c.connect();

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "store_fixture.hpp"
+#include "support/ports.hpp"
 
 namespace ddprun::store {
 namespace {
@@ -211,13 +212,10 @@ TEST(StoreCommand, ServeReportsBindError) {
 }
 
 TEST(StoreCommand, ServeAnswersClientsAndStopsOnSigterm) {
-  std::uint16_t port = 0;
-  {
-    asio::io_context io;
-    Server probe(io);
-    ASSERT_TRUE(probe.listen("127.0.0.1", 0));
-    port = probe.port();
-  }  // a free loopback port, released for `serve`
+  // From below the ephemeral range: a port freed by a listener on port 0 could be taken by
+  // another test's listener or outgoing connection before `serve` binds it.
+  const auto port = static_cast<std::uint16_t>(test::free_port());
+  ASSERT_NE(port, 0);
   std::atomic<int> rc{-1};
   std::thread serve([&] {
     rc = store_command({"serve", "--host", "127.0.0.1", "--port", std::to_string(port)},
