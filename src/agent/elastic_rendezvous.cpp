@@ -250,8 +250,9 @@ asio::awaitable<bool> ElasticRendezvous::request_stacks(std::string reason) {
   if (group_world_size_ <= 1) {
     co_return false;
   }
+  auto keep = dyn_;  // the exchange is the rendezvous's: held while it runs
   auto request =
-      co_await dyn_->request_stacks(std::move(reason), k_capture_bound + k_peer_stacks_bound);
+      co_await keep->stacks().request(std::move(reason), k_capture_bound + k_peer_stacks_bound);
   if (!request) {
     spdlog::warn("could not ask the other nodes for their workers' stacks: {}",
                  request.error().message);
@@ -266,12 +267,13 @@ asio::awaitable<bool> ElasticRendezvous::request_stacks(std::string reason) {
 }
 
 std::string ElasticRendezvous::stacks_request() const {
-  const auto& request = dyn_->stacks_request();
+  const auto& request = dyn_->stacks().last_request();
   return request ? request->reason : std::string();
 }
 
 asio::awaitable<void> ElasticRendezvous::answer_stacks(errors::NodeStacks mine) {
-  if (auto ok = co_await dyn_->publish_stacks(errors::encode_node_stacks(mine)); !ok) {
+  auto keep = dyn_;
+  if (auto ok = co_await keep->stacks().publish(errors::encode_node_stacks(mine)); !ok) {
     spdlog::warn("could not publish this node's stacks: {}", ok.error().message);
   }
 }
@@ -281,7 +283,8 @@ asio::awaitable<PeerStacks> ElasticRendezvous::collect_stacks(std::chrono::milli
   if (!std::exchange(collecting_stacks_, false)) {
     co_return out;
   }
-  auto got = co_await dyn_->collect_stacks(bound);
+  auto keep = dyn_;
+  auto got = co_await keep->stacks().collect(bound);
   for (const auto& answer : got.answers) {
     auto decoded = errors::decode_node_stacks(answer.summary);
     if (decoded) {

@@ -31,7 +31,9 @@ struct ElasticParts {
   std::unique_ptr<agent::ElasticRendezvous> rdzv;
 
   void observe(const RendezvousBackend::Observers& observers);
-  void share_stall(const rdzv::StallShare& share) const { dyn->set_stall_share(share); }
+  void share_stall(const rdzv::StallShare& share) const {
+    dyn->keep_alive().set_stall_share(share);
+  }
 };
 
 /// What a multi-node backend forwards to its ElasticParts, written once: the store and etcd-v3

@@ -74,7 +74,7 @@ class EtcdBackend final : public ElasticBackend {
     settings.incomplete_hint =
         config::render_rendezvous_hint(cfg, first, host::is_loopback_name(first.host));
     parts_.dyn = rdzv::DynamicRendezvous::create(ctx, run_->kv(), settings, self, clock);
-    parts_.dyn->set_run_end_lookup([etcd_run = run_.get()] { return etcd_run->run_end(); });
+    parts_.dyn->hooks().run_end = [etcd_run = run_.get()] { return etcd_run->run_end(); };
     agent::ElasticOptions elastic;
     elastic.store = first;
     elastic.advertise_addr = self.addr;

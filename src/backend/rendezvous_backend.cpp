@@ -60,10 +60,10 @@ rdzv::NodeDesc self_desc(const config::RendezvousPlan& cfg, const config::Worker
 }
 
 void ElasticParts::observe(const RendezvousBackend::Observers& observers) {
-  dyn->set_progress_source(observers.progress);
-  dyn->set_exclusion_listener([excluded = observers.excluded, self = dyn->self().id()](
-                                  const rdzv::Exclusion& e) { excluded(e, e.node == self); });
-  dyn->set_spare_listener(observers.spare);
+  dyn->keep_alive().set_progress_source(observers.progress);
+  dyn->hooks().excluded = [excluded = observers.excluded, self = dyn->self().id()](
+                              const rdzv::Exclusion& e) { excluded(e, e.node == self); };
+  dyn->hooks().spare_joined = observers.spare;
 }
 
 std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx,

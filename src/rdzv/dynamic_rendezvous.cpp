@@ -13,7 +13,6 @@
 #include "ddprun/rdzv/header_update.hpp"
 #include "ddprun/rdzv/waits.hpp"
 #include "ddprun/util/backoff.hpp"
-#include "ddprun/util/batches.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -42,21 +41,18 @@ std::shared_ptr<DynamicRendezvous> DynamicRendezvous::create(asio::io_context& c
 
 DynamicRendezvous::DynamicRendezvous(Passkey, asio::io_context& ctx, Kv& kv, RdzvSettings settings,
                                      NodeDesc self, const util::Clock& clock, util::Random& random)
-    : ctx_(ctx),
-      kv_(kv),
+    : kv_(kv),
       settings_(std::move(settings)),
       self_(std::move(self)),
       clock_(clock),
       key_(state_key(settings_.run_id)),
       random_(random),
-      heartbeat_timer_(ctx),
+      store_(ctx, kv, settings_.run_id, clock),
       watch_timer_(ctx),
-      join_pause_(ctx) {}
-
-WallMs DynamicRendezvous::wall_now() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.wall_now().time_since_epoch())
-      .count();
-}
+      join_pause_(ctx),
+      keep_alive_(ctx, store_, settings_, self_.id(), last_round_),
+      stacks_(store_, settings_, self_.id(), last_round_, random),
+      progress_(store_, settings_) {}
 
 asio::awaitable<Result<DynamicRendezvous::Header>> DynamicRendezvous::read_header() {
   auto h = co_await rdzv::read_header(kv_, key_);
@@ -66,12 +62,15 @@ asio::awaitable<Result<DynamicRendezvous::Header>> DynamicRendezvous::read_heade
   co_return h;
 }
 
+// update_header (header_update.hpp) with this node's backoff after a lost race: the header
+// written, or the one the change no longer applied to; ErrorCode::timeout past `deadline`
+// (wall ms).
 asio::awaitable<Result<RoundHeader>> DynamicRendezvous::update(const Change& change,
                                                                std::optional<WallMs> deadline) {
   HeaderUpdate how{
       [this, deadline](int /*lost*/) { return deadline && wall_now() > *deadline; },
       [this](int lost) {
-        return sleep(contention_backoff(lost, settings_.poll_interval, random_.unit()));
+        return store_.sleep(contention_backoff(lost, settings_.poll_interval, random_.unit()));
       },
       [this](const RoundHeader& h) { note_exclusions(h); },
       "rendezvous " + settings_.run_id + ": the state kept changing under this node"};
@@ -82,50 +81,13 @@ asio::awaitable<Result<RoundHeader>> DynamicRendezvous::update(const Change& cha
   co_return std::move(done->header);
 }
 
-asio::awaitable<Result<std::string>> DynamicRendezvous::read_one(std::string key) {
-  std::vector<std::string> keys{std::move(key)};
-  auto got = co_await kv_.multi_get_now(std::move(keys));
-  if (!got) {
-    co_return got.error();
-  }
-  co_return std::move(got->at(0));
-}
-
-asio::awaitable<Result<std::vector<std::string>>> DynamicRendezvous::read_many(
-    std::vector<std::string> keys) {
-  std::vector<std::string> out;
-  out.reserve(keys.size());
-  for (auto& batch : util::batches(std::move(keys), k_keys_per_request)) {
-    auto part = co_await kv_.multi_get_now(std::move(batch));
-    if (!part) {
-      co_return part.error();
-    }
-    std::move(part->begin(), part->end(), std::back_inserter(out));
-  }
-  co_return out;
-}
-
-asio::awaitable<void> DynamicRendezvous::sleep(std::chrono::milliseconds d) {
-  asio::steady_timer timer(ctx_, d);
-  boost::system::error_code ec;
-  co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-}
-
-asio::awaitable<bool> DynamicRendezvous::wait_for_others(std::vector<std::string> keys,
-                                                         std::chrono::milliseconds d) {
-  asio::steady_timer timer(ctx_, d);
-  // Named: g++ 12 destroys a braced temporary argument of a coroutine call made inside a
-  // coroutine twice (GCC bug 99576).
-  WatchSet set{std::move(keys), {}};
-  co_return co_await kv_.wait_for_change(std::move(set), timer);
-}
-
 asio::awaitable<void> DynamicRendezvous::jitter() {
   if (ever_joined_ || settings_.first_round_jitter.count() <= 0) {
     co_return;
   }
   const auto span = static_cast<double>(settings_.first_round_jitter.count());
-  co_await sleep(std::chrono::milliseconds(static_cast<std::int64_t>(span * random_.unit())));
+  co_await store_.sleep(
+      std::chrono::milliseconds(static_cast<std::int64_t>(span * random_.unit())));
 }
 
 /// Counts a join loop for as long as it runs.
@@ -137,30 +99,8 @@ struct DynamicRendezvous::OpGuard {
   ~OpGuard() { --count; }
 };
 
-JoinView DynamicRendezvous::join_view() const {
-  JoinView v;
-  v.slot = slot_;
-  v.slot_round = slot_round_;
-  v.waiting_round = waiting_round_;
-  if (last_round_) {
-    v.ran_round = last_round_->round;
-  }
-  v.now = wall_now();
-  v.join_deadline = join_deadline_;
-  v.spare = stood_by_round_ >= 0 && stood_by_round_ == waiting_round_;
-  v.round_seen_at = seen_round_at_;
-  return v;
-}
-
-void DynamicRendezvous::note_join_header(const RoundHeader& h) {
-  if (h.round != seen_round_) {
-    seen_round_ = h.round;
-    seen_round_at_ = wall_now();
-  }
-  if (is_standing_by(h, join_view(), settings_)) {
-    stood_by_round_ = h.round;
-  }
-  join_deadline_ = join_deadline_after(h, join_view(), settings_);
+std::optional<int> DynamicRendezvous::ran_round() const {
+  return last_round_ ? std::optional<int>(last_round_->round) : std::nullopt;
 }
 
 asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
@@ -168,13 +108,10 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
   stop_watch();
   OpGuard guard(ops_running_);
   co_await jitter();
-  join_started_ = wall_now();
-  join_deadline_ = join_started_ + settings_.join_timeout.count();
-  last_warning_.reset();
-  next_progress_log_ = wall_now() + settings_.progress_interval.count();
-  start_heartbeats();
+  join_.deadline = progress_.start() + settings_.join_timeout.count();
+  keep_alive_.start(shared_from_this());
   auto result = co_await join();
-  const int waited_round = join_view().spare ? waiting_round_ : -1;
+  const int waited_round = join_.spare() ? join_.waiting_round : -1;
   if (!result && leaving_) {
     co_return make_error(ErrorCode::closed,
                          "rendezvous " + settings_.run_id + ": this node is leaving");
@@ -182,12 +119,9 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
   if (!result) {
     co_return result.error();  // the slot stays known, so leave() can still withdraw it
   }
-  slot_ = 0;
-  slot_round_ = -1;
-  waiting_round_ = -1;
-  stood_by_round_ = -1;
+  join_.joined();
   ever_joined_ = true;
-  dropped_.reset();
+  keep_alive_.forget_drop();
   last_round_ = *result;
   if (waited_round >= 0) {
     co_await note_spare(waited_round, *result);
@@ -200,7 +134,7 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
 }
 
 // Every look decides afresh from the header, and every step is safe to take again after it
-// failed midway (an update compares against the bytes read, a slot is counted once: counted_
+// failed midway (an update compares against the bytes read, a slot is counted once: JoinState
 // and the Kv's own add), so a failure the store says may pass only costs a pause.
 asio::awaitable<Result<RoundResult>> DynamicRendezvous::join() {
   for (int failed = 0;;) {
@@ -217,7 +151,8 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::join() {
     } else if (!co_await pause_after(looked.error(), failed++)) {
       if (ever_joined_ && looked.error().code == ErrorCode::io &&
           !kv_.is_transient(looked.error())) {
-        co_return render_store_gone(looked.error(), settings_, dropped());  // c10d's store host
+        co_return render_store_gone(looked.error(), settings_,
+                                    keep_alive_.dropped());  // c10d's store host
       }
       co_return looked.error();
     }
@@ -240,24 +175,29 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::join_once
       co_return created.error();
     }
   }
-  note_join_header(h->value);
+  join_.note_header(h->value, ran_round(), wall_now(), settings_);
   const JoinDecision d = decide_join(h->value, join_view(), settings_);
   if (d.step == JoinStep::error_closed || d.step == JoinStep::error_timeout) {
     co_return R(co_await join_failed(h->value, d.step));
   }
   auto done = co_await join_step(h->value, d);
   if (done && !*done && (d.step == JoinStep::wait || d.step == JoinStep::await_assignment)) {
-    co_await log_progress(h->value);
+    co_await progress_.log(h->value, is_standing_by(h->value, join_view(), settings_),
+                           join_.deadline);
   }
   co_return done;
 }
 
+// After a join's step failed with `e`: pauses (etcd_retry_pause: only etcd's failures may
+// pass) and returns true when the join should look again (the Kv says the failure may
+// pass, the `attempt`-th in a row, and the join deadline leaves room for the pause), false
+// when the join fails with `e`.
 asio::awaitable<bool> DynamicRendezvous::pause_after(const Error& e, int attempt) {
   if (leaving_ || !kv_.is_transient(e)) {
     co_return false;
   }
   const auto pause = etcd_retry_pause(attempt, random_.spread());
-  if (wall_now() + pause.count() >= join_deadline_) {
+  if (wall_now() + pause.count() >= join_.deadline) {
     co_return false;
   }
   if (attempt == 0) {
@@ -291,8 +231,8 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::join_step
       // this node at its change, so the look after the wait is a fallback there.
       const WallMs until = join_wait_until(d.until, join_view(), settings_, kv_.watches_changes());
       std::vector<std::string> keys{key_};
-      co_await wait_for_others(std::move(keys),
-                               std::chrono::milliseconds(std::max<WallMs>(1, until - wall_now())));
+      co_await store_.wait_for_others(
+          std::move(keys), std::chrono::milliseconds(std::max<WallMs>(1, until - wall_now())));
       co_return R(std::nullopt);
     }
     case JoinStep::set_deadline:
@@ -303,7 +243,7 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::join_step
       changed =
           co_await update([&](const RoundHeader& c) { return with_waiting(c, round, me, 1); });
       if (changed && changed->round == round && changed->phase != Phase::joining) {
-        waiting_round_ = round;
+        join_.waiting_round = round;
       }
       break;
     case JoinStep::end_previous:
@@ -329,25 +269,24 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::join_step
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::take_slot(int round) {
-  if (counted_.round != round) {
+  if (join_.counted_round != round) {
     auto slot = co_await kv_.add(slots_key(settings_.run_id, round), 1);
     if (!slot) {
       co_return slot.error();
     }
-    counted_ = Counted{round, static_cast<int>(*slot)};
+    join_.counted_round = round;
+    join_.counted_slot = static_cast<int>(*slot);
   }
   std::vector<std::pair<std::string, std::string>> pairs{
-      {slot_key(settings_.run_id, round, counted_.slot), encode_node(self_)},
+      {slot_key(settings_.run_id, round, join_.counted_slot), encode_node(self_)},
       {heartbeat_key(settings_.run_id, self_.id()), std::to_string(wall_now())}};
   const WallMs beat = wall_now();
   auto written = co_await kv_.multi_set(std::move(pairs));
   if (!written) {
-    co_return written.error();  // counted_ stays: the next take_slot() writes this slot
+    co_return written.error();  // the count stays: the next take_slot() writes this slot
   }
-  note_beat(beat);
-  slot_ = counted_.slot;
-  slot_round_ = round;
-  counted_ = Counted{};
+  keep_alive_.note_beat(beat);
+  join_.slot_written(round);
   co_return Result<void>{};
 }
 

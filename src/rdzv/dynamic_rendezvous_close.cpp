@@ -18,22 +18,6 @@ constexpr std::chrono::milliseconds k_slot_write_grace{1000};
 
 }  // namespace
 
-// A slot is taken (ADD) and written (SET) in two steps; a close can fall between them. Missing
-// slots get a short grace, together, before they are counted out.
-asio::awaitable<void> DynamicRendezvous::fill_missing(const std::vector<std::string>& keys,
-                                                      std::vector<std::string>& texts) {
-  const WallMs until = wall_now() + k_slot_write_grace.count();
-  for (std::size_t i = 0; i < texts.size(); ++i) {
-    if (!texts[i].empty()) {
-      continue;
-    }
-    const auto left = std::chrono::milliseconds(std::max<WallMs>(1, until - wall_now()));
-    if (auto got = co_await kv_.get(keys[i], left); got) {
-      texts[i] = std::move(*got);
-    }
-  }
-}
-
 asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& h) {
   const int round = h.round;
   const std::string me = self_.id();
@@ -51,17 +35,17 @@ asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& 
     co_return Result<void>{};  // another node closes it, or the round moved on
   }
   auto keys = slot_keys(settings_.run_id, round, claimed->size);
-  auto nodes = co_await read_many(keys);
+  auto nodes = co_await store_.read_many(keys);
   if (!nodes) {
     co_return nodes.error();
   }
-  co_await fill_missing(keys, *nodes);
+  co_await store_.fill_missing(keys, *nodes, k_slot_write_grace);
   keys.clear();
   for (const auto& text : *nodes) {
     auto node = decode_node(text);  // "" and withdrawn slots: no heartbeat to look at
     keys.push_back(heartbeat_key(settings_.run_id, node ? node->id() : "-"));
   }
-  auto beats = co_await read_many(keys);
+  auto beats = co_await store_.read_many(keys);
   if (!beats) {
     co_return beats.error();
   }
@@ -113,7 +97,7 @@ asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& 
 asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::await_assignment(
     const RoundHeader& h, WallMs until) {
   const auto wait = std::chrono::milliseconds(std::max<WallMs>(1, until - wall_now()));
-  auto text = co_await kv_.get(rank_key(settings_.run_id, h.round, slot_), wait);
+  auto text = co_await kv_.get(rank_key(settings_.run_id, h.round, join_.slot), wait);
   if (!text && text.error().code == ErrorCode::timeout && h.phase != Phase::complete) {
     co_return std::optional<RoundResult>();  // look at the header again
   }
@@ -130,15 +114,14 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::await_ass
   if (!a->member) {
     spdlog::info("rendezvous {} round {} closed without this node ({}); it waits for the next",
                  settings_.run_id, h.round, a->why);
-    slot_ = 0;
-    slot_round_ = -1;
+    join_.forget_slot();
     co_return std::optional<RoundResult>();
   }
   // Only a failure of the round now running changes `failures`: what this node read while
   // the round formed is the count the round starts with.
   RoundResult r{h.round, *a, h.failures, {}};
   if (a->group_world_size <= static_cast<int>(k_max_named_ids)) {
-    auto members = co_await read_one(members_key(settings_.run_id, h.round, 0));
+    auto members = co_await store_.read_one(members_key(settings_.run_id, h.round, 0));
     if (members) {
       if (auto list = decode_members(*members); list) {
         r.members = std::move(*list);
@@ -149,84 +132,35 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::await_ass
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::withdraw() {
-  if (slot_ > 0 && slot_round_ >= 0) {
-    auto blanked =
-        co_await kv_.set(slot_key(settings_.run_id, slot_round_, slot_), encode_withdrawn(self_));
+  if (join_.slot > 0 && join_.slot_round >= 0) {
+    auto blanked = co_await kv_.set(slot_key(settings_.run_id, join_.slot_round, join_.slot),
+                                    encode_withdrawn(self_));
     if (!blanked) {
       co_return blanked.error();
     }
-    auto counted = co_await kv_.add(gone_key(settings_.run_id, slot_round_), 1);
+    auto counted = co_await kv_.add(gone_key(settings_.run_id, join_.slot_round), 1);
     if (!counted) {
       co_return counted.error();
     }
-    slot_ = 0;
-    slot_round_ = -1;
+    join_.forget_slot();
   }
-  if (waiting_round_ >= 0) {
-    const int round = waiting_round_;
+  if (join_.waiting_round >= 0) {
+    const int round = join_.waiting_round;
     const std::string me = self_.id();
     auto removed =
         co_await update([&](const RoundHeader& c) { return with_waiting(c, round, me, -1); });
     if (!removed) {
       co_return removed.error();
     }
-    waiting_round_ = -1;
+    join_.waiting_round = -1;
   }
   co_return Result<void>{};
 }
 
-asio::awaitable<DynamicRendezvous::Arrivals> DynamicRendezvous::arrivals(int round) {
-  auto slots = co_await kv_.add(slots_key(settings_.run_id, round), 0);
-  auto gone = co_await kv_.add(gone_key(settings_.run_id, round), 0);
-  if (!slots || !gone) {
-    co_return Arrivals{};
-  }
-  Arrivals out;
-  out.live = static_cast<int>(std::max<std::int64_t>(0, *slots - *gone));
-  out.taken = static_cast<int>(*slots);
-  auto keys =
-      slot_keys(settings_.run_id, round, std::min(out.taken, static_cast<int>(k_max_named_ids)));
-  if (auto texts = co_await read_many(std::move(keys)); texts) {
-    for (const auto& t : *texts) {
-      if (auto n = decode_slot(t)) {
-        (is_withdrawn(t) ? out.withdrawn : out.live_named).push_back(std::move(*n));
-      }
-    }
-  }
-  std::sort(out.live_named.begin(), out.live_named.end(), rank_before);
-  co_return out;
-}
-
-asio::awaitable<void> DynamicRendezvous::log_progress(const RoundHeader& h) {
-  const WallMs now = wall_now();
-  const bool warn_due = h.phase == Phase::joining &&
-                        is_incomplete_warning_due(join_started_, last_warning_, now, settings_);
-  if (!warn_due && now < next_progress_log_) {
-    co_return;
-  }
-  next_progress_log_ = now + settings_.progress_interval.count();
-  if (is_standing_by(h, join_view(), settings_)) {
-    spdlog::info("{}", render_standing_by(h, settings_));
-    co_return;
-  }
-  auto seen = co_await arrivals(h.round);
-  if (warn_due) {
-    last_warning_ = now;
-  }
-  if (warn_due && seen.live < settings_.min_nodes) {
-    spdlog::warn("{}", render_incomplete(h, seen.live, seen.live_named, join_started_, now,
-                                         join_deadline_, settings_, !hint_given_));
-    hint_given_ = true;
-    co_return;
-  }
-  spdlog::info("{}",
-               render_progress(h, seen.live, seen.live_named, now, join_deadline_, settings_));
-}
-
 asio::awaitable<Error> DynamicRendezvous::run_gone() {
   std::optional<RunEnd> end;
-  if (run_end_lookup_) {
-    auto found = co_await run_end_lookup_();
+  if (hooks_.run_end) {
+    auto found = co_await hooks_.run_end();
     if (!found) {
       spdlog::warn("rendezvous {}: reading how the run ended: {}", settings_.run_id,
                    found.error().message);
@@ -235,13 +169,13 @@ asio::awaitable<Error> DynamicRendezvous::run_gone() {
     }
   }
   stop();
-  co_return end ? render_run_end(*end, settings_, dropped())
-                : render_run_gone(settings_, dropped());
+  co_return end ? render_run_end(*end, settings_, keep_alive_.dropped())
+                : render_run_gone(settings_, keep_alive_.dropped());
 }
 
 asio::awaitable<Error> DynamicRendezvous::join_failed(const RoundHeader& h, JoinStep step) {
   if (step == JoinStep::error_closed) {
-    const bool stood_by = join_view().spare;  // withdraw() forgets it
+    const bool stood_by = join_.spare();  // withdraw() forgets it
     (void)co_await withdraw();
     if (!h.stop_reason.empty()) {
       co_return Error{ErrorCode::given_up,
@@ -252,13 +186,13 @@ asio::awaitable<Error> DynamicRendezvous::join_failed(const RoundHeader& h, Join
                                                  " ended while this node stood by as a spare"};
     }
     if (ever_joined_) {  // a member that comes back after the end (run_end.hpp)
-      co_return render_run_end(*run_end_of(h), settings_, dropped());
+      co_return render_run_end(*run_end_of(h), settings_, keep_alive_.dropped());
     }
     co_return Error{ErrorCode::closed, render_closed(settings_)};
   }
   // Every node that took a slot arrived, including one that timed out a moment before this
   // one and withdrew: only those that never came are "lost".
-  auto seen = co_await arrivals(h.round);
+  auto seen = co_await store_.arrivals(h.round);
   auto named = seen.live_named;
   named.insert(named.end(), seen.withdrawn.begin(), seen.withdrawn.end());
   std::sort(named.begin(), named.end(), rank_before);

@@ -59,10 +59,6 @@ asio::awaitable<Result<bool>> DynamicRendezvous::run_closed() {
   co_return h->value.closed;
 }
 
-void DynamicRendezvous::set_exclusion_listener(std::function<void(const Exclusion&)> listener) {
-  exclusion_listener_ = std::move(listener);
-}
-
 void DynamicRendezvous::note_exclusions(const RoundHeader& h) {
   if (h.excluded.size() == exclusions_seen_.size()) {
     return;  // the list only grows, and its first k_max_named_ids entries stay
@@ -71,8 +67,8 @@ void DynamicRendezvous::note_exclusions(const RoundHeader& h) {
     if (e.node != self_.id()) {
       spdlog::warn("{}; the other nodes go on without it", render_exclusion(e, settings_));
     }
-    if (exclusion_listener_) {
-      exclusion_listener_(e);
+    if (hooks_.excluded) {
+      hooks_.excluded(e);
     }
   }
   exclusions_seen_ = h.excluded;

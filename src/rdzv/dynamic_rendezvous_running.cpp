@@ -1,94 +1,24 @@
-// DynamicRendezvous while workers run and at job end: heartbeats (with the workers' last
-// progress), watch() (the header and the round's stacks request, plus the heartbeat of the one
-// member this node watches), failure reports, the leave op, the MASTER_ADDR/PORT exchange, the
-// exit barrier and the close op.
+// DynamicRendezvous while workers run and at job end: watch() (the header and the round's stacks
+// request, plus the heartbeat of the one member this node watches), failure reports, the leave op,
+// the MASTER_ADDR/PORT exchange, the exit barrier and the close op.
 
 #include "ddprun/rdzv/crash_loop.hpp"
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
 #include "ddprun/rdzv/waits.hpp"
-#include "ddprun/util/strings.hpp"
 
 #include <spdlog/spdlog.h>
 
 namespace ddprun::rdzv {
 namespace {
 
-constexpr const char* k_master_addr_key = "MASTER_ADDR";
-constexpr const char* k_master_port_key = "MASTER_PORT";
-constexpr const char* k_done_key = "done";
-constexpr int k_max_port = 65535;
 /// How often leave() checks whether the join it ended has returned.
 constexpr std::chrono::milliseconds k_ops_poll{20};
 
 }  // namespace
 
-void DynamicRendezvous::start_heartbeats() {
-  if (heartbeats_on_) {
-    return;
-  }
-  heartbeats_on_ = true;
-  asio::co_spawn(ctx_, heartbeat_loop(shared_from_this(), ++heartbeat_generation_), asio::detached);
-}
-
 void DynamicRendezvous::stop() {
   stop_watch();
-  heartbeats_on_ = false;
-  ++heartbeat_generation_;
-  heartbeat_timer_.cancel();
-}
-
-// `keep` holds this object alive for as long as the loop runs.
-asio::awaitable<void> DynamicRendezvous::heartbeat_loop(
-    [[maybe_unused]] std::shared_ptr<DynamicRendezvous> keep, int generation) {
-  // The first beat is the one take_slot() writes with the node: no extra connection in the
-  // burst of a large job's first round.
-  while (generation == heartbeat_generation_) {
-    heartbeat_timer_.expires_after(settings_.keep_alive_interval);
-    boost::system::error_code ec;
-    co_await heartbeat_timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (generation == heartbeat_generation_) {
-      co_await beat_once();
-    }
-  }
-}
-
-asio::awaitable<void> DynamicRendezvous::beat_once() {
-  const WallMs beat = wall_now();
-  std::vector<std::pair<std::string, std::string>> pairs{
-      {heartbeat_key(settings_.run_id, self_.id()), std::to_string(beat)}};
-  if (progress_source_) {  // in the same request: no extra round trip per beat
-    pairs.emplace_back(progress_key(settings_.run_id, self_.id()),
-                       render_progress_value(progress_source_()));
-  }
-  const auto stall = stall_share_.mine ? stall_share_.mine() : std::nullopt;
-  if (stall) {
-    pairs.emplace_back(node_stall_key(settings_.run_id, self_.id()),
-                       encode_node_stall(stall->timeout, stall->figures));
-  }
-  auto ok = co_await kv_.multi_set(std::move(pairs));
-  if (ok) {
-    note_beat(beat);
-  }
-  if (!ok) {
-    spdlog::warn("rendezvous {}: node {} has failed to send a keep-alive heartbeat: {}",
-                 settings_.run_id, self_.id(), ok.error().message);
-  } else if (stall) {
-    co_await share_stall_figures(stall->figures);
-  }
-}
-
-void DynamicRendezvous::note_beat(WallMs beat) {
-  if (auto silent_until = dropped_at(last_beat_, beat, settings_)) {
-    dropped_ = silent_until;
-  }
-  last_beat_ = beat;
-}
-
-std::optional<WallMs> DynamicRendezvous::dropped() const {
-  if (auto now = dropped_at(last_beat_, wall_now(), settings_)) {
-    return now;
-  }
-  return dropped_;
+  keep_alive_.stop();
 }
 
 void DynamicRendezvous::stop_watch() {
@@ -133,6 +63,10 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch() {
   }
 }
 
+// What ends a wait between two running looks on a store that watches: a change of the
+// header or the stacks request, the removal of the watched heartbeat (its lease ran out);
+// not its writes: it is judged by its time, at the look made when it would turn silent
+// (watch_wait).
 WatchSet DynamicRendezvous::wake_set() const {
   WatchSet set{{key_, stacks_request_key(settings_.run_id, last_round_->round)}, {}};
   if (const std::string& watched = last_round_->assignment.watch_id; !watched.empty()) {
@@ -141,6 +75,8 @@ WatchSet DynamicRendezvous::wake_set() const {
   return set;
 }
 
+// What a running look reads: the header, the round's stacks request and the watched
+// member's heartbeat.
 std::vector<std::string> DynamicRendezvous::watched_keys() const {
   auto set = wake_set();
   set.changes.insert(set.changes.end(), set.removals.begin(), set.removals.end());
@@ -205,7 +141,7 @@ asio::awaitable<RunSignal> DynamicRendezvous::watch_once(std::optional<WallMs>& 
                 render_signal(signal, *h, self_, round, settings_));
     co_return signal;
   }
-  co_return stacks_signal(round, got->at(1));
+  co_return stacks_.signal(round, got->at(1));
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::leave(std::chrono::milliseconds bound) {
@@ -220,7 +156,7 @@ asio::awaitable<Result<void>> DynamicRendezvous::leave(std::chrono::milliseconds
       co_return make_error(ErrorCode::timeout, "rendezvous " + settings_.run_id +
                                                    ": an operation in progress did not end");
     }
-    co_await sleep(k_ops_poll);
+    co_await store_.sleep(k_ops_poll);
   }
   while (wall_now() <= deadline) {
     auto h = co_await read_header();
@@ -228,9 +164,9 @@ asio::awaitable<Result<void>> DynamicRendezvous::leave(std::chrono::milliseconds
       co_return h.error();
     }
     const RoundHeader& c = h->value;
-    const bool my_slot = slot_ > 0 && slot_round_ == c.round && slot_ <= c.size;
+    const bool my_slot = join_.slot > 0 && join_.slot_round == c.round && join_.slot <= c.size;
     if (!c.closed && c.phase == Phase::closing && my_slot) {
-      co_await sleep(settings_.poll_interval);  // a close caught this node: see how it ends
+      co_await store_.sleep(settings_.poll_interval);  // a close caught this node: see how it ends
       continue;
     }
     const bool ran = last_round_ && c.round == last_round_->round;
@@ -252,7 +188,7 @@ asio::awaitable<Result<void>> DynamicRendezvous::leave(std::chrono::milliseconds
 }
 
 asio::awaitable<bool> DynamicRendezvous::slot_won(int round) {
-  auto text = co_await read_one(rank_key(settings_.run_id, round, slot_));
+  auto text = co_await store_.read_one(rank_key(settings_.run_id, round, join_.slot));
   if (!text || text->empty()) {
     co_return false;
   }
@@ -288,33 +224,7 @@ asio::awaitable<Result<CrashStreak>> DynamicRendezvous::report_failure(FailedRou
 asio::awaitable<Result<MasterEndpoint>> DynamicRendezvous::exchange_master(
     RoundResult round, std::optional<MasterEndpoint> mine) {
   auto keep = shared_from_this();
-  const std::string prefix = round_prefix(settings_.run_id, round.round);
-  if (round.group_rank() == 0) {
-    if (!mine) {
-      co_return make_error(ErrorCode::internal, "exchange_master: group rank 0 has no endpoint");
-    }
-    std::vector<std::pair<std::string, std::string>> pairs{
-        {prefix + k_master_addr_key, mine->addr},
-        {prefix + k_master_port_key, std::to_string(mine->port)}};
-    auto set = co_await kv_.multi_set(std::move(pairs));
-    if (!set) {
-      co_return set.error();
-    }
-  }
-  auto port_text = co_await kv_.get(prefix + k_master_port_key, settings_.read_timeout);
-  if (!port_text) {
-    co_return port_text.error();
-  }
-  auto addr = co_await read_one(prefix + k_master_addr_key);
-  if (!addr) {
-    co_return addr.error();
-  }
-  auto port = util::parse_int_in(*port_text, 1, k_max_port);
-  if (!port) {
-    co_return make_error(ErrorCode::protocol,
-                         prefix + k_master_port_key + ": " + port_text.value() + " is not a port");
-  }
-  co_return MasterEndpoint{*addr, static_cast<int>(*port)};
+  co_return co_await rdzv::exchange_master(store_, settings_, std::move(round), std::move(mine));
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::exit_barrier(std::chrono::milliseconds timeout) {
@@ -322,29 +232,7 @@ asio::awaitable<Result<void>> DynamicRendezvous::exit_barrier(std::chrono::milli
   if (!last_round_) {
     co_return Result<void>{};
   }
-  const std::string key = round_prefix(settings_.run_id, last_round_->round) + k_done_key;
-  const auto deadline = clock_.now() + timeout;
-  auto count = co_await kv_.add(key, 1);
-  while (true) {
-    if (!count) {
-      co_return count.error();
-    }
-    if (*count >= last_round_->group_world_size()) {
-      co_return Result<void>{};
-    }
-    if (clock_.now() >= deadline) {
-      co_return make_error(ErrorCode::timeout,
-                           "rendezvous " + settings_.run_id +
-                               ": exit barrier: " + std::to_string(*count) + "/" +
-                               std::to_string(last_round_->group_world_size()) +
-                               " nodes done after " + std::to_string(timeout.count()) + " ms");
-    }
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now());
-    std::vector<std::string> keys{key};
-    co_await wait_for_others(std::move(keys), barrier_wait(settings_, kv_.watches_changes(), left));
-    count = co_await kv_.add(key, 0);
-  }
+  co_return co_await rdzv::exit_barrier(store_, settings_, *last_round_, timeout);
 }
 
 asio::awaitable<Result<void>> DynamicRendezvous::shutdown(bool finished) {

@@ -7,15 +7,11 @@
 
 namespace ddprun::rdzv {
 
-void DynamicRendezvous::set_spare_listener(std::function<void(const SpareJoined&)> listener) {
-  spare_listener_ = std::move(listener);
-}
-
 asio::awaitable<void> DynamicRendezvous::note_spare(int waited_round, const RoundResult& joined) {
-  auto before = co_await round_members(waited_round);
+  auto before = co_await store_.round_members(waited_round, last_round_);
   std::vector<NodeDesc> after = joined.members;
   if (after.empty()) {  // not co_await in a ?: (g++ 12 miscompiles it)
-    after = co_await round_members(joined.round);
+    after = co_await store_.round_members(joined.round, joined);
   }
   auto h = co_await read_header();
   if (before.empty() || after.empty() || !h) {
@@ -26,8 +22,8 @@ asio::awaitable<void> DynamicRendezvous::note_spare(int waited_round, const Roun
     co_return;  // a late joiner that filled room, not a replacement
   }
   spdlog::warn("{}", render_spare_joined(joined_as, settings_));
-  if (spare_listener_) {
-    spare_listener_(joined_as);
+  if (hooks_.spare_joined) {
+    hooks_.spare_joined(joined_as);
   }
 }
 

@@ -309,8 +309,8 @@ TEST(RdzvHandler, AMemberThatFindsTheRunsKeysGoneAsksHowItEndedAndStartsNoNewRun
   c.add(make_node("node-b"), fast_settings(1, 2));
   ASSERT_EQ(c.form({0, 1}).size(), 2U);
   c.kv_.poke(state_key("job"), "");  // the last agent out removed the run's keys
-  c.agents_[0]->set_run_end_lookup(finished_record);
-  c.agents_[1]->set_run_end_lookup(no_record);
+  c.agents_[0]->hooks().run_end = finished_record;
+  c.agents_[1]->hooks().run_end = no_record;
   auto back = c.next_rounds({0, 1});
   ASSERT_TRUE(c.wait_for(back[0]) && c.wait_for(back[1]));
   ASSERT_FALSE(back[0]->value());

@@ -28,19 +28,19 @@ void form_three(Cluster& c) {
 
 Result<StacksRequest> request(Cluster& c, std::size_t who, const std::string& reason,
                               std::chrono::milliseconds collect_for = 2s) {
-  auto asked = start(c.ctx_, c.agents_.at(who)->request_stacks(reason, collect_for));
+  auto asked = start(c.ctx_, c.agents_.at(who)->stacks().request(reason, collect_for));
   EXPECT_TRUE(c.wait_for(asked));
   return asked->value_or(make_error(ErrorCode::internal, "request_stacks did not finish"));
 }
 
 void publish(Cluster& c, std::size_t who, const std::string& summary) {
-  auto done = start(c.ctx_, c.agents_.at(who)->publish_stacks(summary));
+  auto done = start(c.ctx_, c.agents_.at(who)->stacks().publish(summary));
   ASSERT_TRUE(c.wait_for(done));
   ASSERT_TRUE(done->value()) << done->value().error().message;
 }
 
 StacksGathered collect(Cluster& c, std::size_t who, std::chrono::milliseconds bound) {
-  auto got = start(c.ctx_, c.agents_.at(who)->collect_stacks(bound));
+  auto got = start(c.ctx_, c.agents_.at(who)->stacks().collect(bound));
   EXPECT_TRUE(c.wait_for(got));
   return got->value_or(StacksGathered{});
 }
@@ -60,7 +60,7 @@ TEST(RdzvStacks, EveryOtherNodeIsAskedOnceAndTheRequesterCollectsAllAnswers) {
   EXPECT_EQ(**watch_b, RunSignal::stacks_requested);
   EXPECT_EQ(**watch_c, RunSignal::stacks_requested);
   for (std::size_t i : {1U, 2U}) {
-    const auto& r = c.agents_[i]->stacks_request();
+    const auto& r = c.agents_[i]->stacks().last_request();
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(r->requester, make_node("node-a").id());
     EXPECT_EQ(r->requester_rank, 0);
@@ -131,7 +131,7 @@ TEST(RdzvStacks, ARequestOfAnEarlierRoundIsNotSeenInTheNextRound) {
   ASSERT_TRUE(request(c, 2, "stall in round 1"));
   ASSERT_TRUE(c.wait_for(watch_b));
   EXPECT_EQ(**watch_b, RunSignal::stacks_requested);
-  EXPECT_EQ(c.agents_[1]->stacks_request()->reason, "stall in round 1");
+  EXPECT_EQ(c.agents_[1]->stacks().last_request()->reason, "stall in round 1");
 }
 
 TEST(RdzvStacks, ASecondAskerWhileOneCollectsAnswersThatRequestInstead) {
@@ -211,13 +211,13 @@ TEST(RdzvStacks, ALargeRoundNamesItsSilentNodesFromTheMembersKey) {
 TEST(RdzvStacks, NothingToAnswerOrCollectBeforeARequest) {
   Cluster c;
   form_three(c);
-  auto published = start(c.ctx_, c.agents_[1]->publish_stacks("x"));
+  auto published = start(c.ctx_, c.agents_[1]->stacks().publish("x"));
   ASSERT_TRUE(c.wait_for(published));
   EXPECT_FALSE(published->value());
   const auto got = collect(c, 0, 100ms);
   EXPECT_NE(got.error.find("no stacks request"), std::string::npos) << got.error;
   c.add(make_node("node-d"), fast_settings(1, 1));
-  auto early = start(c.ctx_, c.agents_[3]->request_stacks("x", 1s));
+  auto early = start(c.ctx_, c.agents_[3]->stacks().request("x", 1s));
   ASSERT_TRUE(c.wait_for(early));
   EXPECT_FALSE(early->value());
 }
@@ -240,7 +240,7 @@ TEST(RdzvStacks, HeartbeatsCarryTheWorkersLastProgress) {
   auto settings = fast_settings(1, 1);
   c.add(make_node("node-a"), settings);
   std::optional<WallMs> progress;
-  c.agents_[0]->set_progress_source([&] { return progress; });
+  c.agents_[0]->keep_alive().set_progress_source([&] { return progress; });
   ASSERT_EQ(c.form({0}).size(), 1U);
   const std::string key = progress_key("job", make_node("node-a").id());
   ASSERT_TRUE(run_until(c.ctx_, [&] { return c.kv_.peek(key).has_value(); }));

@@ -33,8 +33,8 @@ TEST(RdzvStallShare, MembersAdoptTheRoundsMaximumOfEveryFigure) {
   for (const char* addr : {"node-a", "node-b"}) {
     c.add(make_node(addr), fast_settings(2, 2));
   }
-  c.agents_[0]->set_stall_share(a.share());
-  c.agents_[1]->set_stall_share(b.share());
+  c.agents_[0]->keep_alive().set_stall_share(a.share());
+  c.agents_[1]->keep_alive().set_stall_share(b.share());
   ASSERT_EQ(c.form({0, 1}).size(), 2U);
   const StallFigures job{90s, 58s, 3h};
   ASSERT_TRUE(run_until(c.ctx_, [&] { return a.adopted == job && b.adopted == job; }))
@@ -55,10 +55,10 @@ TEST(RdzvStallShare, ANodeThatIsNotLearningWritesNothing) {
   Cluster c;
   c.add(make_node("node-a"), fast_settings(1, 1));
   bool adopted = false;
-  c.agents_[0]->set_stall_share(StallShare{[] { return std::optional<NodeStall>(); },
-                                           [&](const StallFigures&) { adopted = true; }});
+  c.agents_[0]->keep_alive().set_stall_share(StallShare{
+      [] { return std::optional<NodeStall>(); }, [&](const StallFigures&) { adopted = true; }});
   std::optional<WallMs> progress = 1;
-  c.agents_[0]->set_progress_source([&] { return progress; });
+  c.agents_[0]->keep_alive().set_progress_source([&] { return progress; });
   ASSERT_EQ(c.form({0}).size(), 1U);
   const std::string beat = progress_key("job", make_node("node-a").id());
   ASSERT_TRUE(run_until(c.ctx_, [&] { return c.kv_.peek(beat).has_value(); }));
