@@ -129,13 +129,14 @@ std::string bash_value_cases(std::span<const FlagSpec> table) {
   return out + "    esac\n";
 }
 
-std::string bash_variables(std::span<const FlagSpec> table) {
+std::string bash_variables(std::span<const FlagSpec> table,
+                           std::span<const std::string> status_options) {
   return "    local flags=\"" + join(spellings_where(table, false), " ") + "\"\n" +
          "    local valued=\"" + join(spellings_where(table, true), " ") + "\"\n" +
          "    local subcommands=\"" + join_range(detail::k_subcommands) + "\"\n" +
          "    local store_verbs=\"" + join(store_verb_names(), " ") + "\"\n" +
          "    local store_options=\"" + join_range(detail::k_store_options) + "\"\n" +
-         "    local status_options=\"" + join_range(detail::k_status_options) + "\"\n";
+         "    local status_options=\"" + join_range(status_options) + "\"\n";
 }
 
 // ---- zsh -----------------------------------------------------------------------------------
@@ -255,27 +256,33 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 
 }  // namespace
 
-std::string render_bash_completion_with(std::span<const FlagSpec> table) {
+std::string render_bash_completion_with(std::span<const FlagSpec> table,
+                                        std::span<const std::string> status_options) {
   std::string out(k_bash_head);
-  out += bash_variables(table);
+  out += bash_variables(table, status_options);
   out += k_bash_scan;
   out += bash_value_cases(table);
   out += k_bash_tail;
   return out;
 }
 
-std::string render_zsh_completion_with(std::span<const FlagSpec> table) {
+std::string render_zsh_completion_with(std::span<const FlagSpec> table,
+                                       std::span<const std::string> status_options) {
   std::string out(k_zsh_head);
   for (const auto& flag : table) {
     out += zsh_spec(flag);
   }
   auto tail = replace_all(std::string(k_zsh_tail), "@STORE_VERBS@", join(store_verb_names(), " "));
-  tail = replace_all(std::move(tail), "@STATUS_OPTIONS@", join_range(detail::k_status_options));
+  tail = replace_all(std::move(tail), "@STATUS_OPTIONS@", join_range(status_options));
   return out + replace_all(std::move(tail), "@STORE_OPTIONS@", join_range(detail::k_store_options));
 }
 
-std::string render_bash_completion() { return render_bash_completion_with(flag_table()); }
+std::string render_bash_completion(std::span<const std::string> status_options) {
+  return render_bash_completion_with(flag_table(), status_options);
+}
 
-std::string render_zsh_completion() { return render_zsh_completion_with(flag_table()); }
+std::string render_zsh_completion(std::span<const std::string> status_options) {
+  return render_zsh_completion_with(flag_table(), status_options);
+}
 
 }  // namespace ddprun::cli

@@ -48,11 +48,6 @@ inline constexpr std::array<std::string_view, 11> k_store_options{
     "--frame-timeout", "--legacy-dialect",  "--token-file"};
 
 /// Options of `ddprun status`, for completion and the man page.
-inline constexpr std::array<std::string_view, 11> k_status_options{
-    "--rdzv-backend", "--rdzv_backend", "--rdzv-endpoint", "--rdzv_endpoint",
-    "--rdzv-id",      "--rdzv_id",      "--rdzv-conf",     "--rdzv_conf",
-    "--timeout",      "--json",         "--help"};
-
 /// The words that may replace the training script as the first argument.
 inline constexpr std::array<std::string_view, 2> k_subcommands{"store", "status"};
 

@@ -4,6 +4,7 @@
 // binary's --help.
 #include "ddprun/agent/worker_env.hpp"
 #include "ddprun/cli/docs.hpp"
+#include "ddprun/status/command.hpp"
 #include "ddprun/util/exit_status.hpp"
 
 #include <filesystem>
@@ -35,10 +36,11 @@ int main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   namespace cli = ddprun::cli;
+  const auto status_options = ddprun::status::status_options();
   const bool ok =
       write_file(dir / "ddprun.1",
                  cli::render_man_page(DDPRUN_VERSION, ddprun::agent::worker_variables())) &&
-      write_file(dir / "ddprun.bash", cli::render_bash_completion()) &&
-      write_file(dir / "_ddprun", cli::render_zsh_completion());
+      write_file(dir / "ddprun.bash", cli::render_bash_completion(status_options)) &&
+      write_file(dir / "_ddprun", cli::render_zsh_completion(status_options));
   return ok ? ddprun::util::k_exit_success : ddprun::util::k_exit_failure;
 }

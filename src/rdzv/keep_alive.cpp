@@ -30,8 +30,7 @@ void KeepAlive::stop() {
   timer_.cancel();
 }
 
-asio::awaitable<void> KeepAlive::loop([[maybe_unused]] std::shared_ptr<void> keep,
-                                      int generation) {
+asio::awaitable<void> KeepAlive::loop([[maybe_unused]] std::shared_ptr<void> keep, int generation) {
   while (generation == generation_) {
     timer_.expires_after(settings_.keep_alive_interval);
     boost::system::error_code ec;

@@ -15,7 +15,8 @@ constexpr int k_max_port = 65535;
 
 }  // namespace
 
-asio::awaitable<Result<MasterEndpoint>> exchange_master(RoundStore& store, const RdzvSettings& settings,
+asio::awaitable<Result<MasterEndpoint>> exchange_master(RoundStore& store,
+                                                        const RdzvSettings& settings,
                                                         RoundResult round,
                                                         std::optional<MasterEndpoint> mine) {
   const std::string prefix = round_prefix(settings.run_id, round.round);
@@ -62,17 +63,16 @@ asio::awaitable<Result<void>> exit_barrier(RoundStore& store, const RdzvSettings
       co_return Result<void>{};
     }
     if (clock.now() >= deadline) {
-      co_return make_error(ErrorCode::timeout,
-                           "rendezvous " + settings.run_id +
-                               ": exit barrier: " + std::to_string(*count) + "/" +
-                               std::to_string(round.group_world_size()) +
-                               " nodes done after " + std::to_string(timeout.count()) + " ms");
+      co_return make_error(ErrorCode::timeout, "rendezvous " + settings.run_id +
+                                                   ": exit barrier: " + std::to_string(*count) +
+                                                   "/" + std::to_string(round.group_world_size()) +
+                                                   " nodes done after " +
+                                                   std::to_string(timeout.count()) + " ms");
     }
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.now());
     std::vector<std::string> keys{key};
     co_await store.wait_for_others(std::move(keys),
-                                    barrier_wait(settings, kv.watches_changes(), left));
+                                   barrier_wait(settings, kv.watches_changes(), left));
     count = co_await kv.add(key, 0);
   }
 }

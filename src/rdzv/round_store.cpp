@@ -10,8 +10,7 @@
 
 namespace ddprun::rdzv {
 
-RoundStore::RoundStore(asio::io_context& ctx, Kv& kv, std::string run_id,
-                       const util::Clock& clock)
+RoundStore::RoundStore(asio::io_context& ctx, Kv& kv, std::string run_id, const util::Clock& clock)
     : ctx_(ctx), kv_(kv), run_id_(std::move(run_id)), clock_(clock) {}
 
 WallMs RoundStore::wall_now() const {

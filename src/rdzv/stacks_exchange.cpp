@@ -24,9 +24,8 @@ std::optional<StacksRequest> standing_request(const std::string& text) {
 
 }  // namespace
 
-StacksExchange::StacksExchange(RoundStore& store, const RdzvSettings& settings,
-                               std::string self_id, const std::optional<RoundResult>& round,
-                               util::Random& random)
+StacksExchange::StacksExchange(RoundStore& store, const RdzvSettings& settings, std::string self_id,
+                               const std::optional<RoundResult>& round, util::Random& random)
     : store_(store),
       settings_(settings),
       self_id_(std::move(self_id)),

@@ -217,4 +217,23 @@ int status_command(const std::vector<std::string>& args, const util::Env& env) {
   return show(a, **reader);
 }
 
+std::vector<std::string> status_options() {
+  CLI::App app;
+  Args a;
+  build(app, a);
+  std::vector<std::string> out;
+  auto add = [&out](const CLI::Option& option) {
+    for (const auto& name : option.get_lnames()) {
+      out.push_back("--" + name);
+    }
+  };
+  for (const auto* option : app.get_options()) {
+    if (option != app.get_help_ptr()) {
+      add(*option);
+    }
+  }
+  add(*app.get_help_ptr());  // last: the command's own options first
+  return out;
+}
+
 }  // namespace ddprun::status

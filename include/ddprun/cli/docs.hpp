@@ -26,12 +26,15 @@ std::string render_man_page_with(std::span<const FlagSpec> table, std::string_vi
                                  std::span<const VariableDoc> worker_variables);
 
 /// A bash completion script (`complete -F _ddprun ddprun`): every spelling, the choices of
-/// enum-valued flags, file names for the script and for other values.
-std::string render_bash_completion();
-std::string render_bash_completion_with(std::span<const FlagSpec> table);
+/// enum-valued flags, file names for the script and for other values. `status_options`: what
+/// `ddprun status` takes, as status::status_options() lists it.
+std::string render_bash_completion(std::span<const std::string> status_options);
+std::string render_bash_completion_with(std::span<const FlagSpec> table,
+                                        std::span<const std::string> status_options);
 
 /// A zsh completion function file (`#compdef ddprun`) in _arguments form.
-std::string render_zsh_completion();
-std::string render_zsh_completion_with(std::span<const FlagSpec> table);
+std::string render_zsh_completion(std::span<const std::string> status_options);
+std::string render_zsh_completion_with(std::span<const FlagSpec> table,
+                                       std::span<const std::string> status_options);
 
 }  // namespace ddprun::cli

@@ -18,14 +18,16 @@ struct JoinState {
   /// counting another (a join that looks again after a failed write).
   int counted_round = -1;
   int counted_slot = 0;
-  int waiting_round = -1;     ///< the round whose wait list counts this node
-  int stood_by_round = -1;    ///< the round this node stood by in as a spare
-  int seen_round = -1;        ///< the header's round when this node last read it
-  WallMs seen_round_at = 0;   ///< when it first saw seen_round
-  WallMs deadline = 0;        ///< when the join gives up (join_deadline_after may move it)
+  int waiting_round = -1;    ///< the round whose wait list counts this node
+  int stood_by_round = -1;   ///< the round this node stood by in as a spare
+  int seen_round = -1;       ///< the header's round when this node last read it
+  WallMs seen_round_at = 0;  ///< when it first saw seen_round
+  WallMs deadline = 0;       ///< when the join gives up (join_deadline_after may move it)
 
   /// It stood by as a spare on the wait list it is on.
-  [[nodiscard]] bool spare() const { return stood_by_round >= 0 && stood_by_round == waiting_round; }
+  [[nodiscard]] bool spare() const {
+    return stood_by_round >= 0 && stood_by_round == waiting_round;
+  }
   /// The view decide_join() reads at `now`; `ran_round`: the round this node last ran in.
   [[nodiscard]] JoinView view(std::optional<int> ran_round, WallMs now) const;
   /// A header read while joining, at `now`: notes its round (a spare's grace counts from when

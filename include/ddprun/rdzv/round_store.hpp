@@ -18,8 +18,8 @@ namespace ddprun::rdzv {
 
 /// Who took a slot of a round: counts, and the nodes of the first k_max_named_ids slots.
 struct Arrivals {
-  int live = 0;   ///< slots taken minus withdrawn
-  int taken = 0;  ///< slots taken
+  int live = 0;                      ///< slots taken minus withdrawn
+  int taken = 0;                     ///< slots taken
   std::vector<NodeDesc> live_named;  ///< in rank order
   std::vector<NodeDesc> withdrawn;
 };

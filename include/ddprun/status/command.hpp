@@ -23,4 +23,8 @@ inline constexpr double k_default_timeout_s = 5.0;
 /// `env` is ddprun's environment (the job's token file, DDPRUN_RDZV_TOKEN).
 int status_command(const std::vector<std::string>& args, const util::Env& env);
 
+/// Every option spelling the command takes ("--rdzv-backend", "--rdzv_backend", ...,
+/// "--help"), read from the parser status_command builds: the completions list these.
+std::vector<std::string> status_options();
+
 }  // namespace ddprun::status

@@ -3,6 +3,7 @@
 // generated script, and zsh must parse its script and offer what each position takes.
 #include "ddprun/agent/worker_env.hpp"
 #include "ddprun/cli/docs.hpp"
+#include "ddprun/status/command.hpp"
 
 #include <gtest/gtest.h>
 
@@ -39,7 +40,7 @@ TEST(ManPageTool, GroffFormatsItWithoutWarnings) {
 // Completes the last word of `words` with the generated bash script, one candidate a line.
 std::vector<std::string> complete(const std::vector<std::string>& words) {
   auto dir = test::make_temp_dir("ddprun-bash");
-  auto script = write_temp(dir, "ddprun.bash", render_bash_completion());
+  auto script = write_temp(dir, "ddprun.bash", render_bash_completion(status::status_options()));
   write_temp(dir, "train.py", "");
   std::string array;
   for (const auto& w : words) {
@@ -110,7 +111,7 @@ std::string zsh_path() {
 // are what _arguments leaves for the state: the words from the subcommand on.
 Words zsh_offers(const std::string& state, const Words& words, int current) {
   auto dir = test::make_temp_dir("ddprun-zsh");
-  auto script = write_temp(dir, "_ddprun", render_zsh_completion());
+  auto script = write_temp(dir, "_ddprun", render_zsh_completion(status::status_options()));
   std::string array;
   for (const auto& w : words) {
     array += " '" + w + "'";
@@ -200,7 +201,7 @@ TEST(ZshCompletionTool, ParsesAsZsh) {
     GTEST_SKIP() << "zsh is not installed";
   }
   auto dir = test::make_temp_dir("ddprun-zsh");
-  auto script = write_temp(dir, "_ddprun", render_zsh_completion());
+  auto script = write_temp(dir, "_ddprun", render_zsh_completion(status::status_options()));
   auto r = test::run({zsh, "-n", script});
   std::filesystem::remove_all(dir);
   EXPECT_EQ(r.status, 0) << r.err;

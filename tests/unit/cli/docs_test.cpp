@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace ddprun::cli {
 namespace {
@@ -12,6 +13,8 @@ namespace {
 // Keys of synthetic tables, made once: clang 14 crashes (ConstantEmitter) on a consteval
 // FlagKey constructor called inside an aggregate initializer.
 constexpr FlagKey k_test_key_x{"x"};
+/// What `ddprun status` takes, as the completions are handed it (status::status_options()).
+const std::vector<std::string> k_some_status_options{"--rdzv-endpoint", "--json", "--help"};
 
 // The man page writes '-' as roff's "\-".
 std::string roff(std::string_view text) {
@@ -123,7 +126,7 @@ TEST(RenderManPage, NoLineStartsWithAQuoteOrAnUnknownRequest) {
 }
 
 TEST(RenderBashCompletion, CompletesEverySpellingAndChoice) {
-  auto bash = render_bash_completion();
+  auto bash = render_bash_completion(k_some_status_options);
   auto flags_at = bash.find("local flags=\"");
   ASSERT_NE(flags_at, std::string::npos);
   auto flags =
@@ -144,7 +147,7 @@ TEST(RenderBashCompletion, CompletesEverySpellingAndChoice) {
 }
 
 TEST(RenderBashCompletion, ValuedFlagsAreKnownSoTheirValueIsNotTakenForTheScript) {
-  auto bash = render_bash_completion();
+  auto bash = render_bash_completion(k_some_status_options);
   auto at = bash.find("local valued=\"");
   ASSERT_NE(at, std::string::npos);
   auto valued = " " + bash.substr(at + 14, bash.find('"', at + 14) - at - 14) + " ";
@@ -156,7 +159,7 @@ TEST(RenderBashCompletion, ValuedFlagsAreKnownSoTheirValueIsNotTakenForTheScript
 }
 
 TEST(RenderZshCompletion, CompletesEverySpellingWithChoices) {
-  auto zsh = render_zsh_completion();
+  auto zsh = render_zsh_completion(k_some_status_options);
   EXPECT_EQ(zsh.rfind("#compdef ddprun\n", 0), 0U);
   for (const auto& flag : flag_table()) {
     for (auto s : flag.spellings) {
@@ -184,7 +187,7 @@ TEST(RenderZshCompletion, QuotesHelpTextForArguments) {
                                   .kind = FlagKind::boolean,
                                   .group = FlagGroup::nodes,
                                   .help = "the workers' [state]: a:b. Second sentence."}};
-  auto zsh = render_zsh_completion_with(table);
+  auto zsh = render_zsh_completion_with(table, k_some_status_options);
   EXPECT_TRUE(contains(zsh, "  '(--x)--x[the workers'\\'' \\[state\\]\\: a\\:b]' \\\n")) << zsh;
 }
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 #include <regex>
 #include <set>
@@ -103,8 +104,11 @@ TEST(SubcommandDocs, StoreVerbsAreTheSubcommands) {
 }
 
 TEST(SubcommandDocs, StatusOptionsAreTheCommandsOptions) {
-  EXPECT_EQ(Names(k_status_options.begin(), k_status_options.end()),
+  const auto listed = status::status_options();
+  EXPECT_EQ(Names(listed.begin(), listed.end()),
             options_in_help(help_of(status::status_command, {"--help"})));
+  EXPECT_EQ(std::count(listed.begin(), listed.end(), "--rdzv_backend"), 1)
+      << "the launcher's spellings come with the shared flags";
 }
 
 }  // namespace
