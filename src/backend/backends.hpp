@@ -66,4 +66,20 @@ std::unique_ptr<RendezvousBackend> make_etcd_backend(asio::io_context& ctx,
                                                      const util::Env& env,
                                                      const util::Clock& clock);
 
+/// A multi-node backend's builder.
+using BackendBuilder = std::unique_ptr<RendezvousBackend> (*)(asio::io_context&,
+                                                              const config::LaunchConfig&,
+                                                              const util::Env&, const util::Clock&);
+struct BuilderRow {
+  config::RdzvBackend backend;
+  BackendBuilder build;
+};
+/// Which builder each backend's row leads to (make_rendezvous; a one-node job that may skip
+/// the shared rendezvous gets the local backend instead): a new backend adds its row here.
+inline constexpr BuilderRow k_builders[] = {
+    {config::RdzvBackend::static_, &make_store_backend},
+    {config::RdzvBackend::c10d, &make_store_backend},
+    {config::RdzvBackend::etcd_v3, &make_etcd_backend},
+};
+
 }  // namespace ddprun::backend

@@ -69,12 +69,17 @@ void ElasticParts::observe(const RendezvousBackend::Observers& observers) {
 std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx,
                                                    const config::LaunchConfig& cfg,
                                                    const util::Env& env, const util::Clock& clock) {
-  // The one place a backend's row leads to its builder (docs/architecture.md).
-  if (cfg.rdzv_backend == config::RdzvBackend::etcd_v3) {
-    return make_etcd_backend(ctx, cfg, env, clock);
+  if (config::is_single_node(cfg)) {
+    return make_local_backend(ctx, cfg, cfg, cfg);
   }
-  return config::is_single_node(cfg) ? make_local_backend(ctx, cfg, cfg, cfg)
-                                     : make_store_backend(ctx, cfg, env, clock);
+  for (const auto& row : k_builders) {
+    if (row.backend == cfg.rdzv_backend) {
+      return row.build(ctx, cfg, env, clock);
+    }
+  }
+  throw Fatal(make_error(
+      ErrorCode::internal,
+      "no builder for --rdzv-backend " + std::string(config::to_string(cfg.rdzv_backend))));
 }
 
 }  // namespace ddprun::backend
