@@ -65,7 +65,8 @@ std::optional<int> fan_out_if_needed(const std::vector<std::string>& args,
   for (const auto& node : plan->nodes) {
     spdlog::debug("fan-out: node {} ({}):{}", node.node_rank, node.host, render_argv(node.argv));
   }
-  return fanout::run_plan(*plan, env, {cfg.shutdown_timeout, cfg.signals_to_handle});
+  return fanout::run_plan(*plan, env,
+                          {cfg.supervision.shutdown_timeout, cfg.supervision.signals_to_handle});
 }
 
 }  // namespace ddprun::app

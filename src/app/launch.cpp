@@ -52,10 +52,12 @@ std::string version_text() {
 /// (and the script, for Python workers) before anything runs.
 Result<void> preflight(const config::LaunchConfig& cfg, const util::Env& env) {
   auto path = env.get("PATH").value_or("/usr/local/bin:/usr/bin:/bin");
-  const std::string& program = cfg.no_python && !cfg.run_path ? cfg.training_script : cfg.python;
+  const std::string& program = cfg.command.no_python && !cfg.command.run_path
+                                   ? cfg.command.training_script
+                                   : cfg.command.python;
   auto resolved = process::resolve_executable(program, path);
   if (!resolved) {
-    if (&program == &cfg.python) {
+    if (&program == &cfg.command.python) {
       return make_error(resolved.error().code,
                         config::source_of(cfg, "python") + ": " + resolved.error().message);
     }
@@ -65,9 +67,10 @@ Result<void> preflight(const config::LaunchConfig& cfg, const util::Env& env) {
     return make_error(ErrorCode::io, "cannot execute " + util::quoted(*resolved) +
                                          ": Permission denied (errno 13)");
   }
-  bool script_is_file = !(cfg.no_python && !cfg.run_path) && !cfg.module;
-  if (script_is_file && access(cfg.training_script.c_str(), R_OK) != 0) {
-    return make_error(ErrorCode::io, "training script " + util::quoted(cfg.training_script) +
+  bool script_is_file = !(cfg.command.no_python && !cfg.command.run_path) && !cfg.command.module;
+  if (script_is_file && access(cfg.command.training_script.c_str(), R_OK) != 0) {
+    return make_error(ErrorCode::io, "training script " +
+                                         util::quoted(cfg.command.training_script) +
                                          " cannot be read: " + std::strerror(errno));
   }
   return {};
@@ -77,11 +80,11 @@ Result<void> preflight(const config::LaunchConfig& cfg, const util::Env& env) {
 /// fewer CPUs than there are of them (with the final worker count, so only here).
 void report_host_choices(const config::LaunchConfig& cfg, const config::HostFacts& facts,
                          const sched::Detected& detected) {
-  if (!cfg.nproc_source.empty()) {
-    spdlog::info("Using nproc_per_node={} ({})", cfg.nproc_per_node, cfg.nproc_source);
+  if (!cfg.group.nproc_source.empty()) {
+    spdlog::info("Using nproc_per_node={} ({})", cfg.group.nproc_per_node, cfg.group.nproc_source);
   }
-  if (auto small =
-          host::small_cpu_mask_warning(facts.cpu_count, cfg.nproc_per_node, detected.scheduler)) {
+  if (auto small = host::small_cpu_mask_warning(facts.cpu_count, cfg.group.nproc_per_node,
+                                                detected.scheduler)) {
     spdlog::warn("{}", *small);
   }
 }
@@ -89,8 +92,8 @@ void report_host_choices(const config::LaunchConfig& cfg, const config::HostFact
 /// Decides the workers' OMP_NUM_THREADS and says what was chosen (torchrun's banner at WARNING).
 std::optional<std::string> omp_threads_for(const config::LaunchConfig& cfg,
                                            const config::HostFacts& facts, const util::Env& env) {
-  auto omp = agent::decide_omp_threads(env, cfg.omp_mode, cfg.omp_threads, cfg.nproc_per_node,
-                                       facts.cpu_count);
+  auto omp = agent::decide_omp_threads(env, cfg.resources.omp_mode, cfg.resources.omp_threads,
+                                       cfg.group.nproc_per_node, facts.cpu_count);
   switch (omp.log) {
     case agent::OmpDecision::Log::banner:
       spdlog::warn("\n{}", omp.message);
@@ -164,7 +167,7 @@ backend::NoticeSink guardian_sink(process::Guardian& guardian) {
 
 /// What the workers' torchrun would give them (host/torch_version.hpp), said at INFO.
 config::TorchrunFlavor torchrun_flavor_for(const config::LaunchConfig& cfg, const util::Env& env) {
-  const auto torch = host::find_worker_torch(cfg.python, env);
+  const auto torch = host::find_worker_torch(cfg.command.python, env);
   if (!torch) {
     const auto flavor = config::torchrun_flavor(std::nullopt);
     spdlog::info(
@@ -183,14 +186,14 @@ config::TorchrunFlavor torchrun_flavor_for(const config::LaunchConfig& cfg, cons
 /// null when the wait is off.
 std::unique_ptr<host::GpuMemorySource> gpu_memory_for(const config::LaunchConfig& cfg,
                                                       const util::Env& env) {
-  if (cfg.health.gpu_memory_wait.count() <= 0) {
+  if (cfg.supervision.health.gpu_memory_wait.count() <= 0) {
     return nullptr;
   }
   std::vector<std::optional<std::string>> pinned;
-  for (int lr = 0; lr < cfg.nproc_per_node; ++lr) {
+  for (int lr = 0; lr < cfg.group.nproc_per_node; ++lr) {
     const auto i = static_cast<std::size_t>(lr);
-    pinned.push_back(i < cfg.placements.size() ? cfg.placements[i].cuda_visible_devices
-                                               : std::nullopt);
+    pinned.push_back(i < cfg.host.placements.size() ? cfg.host.placements[i].cuda_visible_devices
+                                                    : std::nullopt);
   }
   return host::make_nvml_memory_source(std::move(pinned), env.get("CUDA_VISIBLE_DEVICES"));
 }
@@ -202,33 +205,34 @@ int run_agent(const config::LaunchConfig& cfg, util::Env agent_env, agent::Worke
   process::PosixLauncher launcher(&guardian);
   // What can still be a bad input (-r/-t, --log-dir, --events-file) is checked before any
   // store binds a port: a usage error must not depend on whether a port is free.
-  auto io = agent::make_worker_io(ctx, cfg, cfg, cfg, cfg, cfg, agent_env, clock);
-  agent::Reporter reporter(cfg, cfg, agent_env, clock);
+  auto io = agent::make_worker_io(ctx, cfg.output, cfg.group, cfg.rdzv, cfg.supervision,
+                                  cfg.command, agent_env, clock);
+  agent::Reporter reporter(cfg.command, cfg.output, agent_env, clock);
   auto backend = ddprun::backend::make_rendezvous(ctx, cfg, agent_env, clock);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
-  auto stacks = agent::make_stack_capture(ctx, cfg, agent_env, *io);
+  auto stacks = agent::make_stack_capture(ctx, cfg.command, agent_env, *io);
   const auto health_port = agent_env.get(std::string(agent::k_health_port_env));
   auto gpu_memory = gpu_memory_for(cfg, agent_env);
   agent::Supervisor supervisor(
       ctx,
-      agent::SupervisorPlan{cfg, cfg, cfg, cfg, cfg.rdzv_settings, std::move(agent_env),
-                            std::move(env_plan)},
+      agent::SupervisorPlan{cfg.group, cfg.supervision, cfg.command, cfg.host,
+                            cfg.rdzv.rdzv_settings, std::move(agent_env), std::move(env_plan)},
       agent::SupervisorSeams{launcher, clock, backend->rendezvous(), *io, watchdog.get(),
                              stacks.get(), backend->peers(), gpu_memory.get()},
       reporter.hooks());
-  auto health = agent::make_health_server(ctx, health_port, cfg.stall_timeout,
+  auto health = agent::make_health_server(ctx, health_port, cfg.supervision.stall_timeout,
                                           [&supervisor] { return supervisor.health(); });
   backend->observe(
       {progress_source(supervisor, clock),
        [&reporter](const rdzv::Exclusion& e, bool self) { reporter.on_exclusion(e, self); },
        [&reporter](const rdzv::SpareJoined& s) { reporter.on_spare_joined(s); }});
-  if (cfg.stall_auto) {
+  if (cfg.supervision.stall_auto) {
     backend->share_stall(stall_share(supervisor));
   }
   backend->on_death_notice(guardian_sink(guardian));
-  spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)", cfg.nproc_per_node,
-               util::quoted(cfg.training_script), backend->rendezvous().describe(),
-               cfg.max_restarts);
+  spdlog::info("starting {} worker(s) of {} on {} ({} restart(s) allowed)",
+               cfg.group.nproc_per_node, util::quoted(cfg.command.training_script),
+               backend->rendezvous().describe(), cfg.group.max_restarts);
   int status = 1;
   asio::co_spawn(ctx, supervisor.run(), [&](const std::exception_ptr& e, int code) {
     status = e ? 1 : code;
@@ -279,12 +283,12 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   }
   report_host_choices(cfg, facts, detected);
   config::HostPlan host_plan;
-  host_plan.placements =
-      host::plan_placements(cfg.nproc_per_node, cfg, env, nvml.value_or(host::NvmlInfo{}));
+  host_plan.placements = host::plan_placements(cfg.group.nproc_per_node, cfg.resources, env,
+                                               nvml.value_or(host::NvmlInfo{}));
   host_plan.torchrun = torchrun_flavor_for(cfg, env);
   const auto plan = config::with_host_plan(std::move(cfg), std::move(host_plan));
-  auto env_plan =
-      agent::make_worker_env_plan(plan, plan, plan, env, omp_threads_for(plan, facts, env));
+  auto env_plan = agent::make_worker_env_plan(plan.command, plan.supervision, plan.host, env,
+                                              omp_threads_for(plan, facts, env));
   return run_agent(plan, env, std::move(env_plan));
 }
 

@@ -44,24 +44,24 @@ class EtcdBackend final : public ElasticBackend {
   EtcdBackend(asio::io_context& ctx, const config::LaunchConfig& cfg, const util::Env& env,
               const util::Clock& clock)
       : stores_(ctx, nullptr, nullptr) {
-    auto settings = cfg.rdzv_settings;
-    auto client = etcd::Client::make(ctx, value_or_throw(rdzv::etcd_client_options(cfg.etcd)));
+    auto settings = cfg.rdzv.rdzv_settings;
+    auto client = etcd::Client::make(ctx, value_or_throw(rdzv::etcd_client_options(cfg.rdzv.etcd)));
     if (!client) {
       throw Fatal(make_error(client.error().code, "etcd-v3 rendezvous: " + client.error().message));
     }
     etcd_ = std::move(*client);
-    const config::Endpoint first = cfg.rdzv_endpoint;
-    auto self = self_desc(cfg, cfg, first, false);
+    const config::Endpoint first = cfg.rdzv.rdzv_endpoint;
+    auto self = self_desc(cfg.rdzv, cfg.group, first, false);
     rdzv::EtcdRunOptions run;
-    run.key_prefix = cfg.etcd.key_prefix;
-    run.run_id = cfg.rdzv_id;
+    run.key_prefix = cfg.rdzv.etcd.key_prefix;
+    run.run_id = cfg.rdzv.rdzv_id;
     run.node_id = self.id();
     run.lease_ttl = rdzv::lease_ttl(settings);
     run.deadline = settings.join_timeout;
-    run.token = rdzv_token(cfg, env);
-    auto notice = etcd_notice(cfg, run, *etcd_);
+    run.token = rdzv_token(cfg.rdzv, env);
+    auto notice = etcd_notice(cfg.rdzv, run, *etcd_);
     run.liveness_wait = rdzv::keep_alive_bound(settings) + settings.keep_alive_interval;
-    run.end_record_ttl = cfg.etcd.end_record_ttl;
+    run.end_record_ttl = cfg.rdzv.etcd.end_record_ttl;
     auto opened = net::run_now(ctx, rdzv::EtcdRun::open(*etcd_, std::move(run)));
     if (!opened) {
       throw Fatal(opened.error());
@@ -84,8 +84,8 @@ class EtcdBackend final : public ElasticBackend {
     };
     elastic.on_round = [this](std::optional<int> round) { notice_.set_round(round); };
     elastic.on_done = [this] { notice_.set_done(); };
-    parts_.rdzv =
-        std::make_unique<agent::ElasticRendezvous>(ctx, cfg, cfg, parts_.dyn, stores_, elastic);
+    parts_.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg.rdzv, cfg.group, parts_.dyn,
+                                                             stores_, elastic);
   }
 
  private:

@@ -69,17 +69,17 @@ void ElasticParts::observe(const RendezvousBackend::Observers& observers) {
 std::unique_ptr<RendezvousBackend> make_rendezvous(asio::io_context& ctx,
                                                    const config::LaunchConfig& cfg,
                                                    const util::Env& env, const util::Clock& clock) {
-  if (config::is_single_node(cfg)) {
-    return make_local_backend(ctx, cfg, cfg, cfg);
+  if (config::is_single_node(cfg.rdzv)) {
+    return make_local_backend(ctx, cfg.rdzv, cfg.group, cfg.host);
   }
   for (const auto& row : k_builders) {
-    if (row.backend == cfg.rdzv_backend) {
+    if (row.backend == cfg.rdzv.rdzv_backend) {
       return row.build(ctx, cfg, env, clock);
     }
   }
   throw Fatal(make_error(
       ErrorCode::internal,
-      "no builder for --rdzv-backend " + std::string(config::to_string(cfg.rdzv_backend))));
+      "no builder for --rdzv-backend " + std::string(config::to_string(cfg.rdzv.rdzv_backend))));
 }
 
 }  // namespace ddprun::backend

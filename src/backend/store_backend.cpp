@@ -150,38 +150,38 @@ class StoreBackend final : public ElasticBackend {
  public:
   StoreBackend(asio::io_context& ctx, const config::LaunchConfig& cfg, const util::Env& env,
                const util::Clock& clock) {
-    auto ep = config::store_endpoint(cfg);
-    auto settings = cfg.rdzv_settings;
-    const auto port_candidates = cfg.port_candidates;
-    const StoreChoices choices{rdzv_token(cfg, env), port_candidates};
-    server_ = host_store(ctx, cfg, ep, choices);
+    auto ep = config::store_endpoint(cfg.rdzv);
+    auto settings = cfg.rdzv.rdzv_settings;
+    const auto port_candidates = cfg.rdzv.port_candidates;
+    const StoreChoices choices{rdzv_token(cfg.rdzv, env), port_candidates};
+    server_ = host_store(ctx, cfg.rdzv, ep, choices);
     store::ClientOptions options;
     store::use_rdzv_auth(options, choices.token);
     options.host = ep.host;
     options.connect_timeout = settings.join_timeout;
     options.op_timeout = settings.read_timeout;
     if (!server_) {
-      find_derived_port(cfg, ep, port_candidates, options);
+      find_derived_port(cfg.rdzv, ep, port_candidates, options);
     }
     options.port = static_cast<std::uint16_t>(ep.port);
     if (!server_ && port_candidates.empty()) {
-      refuse_foreign_listener(ep, options, rdzv::host_marker_key(cfg.rdzv_id));
+      refuse_foreign_listener(ep, options, rdzv::host_marker_key(cfg.rdzv.rdzv_id));
     }
     settings.incomplete_hint =
         config::render_rendezvous_hint(cfg, ep, host::is_loopback_name(ep.host));
     kv_ = std::make_unique<rdzv::StoreKv>(ctx, options);
-    auto self = self_desc(cfg, cfg, ep, server_ != nullptr);
+    auto self = self_desc(cfg.rdzv, cfg.group, ep, server_ != nullptr);
     parts_.dyn = rdzv::DynamicRendezvous::create(ctx, *kv_, settings, self, clock);
     agent::ElasticOptions elastic;
-    elastic.is_static = config::row_of(cfg.rdzv_backend).fixed_nodes;
+    elastic.is_static = config::row_of(cfg.rdzv.rdzv_backend).fixed_nodes;
     elastic.store = ep;  // the port bound or found, which a derived port knows only now
     elastic.advertise_addr = self.addr;
-    notice_.reset(store_notice(cfg, ep, choices.token, self.id()));
+    notice_.reset(store_notice(cfg.rdzv, ep, choices.token, self.id()));
     elastic.on_round = [this](std::optional<int> round) { notice_.set_round(round); };
     elastic.on_done = [this] { notice_.set_done(); };
     stores_ = std::make_unique<TcpStoreDuties>(ctx, server_.get(), kv_.get());
-    parts_.rdzv =
-        std::make_unique<agent::ElasticRendezvous>(ctx, cfg, cfg, parts_.dyn, *stores_, elastic);
+    parts_.rdzv = std::make_unique<agent::ElasticRendezvous>(ctx, cfg.rdzv, cfg.group, parts_.dyn,
+                                                             *stores_, elastic);
   }
 
  private:

@@ -47,10 +47,11 @@ std::string static_hint(const LaunchConfig& config, const Endpoint& ep, bool sto
   if (from_scheduler(config, "master_addr")) {
     return scheduler_hint(store);
   }
-  std::string msg = "This agent is --node_rank " + std::to_string(config.node_rank) + " of " +
-                    std::to_string(config.nnodes.max) + " with its store at " + store + ".\n";
+  std::string msg = "This agent is --node_rank " + std::to_string(config.rdzv.node_rank) + " of " +
+                    std::to_string(config.rdzv.nnodes.max) + " with its store at " + store + ".\n";
   if (store_is_loopback) {
-    msg += loopback_line(config.master_addr, "--master_addr", is_default(config, "master_addr"));
+    msg +=
+        loopback_line(config.rdzv.master_addr, "--master_addr", is_default(config, "master_addr"));
   }
   if (is_default(config, "node_rank")) {
     msg += "--node_rank was not given, so every node defaults to 0.\n";
@@ -64,7 +65,7 @@ std::string c10d_hint(const LaunchConfig& config, const Endpoint& ep, bool store
     return scheduler_hint(store);
   }
   std::string msg = "This agent waits at --rdzv_endpoint " + store + " with --rdzv_id " +
-                    config.rdzv_id +
+                    config.rdzv.rdzv_id +
                     ": every node must be started with the same --rdzv_endpoint and --rdzv_id.\n";
   if (store_is_loopback) {
     msg += loopback_line(ep.host, "--rdzv_endpoint host", false);
@@ -76,7 +77,7 @@ std::string c10d_hint(const LaunchConfig& config, const Endpoint& ep, bool store
 
 std::string render_rendezvous_hint(const LaunchConfig& config, const Endpoint& store,
                                    bool store_is_loopback) {
-  const bool node_zero = row_of(config.rdzv_backend).store_host == StoreHost::node_rank_zero;
+  const bool node_zero = row_of(config.rdzv.rdzv_backend).store_host == StoreHost::node_rank_zero;
   return node_zero ? static_hint(config, store, store_is_loopback)
                    : c10d_hint(config, store, store_is_loopback);
 }

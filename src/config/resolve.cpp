@@ -43,14 +43,14 @@ Result<void> Resolver::nodes_and_workers() {
   if (!nodes) {
     return named(flag::k_nnodes, nodes.error());
   }
-  cfg_.nnodes = *nodes;
+  cfg_.rdzv.nnodes = *nodes;
   note(flag::k_nnodes, std::to_string(nodes->min) + ":" + std::to_string(nodes->max));
   const auto& n = text(flag::k_nproc_per_node);
   const int gpus = host_.gpu_count.value_or(0);
   const std::string gpu_from = host_.gpu_source.empty() ? "no GPU information" : host_.gpu_source;
   if (n == "cpu" || (n == "auto" && gpus == 0)) {
-    cfg_.nproc_per_node = host_.cpu_count;
-    cfg_.nproc_source =
+    cfg_.group.nproc_per_node = host_.cpu_count;
+    cfg_.group.nproc_source =
         n == "cpu" ? "cpu: affinity mask" : "auto: no GPU (" + gpu_from + "), cpu: affinity mask";
   } else if (n == "gpu" || n == "auto") {
     if (gpus == 0) {
@@ -61,8 +61,8 @@ Result<void> Resolver::nodes_and_workers() {
       return bad(flag::k_nproc_per_node,
                  "a count, or 'gpu' only where a CUDA GPU is visible (none is: " + why + ")");
     }
-    cfg_.nproc_per_node = gpus;
-    cfg_.nproc_source = n + ": " + gpu_from;
+    cfg_.group.nproc_per_node = gpus;
+    cfg_.group.nproc_source = n + ": " + gpu_from;
   } else {
     // torch main's "xpu" counts Intel GPUs through SYCL, which ddprun cannot ask.
     auto v = int_in(flag::k_nproc_per_node, 1, 1 << 16,
@@ -72,25 +72,26 @@ Result<void> Resolver::nodes_and_workers() {
     if (!v) {
       return v.error();
     }
-    cfg_.nproc_per_node = *v;
+    cfg_.group.nproc_per_node = *v;
   }
-  note(flag::k_nproc_per_node, std::to_string(cfg_.nproc_per_node),
-       cfg_.nproc_source.empty() ? origin_of(flag::k_nproc_per_node)
-                                 : origin_of(flag::k_nproc_per_node) + ", " + cfg_.nproc_source);
+  note(flag::k_nproc_per_node, std::to_string(cfg_.group.nproc_per_node),
+       cfg_.group.nproc_source.empty()
+           ? origin_of(flag::k_nproc_per_node)
+           : origin_of(flag::k_nproc_per_node) + ", " + cfg_.group.nproc_source);
   return {};
 }
 
 Result<void> Resolver::placement() {
   const auto& omp = text(flag::k_omp_threads);
   if (omp == "torchrun" || omp == "cpus") {
-    cfg_.omp_mode = omp == "cpus" ? OmpMode::cpus : OmpMode::torchrun;
+    cfg_.resources.omp_mode = omp == "cpus" ? OmpMode::cpus : OmpMode::torchrun;
   } else {
     auto v = int_in(flag::k_omp_threads, 1, 1 << 16, "torchrun, cpus or a positive integer");
     if (!v) {
       return v.error();
     }
-    cfg_.omp_mode = OmpMode::fixed;
-    cfg_.omp_threads = *v;
+    cfg_.resources.omp_mode = OmpMode::fixed;
+    cfg_.resources.omp_threads = *v;
   }
   note(flag::k_omp_threads, omp);
   const auto& numa = text(flag::k_numa_binding);
@@ -99,55 +100,57 @@ Result<void> Resolver::placement() {
   }
   for (auto b : {NumaBinding::node, NumaBinding::socket, NumaBinding::exclusive,
                  NumaBinding::core_complex}) {
-    cfg_.numa_binding = numa == to_string(b) ? b : cfg_.numa_binding;
+    cfg_.resources.numa_binding = numa == to_string(b) ? b : cfg_.resources.numa_binding;
   }
   note(flag::k_numa_binding, numa.empty() ? "(none)" : numa, origin_of(flag::k_numa_binding));
-  cfg_.pin_gpus = on(flag::k_pin_gpus);
-  note(flag::k_pin_gpus, cfg_.pin_gpus ? "true" : "false", origin_of(flag::k_pin_gpus));
-  cfg_.virtual_local_rank = on(flag::k_virtual_local_rank);
-  note(flag::k_virtual_local_rank, cfg_.virtual_local_rank ? "true" : "false",
+  cfg_.resources.pin_gpus = on(flag::k_pin_gpus);
+  note(flag::k_pin_gpus, cfg_.resources.pin_gpus ? "true" : "false", origin_of(flag::k_pin_gpus));
+  cfg_.resources.virtual_local_rank = on(flag::k_virtual_local_rank);
+  note(flag::k_virtual_local_rank, cfg_.resources.virtual_local_rank ? "true" : "false",
        origin_of(flag::k_virtual_local_rank));
   return {};
 }
 Result<void> Resolver::worker_command() {
-  cfg_.module = on(flag::k_module);
-  cfg_.no_python = on(flag::k_no_python);
-  cfg_.run_path = on(flag::k_run_path);
-  if (cfg_.module && cfg_.no_python) {
+  cfg_.command.module = on(flag::k_module);
+  cfg_.command.no_python = on(flag::k_no_python);
+  cfg_.command.run_path = on(flag::k_run_path);
+  if (cfg_.command.module && cfg_.command.no_python) {
     return make_error(
         ErrorCode::usage,
         "don't use both the '--no-python' flag and the '--module' flag at the same time");
   }
-  note(flag::k_module, cfg_.module ? "true" : "false", origin_of(flag::k_module));
-  note(flag::k_no_python, cfg_.no_python ? "true" : "false", origin_of(flag::k_no_python));
-  note(flag::k_run_path, cfg_.run_path ? "true" : "false", origin_of(flag::k_run_path));
+  note(flag::k_module, cfg_.command.module ? "true" : "false", origin_of(flag::k_module));
+  note(flag::k_no_python, cfg_.command.no_python ? "true" : "false", origin_of(flag::k_no_python));
+  note(flag::k_run_path, cfg_.command.run_path ? "true" : "false", origin_of(flag::k_run_path));
   if (!text(flag::k_python).empty()) {
-    cfg_.python = text(flag::k_python);
-    cfg_.python_origin = origin_of(flag::k_python);
-    note(flag::k_python, cfg_.python);
+    cfg_.command.python = text(flag::k_python);
+    cfg_.command.python_origin = origin_of(flag::k_python);
+    note(flag::k_python, cfg_.command.python);
   } else {
     auto choice = default_python(env_, host_.exe_dir, host_.is_executable);
-    cfg_.python = choice.path;
-    cfg_.python_origin = choice.origin;
-    note(flag::k_python, cfg_.python, choice.origin);
+    cfg_.command.python = choice.path;
+    cfg_.command.python_origin = choice.origin;
+    note(flag::k_python, cfg_.command.python, choice.origin);
   }
   bool legacy = on(flag::k_legacy_local_rank);
   bool use_env = on(flag::k_use_env);
-  if (legacy && !use_env && cfg_.no_python) {
+  if (legacy && !use_env && cfg_.command.no_python) {
     return make_error(ErrorCode::usage,
                       "when using the '--no-python' flag with --legacy-local-rank, you must also "
                       "set the '--use-env' flag");
   }
-  cfg_.append_local_rank = legacy && !use_env;
+  cfg_.command.append_local_rank = legacy && !use_env;
   const auto& style = text(flag::k_local_rank_arg);
   if (style != "underscore" && style != "dash") {
     return bad(flag::k_local_rank_arg, "underscore (--local_rank=N) or dash (--local-rank=N)");
   }
-  cfg_.local_rank_flag = style == "dash" ? "--local-rank" : "--local_rank";
-  note("append_local_rank", cfg_.append_local_rank ? cfg_.local_rank_flag + "=N" : "no",
+  cfg_.command.local_rank_flag = style == "dash" ? "--local-rank" : "--local_rank";
+  note("append_local_rank",
+       cfg_.command.append_local_rank ? cfg_.command.local_rank_flag + "=N" : "no",
        origin_of(flag::k_legacy_local_rank));
-  cfg_.role = text(flag::k_role);  // any text, as in torchrun (an empty role is a role named "")
-  note(flag::k_role, cfg_.role);
+  cfg_.group.role =
+      text(flag::k_role);  // any text, as in torchrun (an empty role is a role named "")
+  note(flag::k_role, cfg_.group.role);
   return {};
 }
 
@@ -156,13 +159,13 @@ Result<void> Resolver::supervision() {
   if (!restarts) {
     return restarts.error();
   }
-  cfg_.max_restarts = *restarts;
-  note(flag::k_max_restarts, std::to_string(cfg_.max_restarts));
+  cfg_.group.max_restarts = *restarts;
+  note(flag::k_max_restarts, std::to_string(cfg_.group.max_restarts));
   auto interval = util::parse_seconds(text(flag::k_monitor_interval));
   if (!interval || interval->count() <= 0) {
     return bad(flag::k_monitor_interval, "a positive number of seconds");
   }
-  cfg_.monitor_interval = *interval;
+  cfg_.supervision.monitor_interval = *interval;
   note(flag::k_monitor_interval, text(flag::k_monitor_interval));
   cfg_.start_method = text(flag::k_start_method);
   if (!is_choice(flag::k_start_method, cfg_.start_method)) {
@@ -175,8 +178,8 @@ Result<void> Resolver::supervision() {
     cfg_.start_method = fallback;
   }
   note(flag::k_start_method, cfg_.start_method);
-  cfg_.stacks_on_failure = on(flag::k_stacks_on_failure);
-  note(flag::k_stacks_on_failure, cfg_.stacks_on_failure ? "1" : "0");
+  cfg_.supervision.stacks_on_failure = on(flag::k_stacks_on_failure);
+  note(flag::k_stacks_on_failure, cfg_.supervision.stacks_on_failure ? "1" : "0");
   if (auto ok = stall_watch(); !ok) {
     return ok.error();
   }
@@ -184,14 +187,14 @@ Result<void> Resolver::supervision() {
   if (!grace) {
     return bad(flag::k_shutdown_timeout, "a non-negative number of seconds");
   }
-  cfg_.shutdown_timeout = *grace;
+  cfg_.supervision.shutdown_timeout = *grace;
   note(flag::k_shutdown_timeout, text(flag::k_shutdown_timeout));
   auto sigs = process::parse_signal_list(text(flag::k_signals_to_handle));
   for (const auto& ignored : sigs.ignored) {
     warn(flag::k_signals_to_handle, quoted(ignored.text) + ": ignored, " + ignored.reason);
   }
-  cfg_.signals_to_handle = sigs.signals;
-  cfg_.signals_to_handle_text = text(flag::k_signals_to_handle);
+  cfg_.supervision.signals_to_handle = sigs.signals;
+  cfg_.supervision.signals_to_handle_text = text(flag::k_signals_to_handle);
   note(flag::k_signals_to_handle, text(flag::k_signals_to_handle));
   return agent_store();
 }
@@ -224,11 +227,11 @@ Result<void> Resolver::stall_watch() {
                                                 quoted(text(flag::k_stall_timeout)) + ")");
       }
     }
-    cfg_.stall_timeout = stall->fixed;
+    cfg_.supervision.stall_timeout = stall->fixed;
     return {};
   }
-  cfg_.stall_auto = StallAuto{*stall->auto_factor, *startup, *floor};
-  cfg_.stall_timeout = *startup;
+  cfg_.supervision.stall_auto = StallAuto{*stall->auto_factor, *startup, *floor};
+  cfg_.supervision.stall_timeout = *startup;
   return {};
 }
 
@@ -245,20 +248,20 @@ Result<void> Resolver::agent_store() {
   if (!is_choice(flag::k_agent_store, store)) {
     return bad(flag::k_agent_store, choices_text(flag::k_agent_store));
   }
-  cfg_.agent_store = store == "on"    ? AgentStore::on
-                     : store == "off" ? AgentStore::off
-                                      : AgentStore::automatic;
+  cfg_.rdzv.agent_store = store == "on"    ? AgentStore::on
+                          : store == "off" ? AgentStore::off
+                                           : AgentStore::automatic;
   const bool opt_out = env_.get(std::string(k_no_share_env)).value_or("0") == "1";
   if (store == "auto" && opt_out &&
-      row_of(cfg_.rdzv_backend).store_host != StoreHost::node_rank_zero) {
-    if (cfg_.nnodes.max > 1) {
+      row_of(cfg_.rdzv.rdzv_backend).store_host != StoreHost::node_rank_zero) {
+    if (cfg_.rdzv.nnodes.max > 1) {
       cfg_.warnings.push_back(std::string(k_no_share_env) +
                               " '1': ignored for a multi-node job, the agent of group rank 0 "
                               "hosts each round's workers' store");
       note(flag::k_agent_store, store);
       return {};
     }
-    cfg_.agent_store = AgentStore::off;
+    cfg_.rdzv.agent_store = AgentStore::off;
     note(flag::k_agent_store, "off", "env " + std::string(k_no_share_env));
     return {};
   }
@@ -279,7 +282,7 @@ Result<std::chrono::milliseconds> Resolver::seconds_at_least(FlagKey dest,
 
 // --health-check and its bounds, --gpu-memory-wait and --gpu-memory-tolerance.
 Result<void> Resolver::health_checks() {
-  auto& h = cfg_.health;
+  auto& h = cfg_.supervision.health;
   h.command = text(flag::k_health_check);
   note(flag::k_health_check, h.command);
   auto timeout = seconds_at_least(flag::k_health_check_timeout, std::chrono::milliseconds(1),
@@ -311,8 +314,8 @@ Result<void> Resolver::health_checks() {
 // -r, -t and --local-ranks-filter, checked here so that a bad value stops the launch before
 // anything (a fan-out included) is started.
 Result<void> Resolver::worker_output() {
-  for (auto [dest, spec] :
-       {std::pair{flag::k_redirects, &cfg_.redirects}, std::pair{flag::k_tee, &cfg_.tee}}) {
+  for (auto [dest, spec] : {std::pair{flag::k_redirects, &cfg_.output.redirects},
+                            std::pair{flag::k_tee, &cfg_.output.tee}}) {
     auto parsed = output::parse_std_spec(text(dest), dest.name());
     if (!parsed) {
       return bad(dest, "0-3 or a per-rank map such as 0:1,1:2 (local ranks 0-9)");
@@ -324,7 +327,7 @@ Result<void> Resolver::worker_output() {
   if (!filter) {
     return bad(flag::k_local_ranks_filter, "a comma-separated list of local ranks such as 0,1");
   }
-  cfg_.local_ranks_filter = std::move(*filter);
+  cfg_.output.local_ranks_filter = std::move(*filter);
   note(flag::k_local_ranks_filter, text(flag::k_local_ranks_filter));
   for (auto dest : {flag::k_duplicate_stdout_filters, flag::k_duplicate_stderr_filters}) {
     if (!text(dest).empty()) {
@@ -337,14 +340,15 @@ Result<void> Resolver::worker_output() {
 }
 
 Result<void> Resolver::logging() {
-  cfg_.log_dir = text(flag::k_log_dir);
-  note(flag::k_log_dir, cfg_.log_dir.empty() ? "(a new torchelastic_* directory)" : cfg_.log_dir,
+  cfg_.output.log_dir = text(flag::k_log_dir);
+  note(flag::k_log_dir,
+       cfg_.output.log_dir.empty() ? "(a new torchelastic_* directory)" : cfg_.output.log_dir,
        origin_of(flag::k_log_dir));
   if (auto r = worker_output(); !r) {
     return r;
   }
-  cfg_.events_file = text(flag::k_events_file);
-  note(flag::k_events_file, cfg_.events_file);
+  cfg_.output.events_file = text(flag::k_events_file);
+  note(flag::k_events_file, cfg_.output.events_file);
   const std::string level =
       text(flag::k_log_level).empty() ? "info" : util::to_lower(text(flag::k_log_level));
   static const std::map<std::string, LogLevel, std::less<>> levels{
@@ -379,13 +383,13 @@ Result<LaunchConfig> Resolver::run() {
     }
   }
   cfg_.print_config = on(flag::k_print_config);
-  cfg_.training_script = args_.training_script.value_or("");
-  cfg_.training_script_args = args_.training_script_args;
-  note("training_script", cfg_.training_script, "positional");
-  cfg_.node_index = detail::node_index_of(detected_);
-  cfg_.port_candidates = detail::derived_ports(args_, detected_);
-  cfg_.job = detected_.job;
-  cfg_.log_dir_source = source_of(cfg_, "log_dir");
+  cfg_.command.training_script = args_.training_script.value_or("");
+  cfg_.command.training_script_args = args_.training_script_args;
+  note("training_script", cfg_.command.training_script, "positional");
+  cfg_.rdzv.node_index = detail::node_index_of(detected_);
+  cfg_.rdzv.port_candidates = detail::derived_ports(args_, detected_);
+  cfg_.rdzv.job = detected_.job;
+  cfg_.output.log_dir_source = source_of(cfg_, "log_dir");
   return cfg_;
 }
 
@@ -408,7 +412,7 @@ std::string_view to_string(NumaBinding binding) {
 }
 
 LaunchConfig with_host_plan(LaunchConfig config, HostPlan host) {
-  static_cast<HostPlan&>(config) = std::move(host);
+  config.host = std::move(host);
   return config;
 }
 

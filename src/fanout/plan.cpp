@@ -234,7 +234,7 @@ sched::Detected whole_job_view(sched::Detected d) {
 }
 
 Result<Target> make_target(const config::LaunchConfig& cfg, const std::vector<std::string>& hosts) {
-  const auto& nodes = cfg.nnodes;
+  const auto& nodes = cfg.rdzv.nnodes;
   const auto source = config::source_of(cfg, "nnodes");
   if (nodes.min != nodes.max) {
     return make_error(ErrorCode::config, "fan-out needs a fixed node count, not " + source + " " +
@@ -249,14 +249,15 @@ Result<Target> make_target(const config::LaunchConfig& cfg, const std::vector<st
   }
   Target t;
   t.hosts.assign(hosts.begin(), hosts.begin() + static_cast<std::ptrdiff_t>(count));
-  t.backend = cfg.rdzv_backend;
-  t.master_addr = cfg.master_addr;
-  t.master_port = cfg.master_port;
+  t.backend = cfg.rdzv.rdzv_backend;
+  t.master_addr = cfg.rdzv.master_addr;
+  t.master_port = cfg.rdzv.master_port;
   // Every scheduler with a host list also gives a port, so resolve() always has c10d's.
   if (config::row_of(t.backend).store_host != config::StoreHost::node_rank_zero) {
-    t.rdzv_endpoint = config::endpoint_text(cfg.rdzv_backend, cfg.rdzv_endpoint, cfg.etcd);
+    t.rdzv_endpoint =
+        config::endpoint_text(cfg.rdzv.rdzv_backend, cfg.rdzv.rdzv_endpoint, cfg.rdzv.etcd);
   }
-  t.rdzv_id = cfg.rdzv_id;
+  t.rdzv_id = cfg.rdzv.rdzv_id;
   return t;
 }
 
@@ -349,8 +350,8 @@ Result<std::optional<Plan>> make_plan(const config::LaunchConfig& cfg, const cli
     if (**via == Via::pbsdsh) {
       node.env.push_back(std::string(n::k_pbs_nodenum) + "=" + std::to_string(rank));
     }
-    auto rest =
-        insert_before_script(in.args, cfg.training_script_args.size(), node_flags(*target, rank));
+    auto rest = insert_before_script(in.args, cfg.command.training_script_args.size(),
+                                     node_flags(*target, rank));
     node.ddprun_argv.insert(node.ddprun_argv.end(), rest.begin(), rest.end());
     plan.nodes.push_back(Node{node.host, rank, node_command(node)});
   }

@@ -154,8 +154,8 @@ enum class NumaBinding { none, node, socket, exclusive, core_complex };
 std::string_view to_string(NumaBinding binding);
 
 // The launch plan in parts, each taken by the code that reads it (docs/architecture.md,
-// "The life of a launch"). LaunchConfig is all of them; resolve() fills every part but
-// HostPlan, which the launch adds (with_host_plan) before anything starts.
+// "The life of a launch"). LaunchConfig holds all of them as named members; resolve() fills
+// every part but `host`, which the launch adds (with_host_plan) before anything starts.
 
 /// The local worker group: its role, size and restart budget, which the rendezvous, the
 /// supervisor and the output all name.
@@ -247,14 +247,15 @@ struct OutputPlan {
   std::string events_file;
 };
 
-/// The whole plan: every part, and what only the launch itself reads.
-struct LaunchConfig : WorkerGroup,
-                      WorkerCommand,
-                      WorkerResources,
-                      HostPlan,
-                      RendezvousPlan,
-                      SupervisorOptions,
-                      OutputPlan {
+/// The whole plan: every part by name, and what only the launch itself reads.
+struct LaunchConfig {
+  WorkerGroup group;
+  WorkerCommand command;
+  WorkerResources resources;
+  HostPlan host;
+  RendezvousPlan rdzv;
+  SupervisorOptions supervision;
+  OutputPlan output;
   std::string start_method = "spawn";      ///< only shown by --print-config
   std::string event_log_handler = "null";  ///< only shown by --print-config
   bool print_config = false;

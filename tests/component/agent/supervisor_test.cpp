@@ -44,9 +44,9 @@ class ScriptedRendezvous final : public Rendezvous, public StackExchange {
     }
     Round round;
     round.round_number = join;
-    round.info =
-        RoundInfo{"127.0.0.1", 29500, restart_count, cfg_.max_restarts, "fake", false, cfg_.role};
-    const int n = cfg_.nproc_per_node;
+    round.info = RoundInfo{"127.0.0.1", 29500, restart_count,  cfg_.group.max_restarts,
+                           "fake",      false, cfg_.group.role};
+    const int n = cfg_.group.nproc_per_node;
     round.ranks = worker_ranks(NodePlace{0, 1, n, 0, n, 0, n});
     co_return round;
   }
@@ -219,12 +219,12 @@ void raise_signal(int sig) { ::kill(::getpid(), sig); }
 class SupervisorTest : public ::testing::Test {
  protected:
   void configure(int nproc, int max_restarts) {
-    cfg_.nproc_per_node = nproc;
-    cfg_.max_restarts = max_restarts;
-    cfg_.no_python = true;
-    cfg_.training_script = "/bin/true";
-    cfg_.shutdown_timeout = 100ms;
-    cfg_.signals_to_handle = {SIGTERM, SIGINT};
+    cfg_.group.nproc_per_node = nproc;
+    cfg_.group.max_restarts = max_restarts;
+    cfg_.command.no_python = true;
+    cfg_.command.training_script = "/bin/true";
+    cfg_.supervision.shutdown_timeout = 100ms;
+    cfg_.supervision.signals_to_handle = {SIGTERM, SIGINT};
   }
 
   /// Runs the supervisor to its exit code (bounded); `on_start(round, pids)` scripts workers.
@@ -247,7 +247,9 @@ class SupervisorTest : public ::testing::Test {
       stall_changes_.emplace_back(v, why);
     };
     auto supervisor = std::make_unique<Supervisor>(
-        ctx_, SupervisorPlan{cfg_, cfg_, cfg_, cfg_, cfg_.rdzv_settings, util::Env{}},
+        ctx_,
+        SupervisorPlan{cfg_.group, cfg_.supervision, cfg_.command, cfg_.host,
+                       cfg_.rdzv.rdzv_settings, util::Env{}},
         SupervisorSeams{launcher_, clock_, rdzv_, io_, watchdog_, &capture_, &rdzv_},
         std::move(hooks));
     std::optional<int> status;
@@ -347,7 +349,7 @@ TEST_F(SupervisorTest, NoStacksAreTakenWithoutTheFlag) {
 
 TEST_F(SupervisorTest, StacksOfTheRunningWorkersAreTakenBeforeTheyAreStopped) {
   configure(3, 0);
-  cfg_.stacks_on_failure = true;
+  cfg_.supervision.stacks_on_failure = true;
   capture_.kill_with = SIGABRT;  // what a faulthandler capture does to a Python worker
   int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[1], 3); });
   EXPECT_EQ(rc, 1);
@@ -359,7 +361,7 @@ TEST_F(SupervisorTest, StacksOfTheRunningWorkersAreTakenBeforeTheyAreStopped) {
 
 TEST_F(SupervisorTest, StacksAreTakenAtEveryFailedAttemptButNotOnASignal) {
   configure(2, 1);
-  cfg_.stacks_on_failure = true;
+  cfg_.supervision.stacks_on_failure = true;
   int rc = run([&](int round, const std::vector<pid_t>& pids) {
     if (round == 0) {
       launcher_.exit_with(pids[0], 1);
@@ -609,7 +611,7 @@ bool contains(const std::string& text, const std::string& part) {
 
 TEST_F(SupervisorTest, SilentGroupStallsAndRestartsAfterItsStacksAreTaken) {
   configure(2, 1);
-  cfg_.stall_timeout = 300ms;
+  cfg_.supervision.stall_timeout = 300ms;
   capture_.kill_with = SIGABRT;
   int rc = run([&](int round, const std::vector<pid_t>& pids) {
     if (round == 1) {
@@ -636,7 +638,7 @@ TEST_F(SupervisorTest, SilentGroupStallsAndRestartsAfterItsStacksAreTaken) {
 
 TEST_F(SupervisorTest, StallWithoutRestartsLeftFailsNamingTheStall) {
   configure(2, 0);
-  cfg_.stall_timeout = 200ms;
+  cfg_.supervision.stall_timeout = 200ms;
   int rc = run([&](int, const std::vector<pid_t>&) {});
   EXPECT_EQ(rc, 1);
   ASSERT_EQ(failures_.size(), 1U);
@@ -647,7 +649,7 @@ TEST_F(SupervisorTest, StallWithoutRestartsLeftFailsNamingTheStall) {
 
 TEST_F(SupervisorTest, OutputKeepsTheStallWatchdogQuiet) {
   configure(1, 0);
-  cfg_.stall_timeout = 300ms;
+  cfg_.supervision.stall_timeout = 300ms;
   asio::steady_timer chatter(ctx_);
   std::function<void(int)> talk = [&](int left) {
     io_.last = clock_.now();  // the worker printed a line
@@ -665,8 +667,8 @@ TEST_F(SupervisorTest, OutputKeepsTheStallWatchdogQuiet) {
 
 /// --stall-timeout auto as resolve() sets it, with bounds small enough for a test.
 void learn_stall_timeout(config::LaunchConfig& cfg) {
-  cfg.stall_auto = config::StallAuto{5.0, 1s, 300ms};
-  cfg.stall_timeout = cfg.stall_auto->startup;
+  cfg.supervision.stall_auto = config::StallAuto{5.0, 1s, 300ms};
+  cfg.supervision.stall_timeout = cfg.supervision.stall_auto->startup;
 }
 
 /// Plays a worker that prints every 50 ms, `lines` times, then falls silent (`then` runs).
@@ -774,7 +776,7 @@ TEST_F(SupervisorTest, PeersRequestIsAnsweredAndTheRoundGoesOn) {
 
 TEST_F(SupervisorTest, JobWideReportMergesThePeersAndNamesTheSilentOnes) {
   configure(2, 0);
-  cfg_.stall_timeout = 200ms;
+  cfg_.supervision.stall_timeout = 200ms;
   errors::NodeStacks b{"node-b", "fake", {{{2}, "hang (t.py:9)"}, {{3}, "wait (w.py:1)"}}, {}};
   rdzv_.peers.answers.push_back(b);
   rdzv_.peers.missing.push_back("node-c (group rank 2)");
@@ -810,7 +812,7 @@ TEST_F(SupervisorTest, CrashLoopReportsCarryTheSignatureAndWhetherTheAttemptWasQ
 
 TEST_F(SupervisorTest, AnAttemptLongerThanTheWindowMadeProgress) {
   configure(1, 0);
-  cfg_.rdzv_settings.crash_loop_window = 0ms;
+  cfg_.rdzv.rdzv_settings.crash_loop_window = 0ms;
   int rc = run([&](int, const std::vector<pid_t>& pids) { launcher_.exit_with(pids[0], 1); });
   EXPECT_EQ(rc, 1);
   ASSERT_EQ(rdzv_.notes.size(), 1U);

@@ -459,12 +459,19 @@ TEST(RdzvHandler, CorruptStateIsReported) {
 /// and the round's members list (read part by part, as `ddprun status` reads it).
 void expect_a_round_of(int k_nodes) {
   Cluster c;
+  // One closer plans a thousand slots while the others wait: under a loaded CI machine (and
+  // TSan) that can take longer than fast_settings' 500 ms keep-alive bound, after which the
+  // others abort the close as stale, again and again. This round's bounds are a real job's
+  // kind: the close gets 10 s, the join 18 s (under the harness's 20 s).
+  RdzvSettings scale_settings = fast_settings(k_nodes, k_nodes);
+  scale_settings.keep_alive_interval = 2s;
+  scale_settings.join_timeout = 18s;
   std::vector<std::size_t> all;
   std::map<std::string, int> nproc;
   for (int i = 0; i < k_nodes; ++i) {
     auto n = make_node("node-" + std::to_string(100 + i), 1 + i % 3);
     nproc[n.id()] = n.nproc;
-    c.add(n, fast_settings(k_nodes, k_nodes));
+    c.add(n, scale_settings);
     all.push_back(static_cast<std::size_t>(i));
   }
   auto rounds = c.form(all);

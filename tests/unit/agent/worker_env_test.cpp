@@ -171,10 +171,10 @@ TEST(WorkerEnvPlan, HangDetectionVariables) {
   };
   for (const auto& row : rows) {
     config::LaunchConfig cfg;
-    cfg.no_python = row.no_python;
-    cfg.stacks_on_failure = row.stacks_on_failure;
-    cfg.stall_timeout = row.stall_timeout;
-    auto plan = make_worker_env_plan(cfg, cfg, cfg, row.env, std::nullopt);
+    cfg.command.no_python = row.no_python;
+    cfg.supervision.stacks_on_failure = row.stacks_on_failure;
+    cfg.supervision.stall_timeout = row.stall_timeout;
+    auto plan = make_worker_env_plan(cfg.command, cfg.supervision, cfg.host, row.env, std::nullopt);
     EXPECT_EQ(plan.faulthandler, row.faulthandler) << row.rule;
     EXPECT_EQ(plan.unbuffered, row.unbuffered) << row.rule;
   }
@@ -182,9 +182,9 @@ TEST(WorkerEnvPlan, HangDetectionVariables) {
 
 TEST(WorkerEnvPlan, CarriesTheOmpValueNcclNamesAndPlacements) {
   config::LaunchConfig cfg;
-  cfg.torchrun.nccl_names = config::NcclNames::legacy;
-  cfg.placements = {{{0, 1}, std::nullopt, std::nullopt}, {{2}, std::string("MIG-1"), 0}};
-  auto plan = make_worker_env_plan(cfg, cfg, cfg, {}, "6");
+  cfg.host.torchrun.nccl_names = config::NcclNames::legacy;
+  cfg.host.placements = {{{0, 1}, std::nullopt, std::nullopt}, {{2}, std::string("MIG-1"), 0}};
+  auto plan = make_worker_env_plan(cfg.command, cfg.supervision, cfg.host, {}, "6");
   EXPECT_EQ(plan.omp_num_threads, "6");
   EXPECT_EQ(plan.nccl, config::NcclNames::legacy);
   ASSERT_EQ(plan.placements.size(), 2U);
@@ -192,18 +192,23 @@ TEST(WorkerEnvPlan, CarriesTheOmpValueNcclNamesAndPlacements) {
   EXPECT_EQ(plan.placements[0].local_rank, std::nullopt);
   EXPECT_EQ(plan.placements[1].cuda_visible_devices, "MIG-1");
   EXPECT_EQ(plan.placements[1].local_rank, 0);
-  EXPECT_EQ(make_worker_env_plan(cfg, cfg, cfg, {}, std::nullopt).omp_num_threads, std::nullopt);
+  EXPECT_EQ(make_worker_env_plan(cfg.command, cfg.supervision, cfg.host, {}, std::nullopt)
+                .omp_num_threads,
+            std::nullopt);
 }
 
 // torchrun >= 2.9 writes --signals-to-handle into its own environment, as given, over a value
 // the launcher inherited; older torchrun sets nothing.
 TEST(WorkerEnvPlan, SignalsToHandleAsTheWorkersTorchrunGivesThem) {
   config::LaunchConfig cfg;
-  cfg.signals_to_handle_text = "SIGTERM,SIGUSR1";
-  EXPECT_EQ(make_worker_env_plan(cfg, cfg, cfg, {}, std::nullopt).signals_to_handle,
+  cfg.supervision.signals_to_handle_text = "SIGTERM,SIGUSR1";
+  EXPECT_EQ(make_worker_env_plan(cfg.command, cfg.supervision, cfg.host, {}, std::nullopt)
+                .signals_to_handle,
             "SIGTERM,SIGUSR1");
-  cfg.torchrun.signals_env = false;
-  EXPECT_EQ(make_worker_env_plan(cfg, cfg, cfg, {}, std::nullopt).signals_to_handle, std::nullopt);
+  cfg.host.torchrun.signals_env = false;
+  EXPECT_EQ(make_worker_env_plan(cfg.command, cfg.supervision, cfg.host, {}, std::nullopt)
+                .signals_to_handle,
+            std::nullopt);
 
   const util::Env agent{{"TORCHELASTIC_SIGNALS_TO_HANDLE", "SIGINT"}};
   WorkerEnvPlan plan;

@@ -11,9 +11,9 @@ namespace {
 
 config::LaunchConfig python_config() {
   config::LaunchConfig cfg;
-  cfg.python = "/usr/bin/python3";
-  cfg.training_script = "train.py";
-  cfg.training_script_args = {"--lr=${local_rank}", "$local_rank", "${rank}", "a$$b"};
+  cfg.command.python = "/usr/bin/python3";
+  cfg.command.training_script = "train.py";
+  cfg.command.training_script_args = {"--lr=${local_rank}", "$local_rank", "${rank}", "a$$b"};
   return cfg;
 }
 
@@ -37,30 +37,31 @@ TEST(WorkerRanks, ConsecutiveRanksFromTheNodesPlace) {
 }
 
 TEST(WorkerArgv, PythonScriptWithMacroSubstitution) {
-  auto argv = worker_argv(python_config(), 1);
+  auto argv = worker_argv(python_config().command, 1);
   EXPECT_EQ(argv, (std::vector<std::string>{"/usr/bin/python3", "-u", "train.py", "--lr=1", "1",
                                             "${rank}", "a$b"}));
 }
 
 TEST(WorkerArgv, ModuleAndLegacyLocalRank) {
   auto cfg = python_config();
-  cfg.module = true;
-  cfg.append_local_rank = true;
-  cfg.training_script_args = {"x"};
-  EXPECT_EQ(worker_argv(cfg, 0), (std::vector<std::string>{"/usr/bin/python3", "-u", "-m",
-                                                           "train.py", "--local_rank=0", "x"}));
-  cfg.local_rank_flag = "--local-rank";
-  EXPECT_EQ(worker_argv(cfg, 3)[4], "--local-rank=3");
+  cfg.command.module = true;
+  cfg.command.append_local_rank = true;
+  cfg.command.training_script_args = {"x"};
+  EXPECT_EQ(worker_argv(cfg.command, 0),
+            (std::vector<std::string>{"/usr/bin/python3", "-u", "-m", "train.py", "--local_rank=0",
+                                      "x"}));
+  cfg.command.local_rank_flag = "--local-rank";
+  EXPECT_EQ(worker_argv(cfg.command, 3)[4], "--local-rank=3");
 }
 
 TEST(WorkerArgv, NoPythonRunsTheScriptItself) {
   auto cfg = python_config();
-  cfg.no_python = true;
-  cfg.training_script = "./run.sh";
-  cfg.training_script_args = {"a", "b"};
-  EXPECT_EQ(worker_argv(cfg, 0), (std::vector<std::string>{"./run.sh", "a", "b"}));
-  cfg.run_path = true;  // --run-path wins over --no-python (emulated with python -u)
-  EXPECT_EQ(worker_argv(cfg, 0)[0], "/usr/bin/python3");
+  cfg.command.no_python = true;
+  cfg.command.training_script = "./run.sh";
+  cfg.command.training_script_args = {"a", "b"};
+  EXPECT_EQ(worker_argv(cfg.command, 0), (std::vector<std::string>{"./run.sh", "a", "b"}));
+  cfg.command.run_path = true;  // --run-path wins over --no-python (emulated with python -u)
+  EXPECT_EQ(worker_argv(cfg.command, 0)[0], "/usr/bin/python3");
 }
 
 TEST(NextStep, PolicyTable) {
@@ -79,11 +80,11 @@ TEST(NextStep, PolicyTable) {
 
 TEST(PlacementCpus, TheLocalRanksCpusElseNone) {
   auto cfg = python_config();
-  cfg.placements = {{{0, 1}, std::nullopt, std::nullopt}, {{2}, std::string("GPU-x"), 0}};
-  EXPECT_EQ(placement_cpus(cfg, 0), (std::vector<int>{0, 1}));
-  EXPECT_EQ(placement_cpus(cfg, 1), (std::vector<int>{2}));
-  EXPECT_TRUE(placement_cpus(cfg, 2).empty());
-  EXPECT_TRUE(placement_cpus(cfg, -1).empty());
-  cfg.placements.clear();
-  EXPECT_TRUE(placement_cpus(cfg, 0).empty());
+  cfg.host.placements = {{{0, 1}, std::nullopt, std::nullopt}, {{2}, std::string("GPU-x"), 0}};
+  EXPECT_EQ(placement_cpus(cfg.host, 0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(placement_cpus(cfg.host, 1), (std::vector<int>{2}));
+  EXPECT_TRUE(placement_cpus(cfg.host, 2).empty());
+  EXPECT_TRUE(placement_cpus(cfg.host, -1).empty());
+  cfg.host.placements.clear();
+  EXPECT_TRUE(placement_cpus(cfg.host, 0).empty());
 }

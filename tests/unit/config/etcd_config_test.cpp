@@ -39,24 +39,24 @@ TEST(EtcdConfig, ReadsTheMemberListWithDefaultPortAndScheme) {
   auto cfg = resolve_args(etcd_args(
       {"--rdzv_endpoint=etcd1,https://etcd2:2389,http://[::1]", "--rdzv_conf=cacert=ca"}));
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_EQ(cfg->rdzv_backend, RdzvBackend::etcd_v3);
-  EXPECT_EQ(to_string(cfg->rdzv_backend), "etcd-v3");
-  ASSERT_EQ(cfg->etcd.endpoints.size(), 3u);
-  EXPECT_EQ(cfg->etcd.endpoints[0], (etcd::Endpoint{"etcd1", 2379, false}));
-  EXPECT_EQ(cfg->etcd.endpoints[1], (etcd::Endpoint{"etcd2", 2389, true}));
-  EXPECT_EQ(cfg->etcd.endpoints[2], (etcd::Endpoint{"::1", 2379, false}));
-  EXPECT_EQ(cfg->rdzv_endpoint.host, "etcd1");
-  EXPECT_EQ(cfg->rdzv_endpoint.port, 2379);
-  EXPECT_EQ(cfg->etcd.ca_file, "ca");
-  EXPECT_EQ(cfg->etcd.key_prefix, "/ddprun/rdzv");
-  EXPECT_EQ(cfg->etcd.end_record_ttl, std::chrono::seconds(3600)) << "an hour by default";
-  EXPECT_TRUE(cfg->port_candidates.empty());
+  EXPECT_EQ(cfg->rdzv.rdzv_backend, RdzvBackend::etcd_v3);
+  EXPECT_EQ(to_string(cfg->rdzv.rdzv_backend), "etcd-v3");
+  ASSERT_EQ(cfg->rdzv.etcd.endpoints.size(), 3u);
+  EXPECT_EQ(cfg->rdzv.etcd.endpoints[0], (etcd::Endpoint{"etcd1", 2379, false}));
+  EXPECT_EQ(cfg->rdzv.etcd.endpoints[1], (etcd::Endpoint{"etcd2", 2389, true}));
+  EXPECT_EQ(cfg->rdzv.etcd.endpoints[2], (etcd::Endpoint{"::1", 2379, false}));
+  EXPECT_EQ(cfg->rdzv.rdzv_endpoint.host, "etcd1");
+  EXPECT_EQ(cfg->rdzv.rdzv_endpoint.port, 2379);
+  EXPECT_EQ(cfg->rdzv.etcd.ca_file, "ca");
+  EXPECT_EQ(cfg->rdzv.etcd.key_prefix, "/ddprun/rdzv");
+  EXPECT_EQ(cfg->rdzv.etcd.end_record_ttl, std::chrono::seconds(3600)) << "an hour by default";
+  EXPECT_TRUE(cfg->rdzv.port_candidates.empty());
 }
 
 TEST(EtcdConfig, TheEndRecordsTtlIsAnRdzvConfKey) {
   auto cfg = resolve_args(etcd_args({"--rdzv_endpoint=a", "--rdzv_conf=end_record_ttl=600"}));
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_EQ(cfg->etcd.end_record_ttl, std::chrono::seconds(600));
+  EXPECT_EQ(cfg->rdzv.etcd.end_record_ttl, std::chrono::seconds(600));
   EXPECT_TRUE(cfg->warnings.empty());
 }
 
@@ -65,13 +65,13 @@ TEST(EtcdConfig, ProtocolHttpsMakesBareEntriesTls) {
                                      "--rdzv_conf=protocol=https,cert=c.pem,key=k.pem,"
                                      "key_prefix=/jobs/,username=u,password_file=/p"}));
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_TRUE(cfg->etcd.endpoints[0].tls);
-  EXPECT_FALSE(cfg->etcd.endpoints[1].tls);
-  EXPECT_EQ(cfg->etcd.cert_file, "c.pem");
-  EXPECT_EQ(cfg->etcd.key_file, "k.pem");
-  EXPECT_EQ(cfg->etcd.key_prefix, "/jobs");
-  EXPECT_EQ(cfg->etcd.username, "u");
-  EXPECT_EQ(cfg->etcd.password_file, "/p");
+  EXPECT_TRUE(cfg->rdzv.etcd.endpoints[0].tls);
+  EXPECT_FALSE(cfg->rdzv.etcd.endpoints[1].tls);
+  EXPECT_EQ(cfg->rdzv.etcd.cert_file, "c.pem");
+  EXPECT_EQ(cfg->rdzv.etcd.key_file, "k.pem");
+  EXPECT_EQ(cfg->rdzv.etcd.key_prefix, "/jobs");
+  EXPECT_EQ(cfg->rdzv.etcd.username, "u");
+  EXPECT_EQ(cfg->rdzv.etcd.password_file, "/p");
   EXPECT_TRUE(cfg->warnings.empty());
 }
 
@@ -139,7 +139,7 @@ TEST(EtcdConfig, KeysOfOtherBackendsAreWarnedAbout) {
                                      "--rdzv_conf=is_host=1,timeout=5,store_type=tcp,"
                                      "password=hunter2,join_timeout=7,token_file=/t"}));
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_EQ(cfg->rdzv_conf,
+  EXPECT_EQ(cfg->rdzv.rdzv_conf,
             (std::map<std::string, std::string>{{"join_timeout", "7"}, {"token_file", "/t"}}));
   ASSERT_EQ(cfg->warnings.size(), 4u);
   std::string all;
@@ -149,7 +149,7 @@ TEST(EtcdConfig, KeysOfOtherBackendsAreWarnedAbout) {
   EXPECT_NE(all.find("'is_host=1': ignored, not used by the etcd-v3 backend"), std::string::npos)
       << all;
   EXPECT_NE(all.find("use password_file=PATH"), std::string::npos) << all;
-  EXPECT_EQ(cfg->rdzv_settings.join_timeout, std::chrono::seconds(7));
+  EXPECT_EQ(cfg->rdzv.rdzv_settings.join_timeout, std::chrono::seconds(7));
 }
 
 TEST(EtcdConfig, EtcdKeysAreWarnedAboutUnderC10d) {

@@ -99,35 +99,36 @@ Result<LaunchConfig> resolve_args(const std::vector<std::string>& args, const ut
 TEST(Resolve, StandaloneForcesC10dFreePortAndRandomId) {
   auto cfg = resolve_args({"--standalone", "--rdzv_backend=static", "--rdzv_id=x", "t.py"});
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_EQ(cfg->rdzv_backend, RdzvBackend::c10d);
-  EXPECT_EQ(cfg->rdzv_endpoint.host, "localhost");
-  EXPECT_EQ(cfg->rdzv_endpoint.port, 0);
-  EXPECT_EQ(cfg->rdzv_id, "11111111-2222-4333-8444-555555555555");
+  EXPECT_EQ(cfg->rdzv.rdzv_backend, RdzvBackend::c10d);
+  EXPECT_EQ(cfg->rdzv.rdzv_endpoint.host, "localhost");
+  EXPECT_EQ(cfg->rdzv.rdzv_endpoint.port, 0);
+  EXPECT_EQ(cfg->rdzv.rdzv_id, "11111111-2222-4333-8444-555555555555");
 }
 
 TEST(Resolve, StallTimeoutSecondsOffOrAuto) {
   using namespace std::chrono_literals;
   auto fixed = resolve_args({"--stall-timeout", "90", "t.py"});
   ASSERT_TRUE(fixed) << fixed.error().message;
-  EXPECT_EQ(fixed->stall_timeout, 90s);
-  EXPECT_FALSE(fixed->stall_auto);
+  EXPECT_EQ(fixed->supervision.stall_timeout, 90s);
+  EXPECT_FALSE(fixed->supervision.stall_auto);
   auto off = resolve_args({"--stall-timeout", "0", "t.py"});
   ASSERT_TRUE(off);
-  EXPECT_EQ(off->stall_timeout, 0s);
-  EXPECT_FALSE(off->stall_auto);
+  EXPECT_EQ(off->supervision.stall_timeout, 0s);
+  EXPECT_FALSE(off->supervision.stall_auto);
   auto learned = resolve_args({"t.py"}, util::Env{{"PET_STALL_TIMEOUT", "auto"}});
   ASSERT_TRUE(learned) << learned.error().message;
-  ASSERT_TRUE(learned->stall_auto);
-  EXPECT_EQ(learned->stall_auto->factor, 5.0);
-  EXPECT_EQ(learned->stall_auto->startup, 1800s);
-  EXPECT_EQ(learned->stall_auto->floor, 60s);
-  EXPECT_EQ(learned->stall_timeout, 1800s) << "on, at the start-up bound until it learns";
+  ASSERT_TRUE(learned->supervision.stall_auto);
+  EXPECT_EQ(learned->supervision.stall_auto->factor, 5.0);
+  EXPECT_EQ(learned->supervision.stall_auto->startup, 1800s);
+  EXPECT_EQ(learned->supervision.stall_auto->floor, 60s);
+  EXPECT_EQ(learned->supervision.stall_timeout, 1800s)
+      << "on, at the start-up bound until it learns";
   auto tuned = resolve_args({"--stall-timeout=auto:2.5", "--stall-startup-timeout=3",
                              "--stall-timeout-floor=0.5", "t.py"});
   ASSERT_TRUE(tuned) << tuned.error().message;
-  EXPECT_EQ(tuned->stall_auto->factor, 2.5);
-  EXPECT_EQ(tuned->stall_auto->startup, 3s);
-  EXPECT_EQ(tuned->stall_auto->floor, 500ms);
+  EXPECT_EQ(tuned->supervision.stall_auto->factor, 2.5);
+  EXPECT_EQ(tuned->supervision.stall_auto->startup, 3s);
+  EXPECT_EQ(tuned->supervision.stall_auto->floor, 500ms);
   for (const char* bad : {"auto:0", "auto:0.5", "auto:", "auto:x", "auto:5:9", "Auto", "-1"}) {
     auto r = resolve_args({"--stall-timeout", bad, "t.py"});
     ASSERT_FALSE(r) << bad;
@@ -141,9 +142,9 @@ TEST(Resolve, StallTimeoutSecondsOffOrAuto) {
 }
 
 TEST(Resolve, NprocKeywords) {
-  EXPECT_EQ(resolve_args({"--nproc_per_node=cpu", "t.py"})->nproc_per_node, 8);
-  EXPECT_EQ(resolve_args({"--nproc_per_node=gpu", "t.py"})->nproc_per_node, 2);
-  EXPECT_EQ(resolve_args({"--nproc_per_node=auto", "t.py"})->nproc_per_node, 2);
+  EXPECT_EQ(resolve_args({"--nproc_per_node=cpu", "t.py"})->group.nproc_per_node, 8);
+  EXPECT_EQ(resolve_args({"--nproc_per_node=gpu", "t.py"})->group.nproc_per_node, 2);
+  EXPECT_EQ(resolve_args({"--nproc_per_node=auto", "t.py"})->group.nproc_per_node, 2);
   EXPECT_FALSE(resolve_args({"--nproc_per_node=0", "t.py"}));
   EXPECT_FALSE(resolve_args({"--nproc_per_node=two", "t.py"}));
 }
@@ -221,7 +222,7 @@ TEST(Resolve, WarnsAboutWhatTorchrunIgnores) {
   auto cfg = resolve_args({"--signals_to_handle=SIGTERM,SIGNOPE", "--logs_specs=default", "t.py"},
                           util::Env{{"PET_RDZV_CONF", "bogus=1"}});
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_EQ(cfg->signals_to_handle, std::vector<int>{SIGTERM});
+  EXPECT_EQ(cfg->supervision.signals_to_handle, std::vector<int>{SIGTERM});
   ASSERT_EQ(cfg->warnings.size(), 2u);
   EXPECT_EQ(cfg->warnings[0].rfind("PET_RDZV_CONF 'bogus=1': ignored, unknown key (ddprun knows "
                                    "join_timeout, ",
@@ -231,7 +232,7 @@ TEST(Resolve, WarnsAboutWhatTorchrunIgnores) {
   EXPECT_EQ(cfg->warnings[1],
             "--signals-to-handle 'SIGNOPE': ignored, unknown signal 'SIGNOPE' (expected a name "
             "like SIGTERM or a number)");
-  EXPECT_TRUE(cfg->rdzv_conf.empty());
+  EXPECT_TRUE(cfg->rdzv.rdzv_conf.empty());
   auto quiet = resolve_args({"t.py"});
   ASSERT_TRUE(quiet);
   EXPECT_TRUE(quiet->warnings.empty());
@@ -242,20 +243,20 @@ TEST(Resolve, SourceOfNamesTheVariableOrTheFlag) {
   ASSERT_TRUE(cfg) << cfg.error().message;
   EXPECT_EQ(source_of(*cfg, "rdzv_conf"), "PET_RDZV_CONF");
   EXPECT_EQ(source_of(*cfg, "log_dir"), "--log-dir");
-  EXPECT_EQ(cfg->log_dir_source, "--log-dir");
+  EXPECT_EQ(cfg->output.log_dir_source, "--log-dir");
   auto from_env = resolve_args({"t.py"}, util::Env{{"PET_LOG_DIR", "/tmp/y"}});
   ASSERT_TRUE(from_env) << from_env.error().message;
-  EXPECT_EQ(from_env->log_dir_source, "PET_LOG_DIR");
+  EXPECT_EQ(from_env->output.log_dir_source, "PET_LOG_DIR");
 }
 
 TEST(Resolve, PythonOriginIsItsPrintConfigOrigin) {
   auto cfg = resolve_args({"--python=/opt/py", "t.py"});
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_EQ(cfg->python_origin, "flag --python");
+  EXPECT_EQ(cfg->command.python_origin, "flag --python");
   auto from_env = resolve_args({"t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py3"}});
   ASSERT_TRUE(from_env) << from_env.error().message;
-  EXPECT_EQ(from_env->python, "/opt/py3");
-  EXPECT_EQ(from_env->python_origin, "env PYTHON_EXEC");
+  EXPECT_EQ(from_env->command.python, "/opt/py3");
+  EXPECT_EQ(from_env->command.python_origin, "env PYTHON_EXEC");
 }
 
 TEST(Resolve, EnvDefaultsAreNamedInErrorsAndOrigins) {
@@ -264,7 +265,7 @@ TEST(Resolve, EnvDefaultsAreNamedInErrorsAndOrigins) {
   EXPECT_NE(bad.error().message.find("PET_MAX_RESTARTS 'x'"), std::string::npos);
   auto cfg = resolve_args({"t.py"}, util::Env{{"PET_NPROC_PER_NODE", "3"}});
   ASSERT_TRUE(cfg);
-  EXPECT_EQ(cfg->nproc_per_node, 3);
+  EXPECT_EQ(cfg->group.nproc_per_node, 3);
   auto text = render_config(*cfg);
   EXPECT_NE(text.find("nproc_per_node"), std::string::npos);
   EXPECT_NE(text.find("(env PET_NPROC_PER_NODE)"), std::string::npos);
@@ -273,11 +274,11 @@ TEST(Resolve, EnvDefaultsAreNamedInErrorsAndOrigins) {
 TEST(Resolve, WorkerOutputSettingsAreParsedAndPrintedAsGiven) {
   auto cfg = resolve_args({"-r", "3", "-t", "0:1,1:2", "--local_ranks_filter=0, 2", "t.py"});
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_FALSE(cfg->redirects.is_map);
-  EXPECT_EQ(cfg->redirects.all_bits, 3);
-  EXPECT_TRUE(cfg->tee.is_map);
-  EXPECT_EQ(cfg->tee.per_rank, (std::map<int, int>{{0, 1}, {1, 2}}));
-  EXPECT_EQ(cfg->local_ranks_filter, (std::set<int>{0, 2}));
+  EXPECT_FALSE(cfg->output.redirects.is_map);
+  EXPECT_EQ(cfg->output.redirects.all_bits, 3);
+  EXPECT_TRUE(cfg->output.tee.is_map);
+  EXPECT_EQ(cfg->output.tee.per_rank, (std::map<int, int>{{0, 1}, {1, 2}}));
+  EXPECT_EQ(cfg->output.local_ranks_filter, (std::set<int>{0, 2}));
   const auto text = render_config(*cfg);
   EXPECT_TRUE(has_config_line(text, "redirects", "3  (flag -r)")) << text;
   EXPECT_TRUE(has_config_line(text, "tee", "0:1,1:2  (flag -t)")) << text;
@@ -285,8 +286,8 @@ TEST(Resolve, WorkerOutputSettingsAreParsedAndPrintedAsGiven) {
       << text;
   auto plain = resolve_args({"t.py"});
   ASSERT_TRUE(plain);
-  EXPECT_EQ(plain->redirects.all_bits, 0);
-  EXPECT_TRUE(plain->local_ranks_filter.empty());
+  EXPECT_EQ(plain->output.redirects.all_bits, 0);
+  EXPECT_TRUE(plain->output.local_ranks_filter.empty());
 }
 
 TEST(Resolve, LogLevelIsAnyCaseAndPrintedAsGiven) {
@@ -341,11 +342,12 @@ TEST(Resolve, ChoicesOutsideTheParserAreCheckedAgainstTheFlagTable) {
 }
 
 TEST(Resolve, PythonInterpreterPrecedence) {
-  EXPECT_EQ(resolve_args({"t.py"})->python, "python3");
-  EXPECT_EQ(resolve_args({"t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py"}})->python, "/opt/py");
-  EXPECT_EQ(
-      resolve_args({"--python", "/x/py", "t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py"}})->python,
-      "/x/py");
+  EXPECT_EQ(resolve_args({"t.py"})->command.python, "python3");
+  EXPECT_EQ(resolve_args({"t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py"}})->command.python,
+            "/opt/py");
+  EXPECT_EQ(resolve_args({"--python", "/x/py", "t.py"}, util::Env{{"PYTHON_EXEC", "/opt/py"}})
+                ->command.python,
+            "/x/py");
 }
 
 namespace {
@@ -362,27 +364,27 @@ Result<LaunchConfig> resolve_with(const std::vector<std::string>& args, const Ho
 
 TEST(Resolve, NprocWordsSayWhichSourceCounted) {
   const HostFacts nvml = host_facts(4, 2, "id", "NVML");
-  EXPECT_EQ(resolve_with({"--nproc_per_node=gpu", "t.py"}, nvml)->nproc_source, "gpu: NVML");
-  EXPECT_EQ(resolve_with({"--nproc_per_node=cpu", "t.py"}, nvml)->nproc_source,
+  EXPECT_EQ(resolve_with({"--nproc_per_node=gpu", "t.py"}, nvml)->group.nproc_source, "gpu: NVML");
+  EXPECT_EQ(resolve_with({"--nproc_per_node=cpu", "t.py"}, nvml)->group.nproc_source,
             "cpu: affinity mask");
-  EXPECT_EQ(resolve_with({"--nproc_per_node=3", "t.py"}, nvml)->nproc_source, "");
+  EXPECT_EQ(resolve_with({"--nproc_per_node=3", "t.py"}, nvml)->group.nproc_source, "");
   const HostFacts none = host_facts(4, 0, "id", "no NVML");
   auto fallback = resolve_with({"--nproc_per_node=auto", "t.py"}, none);
   ASSERT_TRUE(fallback) << fallback.error().message;
-  EXPECT_EQ(fallback->nproc_per_node, 4);
-  EXPECT_EQ(fallback->nproc_source, "auto: no GPU (no NVML), cpu: affinity mask");
+  EXPECT_EQ(fallback->group.nproc_per_node, 4);
+  EXPECT_EQ(fallback->group.nproc_source, "auto: no GPU (no NVML), cpu: affinity mask");
   auto gpu = resolve_with({"--nproc_per_node=gpu", "t.py"}, none);
   ASSERT_FALSE(gpu);
   EXPECT_NE(gpu.error().message.find("none is: no NVML"), std::string::npos) << gpu.error().message;
 }
 
 TEST(Resolve, OmpThreadsModes) {
-  EXPECT_EQ(resolve_args({"t.py"})->omp_mode, OmpMode::torchrun);
-  EXPECT_EQ(resolve_args({"--omp-threads=cpus", "t.py"})->omp_mode, OmpMode::cpus);
+  EXPECT_EQ(resolve_args({"t.py"})->resources.omp_mode, OmpMode::torchrun);
+  EXPECT_EQ(resolve_args({"--omp-threads=cpus", "t.py"})->resources.omp_mode, OmpMode::cpus);
   auto fixed = resolve_args({"--omp_threads", "6", "t.py"});
   ASSERT_TRUE(fixed) << fixed.error().message;
-  EXPECT_EQ(fixed->omp_mode, OmpMode::fixed);
-  EXPECT_EQ(fixed->omp_threads, 6);
+  EXPECT_EQ(fixed->resources.omp_mode, OmpMode::fixed);
+  EXPECT_EQ(fixed->resources.omp_threads, 6);
   for (const char* bad : {"0", "-2", "many"}) {
     auto r = resolve_args({std::string("--omp-threads=") + bad, "t.py"});
     ASSERT_FALSE(r) << bad;
@@ -394,15 +396,15 @@ TEST(Resolve, OmpThreadsModes) {
 TEST(Resolve, NumaBindingAndPinGpusAreAccepted) {
   auto cfg = resolve_args({"--numa-binding=exclusive", "--pin-gpus", "t.py"});
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_EQ(cfg->numa_binding, NumaBinding::exclusive);
-  EXPECT_TRUE(cfg->pin_gpus);
-  EXPECT_TRUE(cfg->placements.empty());  // filled by the app, not by resolve
-  EXPECT_EQ(resolve_args({"t.py"})->numa_binding, NumaBinding::none);
-  EXPECT_FALSE(resolve_args({"t.py"})->pin_gpus);
+  EXPECT_EQ(cfg->resources.numa_binding, NumaBinding::exclusive);
+  EXPECT_TRUE(cfg->resources.pin_gpus);
+  EXPECT_TRUE(cfg->host.placements.empty());  // filled by the app, not by resolve
+  EXPECT_EQ(resolve_args({"t.py"})->resources.numa_binding, NumaBinding::none);
+  EXPECT_FALSE(resolve_args({"t.py"})->resources.pin_gpus);
   for (auto b : {NumaBinding::node, NumaBinding::socket, NumaBinding::exclusive,
                  NumaBinding::core_complex}) {
     const auto text = "--numa-binding=" + std::string(to_string(b));
-    EXPECT_EQ(resolve_args({text, "t.py"})->numa_binding, b) << text;
+    EXPECT_EQ(resolve_args({text, "t.py"})->resources.numa_binding, b) << text;
   }
 }
 
@@ -413,28 +415,28 @@ TEST(Resolve, WithHostPlanAddsTheLaunchsDecisionsAndKeepsTheRest) {
   host.placements = {{{0, 1}, std::nullopt, std::nullopt}, {{2}, std::string("1"), 0}};
   host.torchrun.nccl_names = NcclNames::current;
   const auto plan = with_host_plan(std::move(*cfg), host);
-  EXPECT_EQ(plan.placements.size(), 2U);
-  EXPECT_EQ(plan.placements[1].cuda_visible_devices, "1");
-  EXPECT_EQ(plan.torchrun.nccl_names, NcclNames::current);
-  EXPECT_EQ(plan.nproc_per_node, 2);
-  EXPECT_EQ(plan.training_script, "t.py");
+  EXPECT_EQ(plan.host.placements.size(), 2U);
+  EXPECT_EQ(plan.host.placements[1].cuda_visible_devices, "1");
+  EXPECT_EQ(plan.host.torchrun.nccl_names, NcclNames::current);
+  EXPECT_EQ(plan.group.nproc_per_node, 2);
+  EXPECT_EQ(plan.command.training_script, "t.py");
   EXPECT_FALSE(plan.items.empty());
 }
 
 TEST(Resolve, VirtualLocalRankFromTheFlagOrItsPetVariable) {
-  EXPECT_TRUE(resolve_args({"--virtual-local-rank", "t.py"})->virtual_local_rank);
-  EXPECT_TRUE(
-      resolve_args({"t.py"}, util::Env{{"PET_VIRTUAL_LOCAL_RANK", "1"}})->virtual_local_rank);
-  EXPECT_FALSE(resolve_args({"t.py"})->virtual_local_rank);
+  EXPECT_TRUE(resolve_args({"--virtual-local-rank", "t.py"})->resources.virtual_local_rank);
+  EXPECT_TRUE(resolve_args({"t.py"}, util::Env{{"PET_VIRTUAL_LOCAL_RANK", "1"}})
+                  ->resources.virtual_local_rank);
+  EXPECT_FALSE(resolve_args({"t.py"})->resources.virtual_local_rank);
 }
 
 TEST(Resolve, DisabledStoreSharingTurnsTheAgentStoreOffForC10dOnly) {
   const util::Env opt_out{{"TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1"}};
-  EXPECT_EQ(resolve_args({"--standalone", "t.py"}, opt_out)->agent_store, AgentStore::off);
-  EXPECT_EQ(resolve_args({"t.py"}, opt_out)->agent_store, AgentStore::automatic);  // static
-  EXPECT_EQ(resolve_args({"--standalone", "--agent-store=on", "t.py"}, opt_out)->agent_store,
+  EXPECT_EQ(resolve_args({"--standalone", "t.py"}, opt_out)->rdzv.agent_store, AgentStore::off);
+  EXPECT_EQ(resolve_args({"t.py"}, opt_out)->rdzv.agent_store, AgentStore::automatic);  // static
+  EXPECT_EQ(resolve_args({"--standalone", "--agent-store=on", "t.py"}, opt_out)->rdzv.agent_store,
             AgentStore::on);
-  EXPECT_EQ(resolve_args({"--standalone", "t.py"})->agent_store, AgentStore::automatic);
+  EXPECT_EQ(resolve_args({"--standalone", "t.py"})->rdzv.agent_store, AgentStore::automatic);
 }
 
 TEST(Resolve, DuplicateFiltersAreAcceptedWithOneWarningEach) {
@@ -467,7 +469,7 @@ TEST(Resolve, RequeuedSlurmJobShowsItsRestartEpochInPrintConfig) {
       host_facts(8, 2, "11111111-2222-4333-8444-555555555555", "CUDA_VISIBLE_DEVICES");
   auto cfg = resolve(*parsed, env, host, *detected);
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_EQ(cfg->rdzv_id, "4242.0.r2");
+  EXPECT_EQ(cfg->rdzv.rdzv_id, "4242.0.r2");
   const auto text = render_config(*cfg);
   const auto line_start = text.find("rdzv_id");
   ASSERT_NE(line_start, std::string::npos) << text;
@@ -484,7 +486,7 @@ namespace {
 std::string hint_for(const std::vector<std::string>& args, bool store_is_loopback) {
   auto cfg = resolve_args(args);
   EXPECT_TRUE(cfg) << cfg.error().message;
-  return cfg ? render_rendezvous_hint(*cfg, store_endpoint(*cfg), store_is_loopback) : "";
+  return cfg ? render_rendezvous_hint(*cfg, store_endpoint(cfg->rdzv), store_is_loopback) : "";
 }
 
 void expect_parts(const std::string& hint, const std::vector<std::string>& present,
@@ -531,6 +533,6 @@ TEST(RendezvousHint, SchedulerPlacedStoreAsksAboutTheOtherAgents) {
       item.origin = "slurm: SLURM_JOB_NODELIST";
     }
   }
-  expect_parts(render_rendezvous_hint(*cfg, store_endpoint(*cfg), false),
+  expect_parts(render_rendezvous_hint(*cfg, store_endpoint(cfg->rdzv), false),
                {"The scheduler placed the store at 127.0.0.1:29500"}, {"--node_rank K"});
 }

@@ -71,9 +71,9 @@ TEST(DefaultPython, ResolveUsesItUnlessPythonIsGiven) {
   };
   auto beside = resolve_args({"t.py"});
   ASSERT_TRUE(beside) << beside.error().message;
-  EXPECT_EQ(beside->python, "/venv/bin/python3");
+  EXPECT_EQ(beside->command.python, "/venv/bin/python3");
   EXPECT_NE(render_config(*beside).find("(default (python3 beside the ddprun executable))"),
             std::string::npos)
       << render_config(*beside);
-  EXPECT_EQ(resolve_args({"--python", "/x/py", "t.py"})->python, "/x/py");
+  EXPECT_EQ(resolve_args({"--python", "/x/py", "t.py"})->command.python, "/x/py");
 }

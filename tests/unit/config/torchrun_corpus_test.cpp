@@ -226,17 +226,17 @@ Result<Resolved> start(const Row& row) {
     return cfg.error();
   }
   const auto& e = row.expect;  // the rendezvous' part: group rank and size
-  const int n = cfg->nproc_per_node;
-  const bool is_static = cfg->rdzv_backend == config::RdzvBackend::static_;
-  const int group_rank = is_static ? cfg->node_rank : e.group_rank;
-  const int nodes = is_static ? cfg->nnodes.max : e.group_world_size;
-  agent::RoundInfo round{is_static ? cfg->master_addr : "<group rank 0>",
-                         is_static ? cfg->master_port : 0,
+  const int n = cfg->group.nproc_per_node;
+  const bool is_static = cfg->rdzv.rdzv_backend == config::RdzvBackend::static_;
+  const int group_rank = is_static ? cfg->rdzv.node_rank : e.group_rank;
+  const int nodes = is_static ? cfg->rdzv.nnodes.max : e.group_world_size;
+  agent::RoundInfo round{is_static ? cfg->rdzv.master_addr : "<group rank 0>",
+                         is_static ? cfg->rdzv.master_port : 0,
                          0,
-                         cfg->max_restarts,
-                         cfg->rdzv_id,
+                         cfg->group.max_restarts,
+                         cfg->rdzv.rdzv_id,
                          true,
-                         cfg->role};
+                         cfg->group.role};
   Resolved out{*cfg, {}};
   agent::NodePlace place{group_rank, nodes,          n,        group_rank * n,
                          nodes * n,  group_rank * n, nodes * n};
@@ -249,9 +249,10 @@ Result<Resolved> start(const Row& row) {
 /// The settings the app builds before starting (rdzv::parse_rdzv_settings and, for static, the
 /// store timeout) must accept the row too.
 void expect_rendezvous_settings(const config::LaunchConfig& cfg, const std::string& origin) {
-  auto s = rdzv::parse_rdzv_settings(cfg.rdzv_conf, cfg.rdzv_id, cfg.nnodes.min, cfg.nnodes.max);
+  auto s = rdzv::parse_rdzv_settings(cfg.rdzv.rdzv_conf, cfg.rdzv.rdzv_id, cfg.rdzv.nnodes.min,
+                                     cfg.rdzv.nnodes.max);
   EXPECT_TRUE(s) << origin << ": " << s.error().message;
-  if (auto it = cfg.rdzv_conf.find("timeout"); it != cfg.rdzv_conf.end()) {
+  if (auto it = cfg.rdzv.rdzv_conf.find("timeout"); it != cfg.rdzv.rdzv_conf.end()) {
     EXPECT_TRUE(util::parse_int_in(it->second, 1, 1 << 30)) << origin;
   }
 }
@@ -304,11 +305,12 @@ TEST(TorchrunCorpus, EveryLineStartsWithTorchrunsWorkerEnvironment) {
     ASSERT_TRUE(r) << row.origin << ": " << r.error().message;
     const auto& cfg = r->cfg;
     const auto& e = row.expect;
-    EXPECT_EQ(config::to_string(cfg.rdzv_backend), e.backend) << row.origin;
+    EXPECT_EQ(config::to_string(cfg.rdzv.rdzv_backend), e.backend) << row.origin;
     if (e.backend == "c10d") {
-      const auto ep = cfg.rdzv_endpoint.host + ":" + std::to_string(cfg.rdzv_endpoint.port);
+      const auto ep =
+          cfg.rdzv.rdzv_endpoint.host + ":" + std::to_string(cfg.rdzv.rdzv_endpoint.port);
       EXPECT_EQ(ep, e.endpoint) << row.origin;
-      EXPECT_EQ(cfg.nnodes.max, e.group_world_size) << row.origin;
+      EXPECT_EQ(cfg.rdzv.nnodes.max, e.group_world_size) << row.origin;
     }
     expect_rendezvous_settings(cfg, row.origin);
     expect_worker_env(row, *r);
