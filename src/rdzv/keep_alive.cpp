@@ -88,12 +88,11 @@ asio::awaitable<void> KeepAlive::share_stall_figures(StallFigures mine) {
     co_return;  // not in a round yet: the figures wait for its members
   }
   const auto key = round_stall_key(settings_.run_id, round_now_->round);
-  std::vector<std::string> keys{key};
-  auto got = co_await store_.kv().multi_get_now(std::move(keys));
-  if (!got || got->size() != 1) {
+  auto got = co_await store_.read_one(key);
+  if (!got) {
     co_return;  // the store is failing: the keep-alive's warning says so
   }
-  const std::string seen = (*got)[0];
+  const std::string seen = std::move(*got);
   const auto theirs = decode_stall_figures(seen);
   const auto merged = theirs ? merge(*theirs, mine) : mine;
   if (!theirs || merged != *theirs) {
