@@ -14,7 +14,7 @@ HWM_SAMPLE_SECONDS = 0.005
 GNU_TIME = "/usr/bin/time"  # Debian package "time"; used for a low-floor ru_maxrss
 
 
-WRAPPERS = ("in-trixie.sh",)  # prefixes that run the launcher elsewhere (a chroot)
+WRAPPERS = ("in-trixie.sh", "in-root.sh")  # prefixes that run the launcher elsewhere (a chroot)
 
 
 @dataclass

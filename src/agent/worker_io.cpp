@@ -10,6 +10,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <map>
 
 namespace ddprun::agent {
@@ -25,6 +27,9 @@ struct Routing {
   bool read_stderr = false;
   /// --stall-timeout: every stream goes through the agent, which notes when output arrives.
   bool watch_output = false;
+  /// --line-output: the console streams go through the agent, which writes whole lines.
+  bool lines_out = false;
+  bool lines_err = false;
 };
 
 /// torchrun's log files and stream routing behind the supervisor's WorkerIo seam.
@@ -57,8 +62,11 @@ class RouterIo final : public WorkerIo {
     if (routing_.watch_output) {
       plan = output::watched(plan);  // same destinations, but the agent sees every byte
     }
-    if (routing_.read_stderr && plan.err == output::Route::inherit) {
+    if ((routing_.read_stderr || routing_.lines_err) && plan.err == output::Route::inherit) {
       plan.err = output::Route::pass_through;  // same console, but the agent sees the dump
+    }
+    if (routing_.lines_out && plan.out == output::Route::inherit) {
+      plan.out = output::Route::pass_through;  // same console, whole lines
     }
     auto stdio = router_.prepare({role_, ranks.rank, ranks.local_rank}, plan,
                                  output::log_paths(run_dir_, attempt_, ranks.local_rank));
@@ -139,13 +147,21 @@ class RouterIo final : public WorkerIo {
   std::map<int, std::uint64_t> reported_drops_;
 };
 
+/// --line-output auto: a console that is a terminal stays the workers' own (progress bars,
+/// colours); a file or pipe gets whole lines from the agent.
+bool lines_for(config::LineOutput mode, int console_fd) {
+  return mode == config::LineOutput::on ||
+         (mode == config::LineOutput::automatic && ::isatty(console_fd) == 0);
+}
+
 Routing make_routing(const config::WorkerCommand& command, const config::SupervisorOptions& cfg,
-                     const util::Env& env) {
+                     config::LineOutput lines, const util::Env& env) {
   // The stall watchdog and the health endpoint count output as progress, so they need the
   // streams to pass through the agent (the console is unchanged).
   const bool watch_output =
       cfg.stall_timeout.count() > 0 || env.has(std::string(k_health_port_env));
-  return Routing{takes_faulthandler_dumps(command, cfg, env), watch_output};
+  return Routing{takes_faulthandler_dumps(command, cfg, env), watch_output,
+                 lines_for(lines, STDOUT_FILENO), lines_for(lines, STDERR_FILENO)};
 }
 
 }  // namespace
@@ -156,7 +172,9 @@ std::unique_ptr<WorkerIo> make_worker_io(asio::io_context& ctx, const config::Ou
                                          const config::SupervisorOptions& options,
                                          const config::WorkerCommand& command, const util::Env& env,
                                          const util::Clock& clock) {
-  auto routing = make_routing(command, options, env);
+  auto routing = make_routing(command, options, cfg.line_output, env);
+  spdlog::debug("workers' lines through the launcher: stdout {}, stderr {}", routing.lines_out,
+                routing.lines_err);
   auto run_dir = output::make_run_dir(cfg.log_dir, rdzv.rdzv_id, output::temp_root(env));
   if (!run_dir && cfg.log_dir.empty()) {
     throw Fatal(run_dir.error());  // the temporary directory under TMPDIR

@@ -17,6 +17,10 @@ namespace ddprun::backend {
 
 namespace {
 
+/// MASTER_ADDR of a one-node c10d job: loopback, as torch >= 2.6 gives it, never the host's
+/// name (which need not resolve: containers, hosts without DNS).
+constexpr std::string_view k_one_node_addr = "localhost";
+
 class LocalBackend final : public RendezvousBackend {
  public:
   LocalBackend(asio::io_context& ctx, const config::RendezvousPlan& cfg,
@@ -29,14 +33,15 @@ class LocalBackend final : public RendezvousBackend {
                                !host.torchrun.one_node_agent_store);
     if (workers_host) {
       agent::MasterEndpoint master{
-          is_static ? cfg.master_addr : host::host_fqdn(),
+          is_static ? cfg.master_addr : std::string(k_one_node_addr),
           is_static ? cfg.master_port : value_or_throw(host::find_free_port("localhost")), false};
       rdzv_ = std::make_unique<agent::LocalRendezvous>(ctx, cfg, group, master);
       return;
     }
     server_ = std::make_unique<store::Server>(ctx);
     std::string addr =
-        is_static ? cfg.master_addr : (cfg.local_addr.empty() ? host::host_fqdn() : cfg.local_addr);
+        is_static ? cfg.master_addr
+                  : (cfg.local_addr.empty() ? std::string(k_one_node_addr) : cfg.local_addr);
     // Only this node's workers connect, as MASTER_ADDR: listen where that name leads.
     std::string bind = is_static ? host::bindable_address(addr) : host::exact_bind_address(addr);
     auto port = static_cast<std::uint16_t>(is_static ? cfg.master_port : 0);

@@ -4,6 +4,7 @@
 #include "ddprun/config/backends.hpp"
 #include "ddprun/config/rendezvous_policy.hpp"
 #include "ddprun/host/facts.hpp"
+#include "ddprun/host/names.hpp"
 #include "ddprun/store/token.hpp"
 #include "ddprun/util/fatal.hpp"
 
@@ -40,13 +41,22 @@ std::optional<std::string> rdzv_token(const config::RendezvousPlan& cfg, const u
 rdzv::NodeDesc self_desc(const config::RendezvousPlan& cfg, const config::WorkerGroup& group,
                          const config::Endpoint& ep, bool hosting) {
   rdzv::NodeDesc self;
-  self.addr = cfg.local_addr;
-  if (self.addr.empty()) {
-    self.addr = host::route_source_address(ep.host, ep.port);
+  host::AddrFacts facts;
+  facts.local_addr = cfg.local_addr;
+  if (facts.local_addr.empty()) {
+    facts.route_source = host::route_source_address(ep.host, ep.port);
+    facts.name = host::host_fqdn();
+    facts.name_resolves = host::resolves(facts.name);
+    facts.endpoint = ep.host + ":" + std::to_string(ep.port);
   }
-  if (self.addr.empty()) {
-    self.addr = host::host_fqdn();
+  auto published = host::choose_published_addr(facts);
+  if (!published.error.empty()) {
+    throw Fatal(make_error(ErrorCode::config, published.error));
   }
+  if (!published.info.empty()) {
+    spdlog::info("{}", published.info);
+  }
+  self.addr = published.addr;
   self.pid = getpid();
   self.nproc = group.nproc_per_node;
   self.role = group.role;

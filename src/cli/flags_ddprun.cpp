@@ -72,6 +72,18 @@ std::vector<FlagSpec> agent_extras() {
        .metavar = "PATH",
        .group = g,
        .help = "Append the launcher's events as JSON lines to this file."},
+      {.dest = flag::k_line_output,
+       .spellings = {"--line-output", "--line_output"},
+       .kind = FlagKind::valued,
+       .default_value = "auto",
+       .env_var = "DDPRUN_LINE_OUTPUT",
+       .metavar = "MODE",
+       .choices = {"auto", "on", "off"},
+       .group = g,
+       .help = "Workers' lines written whole through the launcher, never split or merged with "
+               "another rank's: auto does it for each of ddprun's stdout and stderr that is not "
+               "a terminal (a file, a pipe, a Slurm output file), on always, off never (the "
+               "workers write to ddprun's streams themselves, as under torchrun)."},
       {.dest = flag::k_stacks_on_failure,
        .spellings = {"--stacks-on-failure", "--stacks_on_failure"},
        .kind = FlagKind::boolean,

@@ -118,6 +118,8 @@ bool binds_locally(const asio::ip::address& addr) {
 
 }  // namespace
 
+bool resolves(const std::string& host) { return !resolve_addresses(host).empty(); }
+
 bool is_local_host(const std::string& host) {
   for (const auto& addr : resolve_addresses(host)) {
     if (binds_locally(addr)) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
 namespace ddprun::output::detail {
 namespace {
@@ -21,7 +22,7 @@ bool never_blocks(const struct stat& st, int fd) {
 }  // namespace
 
 ConsoleSink::ConsoleSink(asio::io_context& ctx, int fd, std::size_t capacity)
-    : capacity_(capacity) {
+    : capacity_(capacity), executor_(ctx.get_executor()) {
   open_private(fd);
   if (mode_ != Mode::direct && fd_ >= 0) {
     watcher_.emplace(ctx, ::fcntl(fd_, F_DUPFD_CLOEXEC, 0));
@@ -65,11 +66,15 @@ bool ConsoleSink::make_room(std::size_t size, int local_rank) {
     unreported_[local_rank] += size;
     return false;
   }
+  compact();
+  return true;
+}
+
+void ConsoleSink::compact() {
   if (head_ > 0 && head_ >= buffer_.size() / 2) {
     buffer_.erase(0, head_);
     head_ = 0;
   }
-  return true;
 }
 
 void ConsoleSink::append_line(std::string_view prefix, std::string_view line, int local_rank) {
@@ -81,9 +86,26 @@ void ConsoleSink::append_line(std::string_view prefix, std::string_view line, in
   buffer_.push_back('\n');
 }
 
-void ConsoleSink::append_bytes(std::string_view bytes, int local_rank) {
-  if (make_room(bytes.size(), local_rank)) {
+void ConsoleSink::append_bytes(std::string_view bytes, int local_rank, bool droppable) {
+  if (!droppable && !broken_) {
+    compact();  // unbounded here: the reader stops reading while full()
     buffer_.append(bytes);
+  } else if (make_room(bytes.size(), local_rank)) {
+    buffer_.append(bytes);
+  }
+}
+
+void ConsoleSink::when_room(std::function<void()> ready) {
+  room_waiters_.push_back(std::move(ready));
+  wake_waiters();
+}
+
+void ConsoleSink::wake_waiters() {
+  if (room_waiters_.empty() || (!broken_ && buffered_bytes() > capacity_ / 2)) {
+    return;
+  }
+  for (auto& ready : std::exchange(room_waiters_, {})) {
+    asio::post(executor_, std::move(ready));
   }
 }
 
@@ -119,6 +141,7 @@ void ConsoleSink::flush() {
     auto n = write_some(std::string_view(buffer_).substr(head_));
     if (n > 0) {
       head_ += static_cast<std::size_t>(n);
+      wake_waiters();
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -165,6 +188,7 @@ void ConsoleSink::lose_buffer() {
   broken_ = true;
   buffer_.clear();
   head_ = 0;
+  wake_waiters();
 }
 
 std::uint64_t ConsoleSink::dropped_bytes(int local_rank) const {

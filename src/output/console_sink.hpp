@@ -14,11 +14,13 @@
 #include "ddprun/net/asio.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ddprun::output::detail {
 
@@ -31,9 +33,16 @@ class ConsoleSink : public std::enable_shared_from_this<ConsoleSink> {
 
   /// Queues prefix + line + '\n', or drops and counts it when the buffer is full.
   void append_line(std::string_view prefix, std::string_view line, int local_rank);
-  /// Queues bytes as they came (a pass-through stream: partial lines, '\r' progress bars), or
-  /// drops and counts them when the buffer is full.
-  void append_bytes(std::string_view bytes, int local_rank);
+  /// Queues bytes as they came (a pass-through stream: partial lines, '\r' progress bars). A
+  /// droppable copy is dropped and counted when the buffer is full; the only copy (held back
+  /// by its reader through full() and when_room()) is always queued, unless the console
+  /// failed.
+  void append_bytes(std::string_view bytes, int local_rank, bool droppable = true);
+  /// The buffer holds its capacity or more: a reader that must not lose bytes stops reading.
+  bool full() const { return buffered_bytes() >= capacity_; }
+  /// Runs `ready` (posted, once) when the buffer is down to half its capacity or the console
+  /// failed.
+  void when_room(std::function<void()> ready);
   /// Writes what the console takes now; waits asynchronously for the rest.
   void flush();
 
@@ -45,10 +54,12 @@ class ConsoleSink : public std::enable_shared_from_this<ConsoleSink> {
   void open_private(int fd);
   /// False (and the bytes counted as dropped) when `size` more bytes do not fit.
   bool make_room(std::size_t size, int local_rank);
+  void compact();
   long write_some(std::string_view data);
   void wait_writable();
   void queue_notes();
   void lose_buffer();
+  void wake_waiters();
 
   Mode mode_ = Mode::direct;
   int fd_ = -1;
@@ -60,6 +71,8 @@ class ConsoleSink : public std::enable_shared_from_this<ConsoleSink> {
   bool broken_ = false;  // the console failed (EPIPE, EIO): everything counts as dropped
   std::map<int, std::uint64_t> dropped_;
   std::map<int, std::uint64_t> unreported_;
+  asio::any_io_executor executor_;
+  std::vector<std::function<void()>> room_waiters_;
 };
 
 }  // namespace ddprun::output::detail

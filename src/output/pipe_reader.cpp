@@ -29,9 +29,13 @@ PipeReader::PipeReader(asio::io_context& ctx, int read_fd, PipeReaderConfig conf
       config_(std::move(config)),
       buffer_(config_.read_chunk),
       splitter_(config_.max_line),
-      hold_timer_(ctx) {}
+      hold_timer_(ctx),
+      coalesce_timer_(ctx) {}
 
 PipeReader::~PipeReader() {
+  if (released_fd_ >= 0) {
+    ::close(released_fd_);
+  }
   if (config_.file_fd >= 0) {
     ::close(config_.file_fd);
   }
@@ -46,25 +50,76 @@ void PipeReader::start(std::string prefix, std::function<void()> on_eof) {
 
 void PipeReader::read_some() {
   auto self = shared_from_this();
-  pipe_.async_read_some(asio::buffer(buffer_),
-                        [self](const boost::system::error_code& ec, std::size_t n) {
-                          if (n > 0) {
-                            self->on_data(std::string_view(self->buffer_.data(), n));
-                          }
-                          if (self->eof_) {
-                            return;
-                          }
-                          if (self->stopping_) {
-                            self->drain_ready();
-                            self->finish();
-                            return;
-                          }
-                          if (ec) {
-                            self->finish();  // EOF, or an error that ends the stream
-                            return;
-                          }
-                          self->read_some();
-                        });
+  pipe_.async_read_some(asio::buffer(buffer_), [self](const boost::system::error_code& ec,
+                                                      std::size_t n) { self->after_read(ec, n); });
+}
+
+void PipeReader::after_read(const boost::system::error_code& ec, std::size_t n) {
+  if (n > 0) {
+    on_data(std::string_view(buffer_.data(), n));
+  }
+  if (eof_) {
+    return;
+  }
+  if (stopping_) {
+    drain_ready();
+    finish();
+    return;
+  }
+  if (ec) {
+    finish();  // EOF, or an error that ends the stream
+    return;
+  }
+  if (config_.raw_console && config_.console->full()) {
+    pause();
+    return;
+  }
+  if (n < config_.small_read && config_.coalesce.count() > 0) {
+    delay_read();
+    return;
+  }
+  read_some();
+}
+
+// A worker printing line by line makes every read small: waiting a moment lets the pipe
+// gather many lines for one read (and saves the worker a wake-up of the agent per write).
+// The pipe leaves the reactor meanwhile: registered, every write of the worker would still
+// wake the agent.
+void PipeReader::delay_read() {
+  paused_ = true;
+  released_fd_ = pipe_.release();
+  std::weak_ptr<PipeReader> weak = shared_from_this();
+  coalesce_timer_.expires_after(config_.coalesce);
+  coalesce_timer_.async_wait([weak](const boost::system::error_code&) {
+    if (auto self = weak.lock()) {
+      self->resume();
+    }
+  });
+}
+
+void PipeReader::pause() {
+  paused_ = true;
+  std::weak_ptr<PipeReader> weak = shared_from_this();
+  config_.console->when_room([weak] {
+    if (auto self = weak.lock()) {
+      self->resume();
+    }
+  });
+}
+
+void PipeReader::resume() {
+  if (!paused_ || eof_) {
+    return;
+  }
+  paused_ = false;
+  reattach();
+  read_some();
+}
+
+void PipeReader::reattach() {
+  if (released_fd_ >= 0) {
+    pipe_.assign(std::exchange(released_fd_, -1));
+  }
 }
 
 void PipeReader::on_data(std::string_view data) {
@@ -90,24 +145,44 @@ void PipeReader::to_console_raw(std::string_view data) {
     held_.append(data);
   } else {
     held_.append(data.substr(0, end + 1));
-    config_.console->append_bytes(held_, config_.local_rank);
+    config_.console->append_bytes(held_, config_.local_rank, false);
     held_.assign(data.substr(end + 1));
   }
   if (held_.size() >= config_.max_line) {
     flush_held();
   } else if (!held_.empty()) {
-    hold_timer_.expires_after(config_.raw_hold);
-    hold_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-      if (!ec) {
-        self->flush_held();
-      }
-    });
+    if (end != std::string_view::npos || held_.size() == data.size()) {
+      held_since_ = std::chrono::steady_clock::now();  // a new partial line began
+    }
+    arm_hold(config_.raw_hold);
   }
+}
+
+// One timer for the partial line, armed once (re-arming per read costs a cancel and a handler
+// for every print of an unbuffered worker, the text and its newline being two writes).
+void PipeReader::arm_hold(std::chrono::steady_clock::duration after) {
+  if (hold_armed_) {
+    return;
+  }
+  hold_armed_ = true;
+  hold_timer_.expires_after(after);
+  hold_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    self->hold_armed_ = false;
+    if (ec || self->held_.empty()) {
+      return;
+    }
+    auto due = self->held_since_ + self->config_.raw_hold;
+    if (auto now = std::chrono::steady_clock::now(); now < due) {
+      self->arm_hold(due - now);
+    } else {
+      self->flush_held();
+    }
+  });
 }
 
 void PipeReader::flush_held() {
   if (!held_.empty() && config_.console) {
-    config_.console->append_bytes(held_, config_.local_rank);
+    config_.console->append_bytes(held_, config_.local_rank, false);
     held_.clear();
     config_.console->flush();
   }
@@ -147,6 +222,7 @@ void PipeReader::finish() {
   eof_ = true;
   splitter_.finish([this](std::string_view line) { on_line(line); });
   hold_timer_.cancel();
+  coalesce_timer_.cancel();
   flush_held();
   if (config_.console) {
     config_.console->flush();
@@ -198,6 +274,13 @@ void PipeReader::stop() {
     return;
   }
   stopping_ = true;
+  if (paused_) {  // no read pending: take what is left now
+    paused_ = false;
+    reattach();
+    drain_ready();
+    finish();
+    return;
+  }
   boost::system::error_code ignored;
   pipe_.cancel(ignored);
 }

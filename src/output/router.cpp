@@ -1,6 +1,7 @@
 #include "ddprun/output/router.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,6 +45,15 @@ void close_all(std::vector<int>& fds) {
   fds.clear();
 }
 
+/// stdout and stderr on one file or pipe (`2>&1`): one sink writes both, so that one rank's
+/// stdout line and another's stderr line never cut into each other.
+bool same_file(int a, int b) {
+  struct stat sa {};
+  struct stat sb {};
+  return ::fstat(a, &sa) == 0 && ::fstat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
 /// The clock of a router given none.
 const util::Clock& system_clock() {
   static const util::SystemClock clock;
@@ -57,8 +67,10 @@ OutputRouter::OutputRouter(asio::io_context& ctx, RouterOptions options)
       options_(std::move(options)),
       console_out_(std::make_shared<detail::ConsoleSink>(ctx, options_.console_out_fd,
                                                          options_.console_buffer_bytes)),
-      console_err_(std::make_shared<detail::ConsoleSink>(ctx, options_.console_err_fd,
-                                                         options_.console_buffer_bytes)),
+      console_err_(same_file(options_.console_out_fd, options_.console_err_fd)
+                       ? console_out_
+                       : std::make_shared<detail::ConsoleSink>(ctx, options_.console_err_fd,
+                                                               options_.console_buffer_bytes)),
       activity_(std::make_shared<std::chrono::steady_clock::time_point>()) {}
 
 // Cancelling timers may throw (Asio's throwing overloads); a destructor that lets it escape
@@ -221,11 +233,14 @@ std::vector<std::string> OutputRouter::tail_lines(int local_rank, std::size_t n)
 std::chrono::steady_clock::time_point OutputRouter::last_output() const { return *activity_; }
 
 std::uint64_t OutputRouter::console_dropped_bytes(int local_rank) const {
-  return console_out_->dropped_bytes(local_rank) + console_err_->dropped_bytes(local_rank);
+  const bool one_sink = console_out_ == console_err_;
+  return console_out_->dropped_bytes(local_rank) +
+         (one_sink ? 0 : console_err_->dropped_bytes(local_rank));
 }
 
 std::size_t OutputRouter::console_buffered_bytes() const {
-  return console_out_->buffered_bytes() + console_err_->buffered_bytes();
+  const bool one_sink = console_out_ == console_err_;
+  return console_out_->buffered_bytes() + (one_sink ? 0 : console_err_->buffered_bytes());
 }
 
 std::uint64_t OutputRouter::file_error_bytes(int local_rank) const {

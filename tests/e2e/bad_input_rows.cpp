@@ -81,6 +81,7 @@ const std::vector<OptionRow>& option_rows() {
       {"agent_store", "x", "choose from auto, on, off"},
       {"shutdown_timeout", "x", "expected a non-negative number of seconds"},
       {"events_file", "/dev/null/events.jsonl", "expected a file that can be appended to"},
+      {"line_output", "x", "choose from auto, on, off", "expected auto, on or off"},
       {"log_level", "x", "expected one of debug, info, warning, error, critical, off"},
       {"omp_threads", "x", "expected torchrun, cpus or a positive integer"},
       {"omp_threads", "0", "expected torchrun, cpus or a positive integer"},

@@ -104,11 +104,18 @@ TEST(FailureE2E, SummaryShowsLastStderrLinesWhenStderrIsCaptured) {
     EXPECT_FALSE(has(box, "err attempt=0 rank=0")) << flag << "\n" << box;
     fs::remove(markers + "/done_0_0");
   }
-  auto plain = run_ddprun({"--nproc_per_node", "2", "--python", "/usr/bin/python3",
-                           worker("chatter.py"), "attempt", markers, "1", "5"});
+  // Workers that write to ddprun's stderr themselves leave the agent nothing to show.
+  auto plain = run_ddprun({"--nproc_per_node", "2", "--line-output", "off", "--python",
+                           "/usr/bin/python3", worker("chatter.py"), "attempt", markers, "1", "5"});
   EXPECT_EQ(plain.status, 1) << plain.err;
   EXPECT_FALSE(has(summary_of(plain.err), "err attempt=0")) << "stderr was not captured:\n"
                                                             << plain.err;
+  fs::remove(markers + "/done_0_0");
+  // Into a pipe (not a terminal) the lines pass the agent by default, which keeps the tail.
+  auto piped = run_ddprun({"--nproc_per_node", "2", "--python", "/usr/bin/python3",
+                           worker("chatter.py"), "attempt", markers, "1", "5"});
+  EXPECT_EQ(piped.status, 1) << piped.err;
+  EXPECT_TRUE(has(summary_of(piped.err), "err attempt=0 rank=1")) << piped.err;
 }
 
 // torchrun writes nothing here (spec §6.4); ddprun writes a record of its own (an addition).

@@ -71,6 +71,7 @@ inline constexpr FlagKey k_local_rank_arg{"local_rank_arg"};
 inline constexpr FlagKey k_agent_store{"agent_store"};
 inline constexpr FlagKey k_shutdown_timeout{"shutdown_timeout"};
 inline constexpr FlagKey k_events_file{"events_file"};
+inline constexpr FlagKey k_line_output{"line_output"};
 inline constexpr FlagKey k_stacks_on_failure{"stacks_on_failure"};
 inline constexpr FlagKey k_stall_timeout{"stall_timeout"};
 inline constexpr FlagKey k_crash_loop_limit{"crash_loop_limit"};

@@ -238,12 +238,16 @@ struct SupervisorOptions {
 };
 
 /// Where the workers' output and the agent's records go.
+/// --line-output: when the workers' console streams go through the agent's line router.
+enum class LineOutput { automatic, on, off };
+
 struct OutputPlan {
   std::string log_dir;
   std::string log_dir_source;        ///< source_of(config, "log_dir"), for messages
   output::StdSpec redirects;         ///< -r, parsed (--print-config shows the text)
   output::StdSpec tee;               ///< -t, parsed
   std::set<int> local_ranks_filter;  ///< empty: every local rank's output is shown
+  LineOutput line_output = LineOutput::automatic;
   std::string events_file;
 };
 

@@ -30,6 +30,9 @@ bool is_local_host(const std::string& host);
 /// when it cannot be found.
 std::string route_source_address(const std::string& host, int port);
 
+/// True when `host` resolves to at least one address here (/etc/hosts, DNS...).
+bool resolves(const std::string& host);
+
 /// True for "localhost" and loopback literals: a job that names them is on one machine.
 bool is_loopback_name(const std::string& host);
 

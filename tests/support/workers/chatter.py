@@ -7,6 +7,9 @@
                       (written by rank 0 after its output) and exits C; other ranks exit 0
   long N              one stdout line of N bytes (digits) plus a newline, then "after long"
   flood N             N bytes of 100-byte stdout lines, written as fast as possible
+  prints N            N print(..., flush=True) lines "line rank=R i=I xxx..." (under -u each
+                      is two writes, the text and the newline, as torchrun's workers do)
+  whereis             prints what the worker's fd 1 and fd 2 are ("fd1=/dev/pts/3")
 """
 import os
 import sys
@@ -59,6 +62,17 @@ def flood(n: int) -> None:
         left -= len(part)
 
 
+def prints(n: int, rank: str) -> None:
+    pad = "x" * 60
+    for i in range(n):
+        print(f"line rank={rank} i={i} {pad}", flush=True)
+
+
+def whereis() -> None:
+    for fd in (1, 2):
+        write(fd, f"fd{fd}={os.readlink(f'/proc/self/fd/{fd}')}\n")
+
+
 def main() -> None:
     mode, args = sys.argv[1], sys.argv[2:]
     rank = os.environ.get("RANK", "?")
@@ -70,6 +84,10 @@ def main() -> None:
         long_line(int(args[0]))
     elif mode == "flood":
         flood(int(args[0]))
+    elif mode == "prints":
+        prints(int(args[0]), rank)
+    elif mode == "whereis":
+        whereis()
     else:
         sys.exit(f"chatter.py: unknown mode {mode!r}")
 

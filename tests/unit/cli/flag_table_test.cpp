@@ -98,6 +98,7 @@ const std::vector<Expected>& expected_flags() {
        "30",
        "TORCH_ELASTIC_SHUTDOWN_TIMEOUT"},
       {"events_file", {"--events-file", "--events_file"}, false, "", ""},
+      {"line_output", {"--line-output", "--line_output"}, false, "auto", "DDPRUN_LINE_OUTPUT"},
       {"stacks_on_failure", {"--stacks-on-failure", "--stacks_on_failure"}, true, "0", ""},
       {"stall_timeout", {"--stall-timeout", "--stall_timeout"}, false, "0", "PET_STALL_TIMEOUT"},
       {"crash_loop_limit", {"--crash-loop-limit", "--crash_loop_limit"}, false, "0", ""},
