@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build ccache clang clang-tidy clang-format
   libboost-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libssl-dev openssl
-  etcd-server etcd-client
+  etcd-server etcd-client prometheus
   python3-torch python3-venv python3-pip
   mmdebstrap
   iproute2 procps util-linux time

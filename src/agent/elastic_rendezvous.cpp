@@ -305,6 +305,8 @@ std::string ElasticRendezvous::endpoint_text() const {
   return config::endpoint_text(cfg_.rdzv_backend, options_.store, cfg_.etcd);
 }
 
+bool ElasticRendezvous::standing_by() const { return dyn_->standing_by(); }
+
 std::string ElasticRendezvous::describe() const {
   return std::string(config::to_string(cfg_.rdzv_backend)) + " rendezvous '" + cfg_.rdzv_id +
          "' at " + endpoint_text() + " (" + std::to_string(cfg_.nnodes.min) + ":" +

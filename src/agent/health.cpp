@@ -94,6 +94,19 @@ HealthReply answer_health(std::string_view method, std::string_view target,
   return {healthy ? k_ok : k_unavailable, body_of(snapshot, timeout, healthy)};
 }
 
+bool is_metrics_path(std::string_view target) { return path_of(target) == "/metrics"; }
+
+HealthReply answer_metrics(std::string_view method, std::string exposition) {
+  if (method != "GET" && method != "HEAD") {
+    return {k_bad_method, error_body("method not allowed: GET or HEAD")};
+  }
+  return {k_ok, std::move(exposition), std::string(k_metrics_content_type)};
+}
+
+HealthReply metrics_only_not_found() {
+  return {k_not_found, error_body("not found: GET /metrics")};
+}
+
 HealthReply bad_health_request() {
   return {k_bad_request, error_body("bad request: expected GET / or /health over HTTP/1.x")};
 }

@@ -43,11 +43,12 @@ bool client_gone(const error_code& ec) {
 }  // namespace
 
 struct HealthServer::State {
-  State(asio::io_context& ctx, std::chrono::milliseconds t, Source s)
-      : acceptor(ctx), timeout(t), source(std::move(s)) {}
+  State(asio::io_context& ctx, std::chrono::milliseconds t, Source s, MetricsSource m)
+      : acceptor(ctx), timeout(t), source(std::move(s)), metrics(std::move(m)) {}
   tcp::acceptor acceptor;
   std::chrono::milliseconds timeout;
-  Source source;
+  Source source;          ///< null: a metrics-only port
+  MetricsSource metrics;  ///< null: no /metrics
   int sessions = 0;
 };
 
@@ -59,7 +60,7 @@ http::response<http::string_body> make_response(const HealthReply& reply, bool h
                                                 unsigned version) {
   http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
   res.set(http::field::server, "ddprun");
-  res.set(http::field::content_type, "application/json");
+  res.set(http::field::content_type, reply.content_type);
   res.set(http::field::cache_control, "no-store");
   res.keep_alive(false);
   res.body() = reply.body;
@@ -73,6 +74,12 @@ http::response<http::string_body> make_response(const HealthReply& reply, bool h
 HealthReply answer(State& state, const http::request<http::empty_body>& req) {
   const auto method = std::string(req.method_string());
   const auto target = std::string(req.target());
+  if (state.metrics && is_metrics_path(target)) {
+    return answer_metrics(method, state.metrics());
+  }
+  if (!state.source) {
+    return metrics_only_not_found();
+  }
   return answer_health(method, target, state.source(), state.timeout);
 }
 
@@ -139,8 +146,8 @@ Result<void> listen_on(tcp::acceptor& acceptor, const std::string& address, int 
 Result<std::unique_ptr<HealthServer>> HealthServer::start(asio::io_context& ctx,
                                                           const std::string& address, int port,
                                                           std::chrono::milliseconds timeout,
-                                                          Source source) {
-  auto state = std::make_shared<State>(ctx, timeout, std::move(source));
+                                                          Source source, MetricsSource metrics) {
+  auto state = std::make_shared<State>(ctx, timeout, std::move(source), std::move(metrics));
   if (auto ok = listen_on(state->acceptor, address, port); !ok) {
     return ok.error();
   }
@@ -163,7 +170,8 @@ int HealthServer::port() const {
 std::unique_ptr<HealthServer> make_health_server(asio::io_context& ctx,
                                                  const std::optional<std::string>& text,
                                                  std::chrono::milliseconds stall_timeout,
-                                                 HealthServer::Source source) {
+                                                 HealthServer::Source source,
+                                                 HealthServer::MetricsSource metrics) {
   if (!text) {
     return nullptr;
   }
@@ -173,7 +181,9 @@ std::unique_ptr<HealthServer> make_health_server(asio::io_context& ctx,
     return nullptr;
   }
   const auto timeout = health_timeout(stall_timeout);
-  auto server = HealthServer::start(ctx, k_any_ipv4, *port, timeout, std::move(source));
+  const bool with_metrics = static_cast<bool>(metrics);
+  auto server =
+      HealthServer::start(ctx, k_any_ipv4, *port, timeout, std::move(source), std::move(metrics));
   if (!server) {
     spdlog::warn("{}={}: {}; the job runs without a health check server", k_health_port_env, *text,
                  server.error().message);
@@ -181,8 +191,23 @@ std::unique_ptr<HealthServer> make_health_server(asio::io_context& ctx,
   }
   spdlog::info(
       "health check server on port {}: GET /health answers 503 after {} s without "
-      "worker progress",
-      (*server)->port(), static_cast<double>(timeout.count()) / k_ms_per_s);
+      "worker progress{}",
+      (*server)->port(), static_cast<double>(timeout.count()) / k_ms_per_s,
+      with_metrics ? "; GET /metrics gives Prometheus metrics" : "");
+  return std::move(*server);
+}
+
+std::unique_ptr<HealthServer> make_metrics_server(asio::io_context& ctx, int port,
+                                                  HealthServer::MetricsSource metrics) {
+  auto server = HealthServer::start(ctx, k_any_ipv4, port, std::chrono::milliseconds(0), nullptr,
+                                    std::move(metrics));
+  if (!server) {
+    spdlog::warn("--metrics-port {}: {}; the job runs without a metrics server", port,
+                 server.error().message);
+    return nullptr;
+  }
+  spdlog::info("metrics server on port {}: GET /metrics gives Prometheus metrics",
+               (*server)->port());
   return std::move(*server);
 }
 

@@ -4,6 +4,8 @@
 
 #include "ddprun/agent/file_timer_server.hpp"
 #include "ddprun/agent/health_server.hpp"
+#include "ddprun/agent/metrics.hpp"
+#include "ddprun/agent/metrics_hooks.hpp"
 #include "ddprun/agent/reporting.hpp"
 #include "ddprun/agent/supervisor.hpp"
 #include "ddprun/agent/worker_env.hpp"
@@ -198,6 +200,19 @@ std::unique_ptr<host::GpuMemorySource> gpu_memory_for(const config::LaunchConfig
   return host::make_nvml_memory_source(std::move(pinned), env.get("CUDA_VISIBLE_DEVICES"));
 }
 
+/// The labels of every metric: the run, this host, the workers' role.
+agent::MetricLabels metric_labels(const config::LaunchConfig& cfg) {
+  char name[256] = {};
+  (void)::gethostname(name, sizeof name - 1);
+  return {cfg.rdzv.rdzv_id, name, cfg.group.role};
+}
+
+agent::LiveFigures live_figures(agent::HealthSnapshot health, const agent::Rendezvous& rdzv) {
+  const auto process = agent::read_process_figures();
+  return {std::move(health), rdzv.standing_by(), process.cpu_seconds, process.resident_bytes,
+          process.start_time_seconds};
+}
+
 int run_agent(const config::LaunchConfig& cfg, util::Env agent_env, agent::WorkerEnvPlan env_plan) {
   auto guardian = start_guardian();
   asio::io_context ctx(1);
@@ -208,6 +223,11 @@ int run_agent(const config::LaunchConfig& cfg, util::Env agent_env, agent::Worke
   auto io = agent::make_worker_io(ctx, cfg.output, cfg.group, cfg.rdzv, cfg.supervision,
                                   cfg.command, agent_env, clock);
   agent::Reporter reporter(cfg.command, cfg.output, agent_env, clock);
+  agent::Metrics metrics(metric_labels(cfg), clock.now());
+  metrics.stall_timeout(cfg.supervision.stall_timeout, cfg.supervision.stall_auto ? "startup"
+                                                       : cfg.supervision.stall_timeout.count() > 0
+                                                           ? "set"
+                                                           : "off");
   auto backend = ddprun::backend::make_rendezvous(ctx, cfg, agent_env, clock);
   auto watchdog = agent::make_file_timer_server(ctx, clock, agent_env);
   auto stacks = agent::make_stack_capture(ctx, cfg.command, agent_env, *io);
@@ -219,13 +239,22 @@ int run_agent(const config::LaunchConfig& cfg, util::Env agent_env, agent::Worke
                             cfg.rdzv.rdzv_settings, std::move(agent_env), std::move(env_plan)},
       agent::SupervisorSeams{launcher, clock, backend->rendezvous(), *io, watchdog.get(),
                              stacks.get(), backend->peers(), gpu_memory.get()},
-      reporter.hooks());
-  auto health = agent::make_health_server(ctx, health_port, cfg.supervision.stall_timeout,
-                                          [&supervisor] { return supervisor.health(); });
-  backend->observe(
-      {progress_source(supervisor, clock),
-       [&reporter](const rdzv::Exclusion& e, bool self) { reporter.on_exclusion(e, self); },
-       [&reporter](const rdzv::SpareJoined& s) { reporter.on_spare_joined(s); }});
+      agent::with_metrics(reporter.hooks(), metrics, clock));
+  const auto scrape = [&metrics, &supervisor, &backend] {
+    return metrics.render(live_figures(supervisor.health(), backend->rendezvous()));
+  };
+  auto health = agent::make_health_server(
+      ctx, health_port, cfg.supervision.stall_timeout,
+      [&supervisor] { return supervisor.health(); }, scrape);
+  auto metrics_server = cfg.output.metrics_port
+                            ? agent::make_metrics_server(ctx, *cfg.output.metrics_port, scrape)
+                            : nullptr;
+  backend->observe({progress_source(supervisor, clock),
+                    [&reporter, &metrics](const rdzv::Exclusion& e, bool self) {
+                      metrics.node_left_out();
+                      reporter.on_exclusion(e, self);
+                    },
+                    [&reporter](const rdzv::SpareJoined& s) { reporter.on_spare_joined(s); }});
   if (cfg.supervision.stall_auto) {
     backend->share_stall(stall_share(supervisor));
   }

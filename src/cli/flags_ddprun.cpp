@@ -72,6 +72,15 @@ std::vector<FlagSpec> agent_extras() {
        .metavar = "PATH",
        .group = g,
        .help = "Append the launcher's events as JSON lines to this file."},
+      {.dest = flag::k_metrics_port,
+       .spellings = {"--metrics-port", "--metrics_port"},
+       .kind = FlagKind::valued,
+       .env_var = "DDPRUN_METRICS_PORT",
+       .metavar = "PORT",
+       .group = g,
+       .help = "Serve Prometheus metrics at GET /metrics on this port (0: a free one, logged at "
+               "INFO), without the health endpoint's semantics; TORCHELASTIC_HEALTH_CHECK_PORT's "
+               "server has /metrics too."},
       {.dest = flag::k_line_output,
        .spellings = {"--line-output", "--line_output"},
        .kind = FlagKind::valued,

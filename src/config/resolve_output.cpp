@@ -12,6 +12,10 @@
 
 namespace ddprun::config::detail {
 
+namespace {
+constexpr std::int64_t k_max_port = 65535;
+}  // namespace
+
 // -r, -t and --local-ranks-filter, checked here so that a bad value stops the launch before
 // anything (a fan-out included) is started.
 Result<void> Resolver::worker_output() {
@@ -58,6 +62,14 @@ Result<void> Resolver::logging() {
   }
   cfg_.output.events_file = text(flag::k_events_file);
   note(flag::k_events_file, cfg_.output.events_file);
+  if (!text(flag::k_metrics_port).empty()) {
+    auto port = util::parse_int(text(flag::k_metrics_port));
+    if (!port || *port < 0 || *port > k_max_port) {
+      return bad(flag::k_metrics_port, "a port number 0-65535");
+    }
+    cfg_.output.metrics_port = static_cast<int>(*port);
+  }
+  note(flag::k_metrics_port, text(flag::k_metrics_port));
   const std::string level =
       text(flag::k_log_level).empty() ? "info" : util::to_lower(text(flag::k_log_level));
   static const std::map<std::string, LogLevel, std::less<>> levels{

@@ -82,6 +82,8 @@ const std::vector<OptionRow>& option_rows() {
       {"shutdown_timeout", "x", "expected a non-negative number of seconds"},
       {"events_file", "/dev/null/events.jsonl", "expected a file that can be appended to"},
       {"line_output", "x", "choose from auto, on, off", "expected auto, on or off"},
+      {"metrics_port", "x", "expected a port number 0-65535"},
+      {"metrics_port", "65536", "expected a port number 0-65535"},
       {"log_level", "x", "expected one of debug, info, warning, error, critical, off"},
       {"omp_threads", "x", "expected torchrun, cpus or a positive integer"},
       {"omp_threads", "0", "expected torchrun, cpus or a positive integer"},

@@ -56,6 +56,7 @@ class ElasticRendezvous final : public Rendezvous, public StackExchange {
   asio::awaitable<void> shutdown() override;
   asio::awaitable<void> leave(std::chrono::milliseconds bound) override;
   std::string describe() const override;
+  bool standing_by() const override;
   asio::awaitable<bool> request_stacks(std::string reason) override;
   std::string stacks_request() const override;
   asio::awaitable<void> answer_stacks(errors::NodeStacks mine) override;

@@ -39,6 +39,7 @@ struct HealthSnapshot {
 struct HealthReply {
   int status = 0;
   std::string body;
+  std::string content_type = "application/json";
 
   friend bool operator==(const HealthReply&, const HealthReply&) = default;
 };
@@ -63,5 +64,18 @@ HealthReply answer_health(std::string_view method, std::string_view target,
 
 /// The answer to a request that could not be parsed.
 HealthReply bad_health_request();
+
+/// Prometheus' text format, as /metrics answers.
+inline constexpr std::string_view k_metrics_content_type =
+    "text/plain; version=0.0.4; charset=utf-8";
+
+/// True for the path /metrics (a query string is ignored).
+bool is_metrics_path(std::string_view target);
+
+/// GET or HEAD /metrics: 200 with `exposition`; another method 405.
+HealthReply answer_metrics(std::string_view method, std::string exposition);
+
+/// Any other path on a port that serves only /metrics (--metrics-port): 404.
+HealthReply metrics_only_not_found();
 
 }  // namespace ddprun::agent

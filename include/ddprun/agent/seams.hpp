@@ -76,6 +76,8 @@ class Rendezvous {
   /// `bound`. The caller bounds its own wait too (a store call may block longer).
   virtual asio::awaitable<void> leave(std::chrono::milliseconds bound) = 0;
   virtual std::string describe() const = 0;
+  /// This node waits on the rendezvous' wait list as a spare (the metrics' spare gauge).
+  virtual bool standing_by() const { return false; }
 };
 
 /// File descriptors for a child's stdout and stderr (-1: inherit the agent's).

@@ -72,6 +72,7 @@ inline constexpr FlagKey k_agent_store{"agent_store"};
 inline constexpr FlagKey k_shutdown_timeout{"shutdown_timeout"};
 inline constexpr FlagKey k_events_file{"events_file"};
 inline constexpr FlagKey k_line_output{"line_output"};
+inline constexpr FlagKey k_metrics_port{"metrics_port"};
 inline constexpr FlagKey k_stacks_on_failure{"stacks_on_failure"};
 inline constexpr FlagKey k_stall_timeout{"stall_timeout"};
 inline constexpr FlagKey k_crash_loop_limit{"crash_loop_limit"};

@@ -249,6 +249,7 @@ struct OutputPlan {
   std::set<int> local_ranks_filter;  ///< empty: every local rank's output is shown
   LineOutput line_output = LineOutput::automatic;
   std::string events_file;
+  std::optional<int> metrics_port;  ///< --metrics-port; nullopt: no metrics-only server
 };
 
 /// The whole plan: every part by name, and what only the launch itself reads.

@@ -100,6 +100,8 @@ class DynamicRendezvous : public std::enable_shared_from_this<DynamicRendezvous>
 
   /// Whom it tells of exclusions and spares, and where it asks how a run ended.
   RdzvHooks& hooks() { return hooks_; }
+  /// It waits on a running round's wait list as a spare.
+  bool standing_by() const { return join_.spare(); }
 
   /// The job-wide stacks request of the current round (watch() returns stacks_requested when
   /// another member asks). Hold this object (shared_ptr) while its coroutines run.

@@ -99,6 +99,7 @@ const std::vector<Expected>& expected_flags() {
        "TORCH_ELASTIC_SHUTDOWN_TIMEOUT"},
       {"events_file", {"--events-file", "--events_file"}, false, "", ""},
       {"line_output", {"--line-output", "--line_output"}, false, "auto", "DDPRUN_LINE_OUTPUT"},
+      {"metrics_port", {"--metrics-port", "--metrics_port"}, false, "", "DDPRUN_METRICS_PORT"},
       {"stacks_on_failure", {"--stacks-on-failure", "--stacks_on_failure"}, true, "0", ""},
       {"stall_timeout", {"--stall-timeout", "--stall_timeout"}, false, "0", "PET_STALL_TIMEOUT"},
       {"crash_loop_limit", {"--crash-loop-limit", "--crash_loop_limit"}, false, "0", ""},
