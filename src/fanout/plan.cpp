@@ -55,8 +55,9 @@ constexpr std::string_view k_ssh_prefix = "SSH_";
 
 /// Variables whose presence means a per-node starter (other than PBS) launched this process.
 constexpr std::array k_per_node_markers = {
-    n::k_slurm_step_nodelist, n::k_ompi_size, n::k_pmi_rank,       n::k_pmix_rank,
-    n::k_pals_rankid,         n::k_jsm_rank,  n::k_flux_task_rank, n::k_mv2_rank,
+    n::k_slurm_step_nodelist, n::k_ompi_size,   n::k_pmi_rank,
+    n::k_pmix_rank,           n::k_pals_rankid, n::k_jsm_rank,
+    n::k_flux_task_rank,      n::k_mv2_rank,    n::k_skypilot_node_rank,
 };
 
 template <std::size_t N>

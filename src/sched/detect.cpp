@@ -1,5 +1,17 @@
-// detect(): the first scheduler present wins (Slurm > PBS > LSF > Flux > Open MPI > MPICH),
-// then the cross-check that needs the launch request: the srun x ddprun double launch.
+// detect(): the first scheduler present wins (Slurm > PBS > LSF > Flux > SkyPilot > Open MPI >
+// MPICH), then the cross-checks: the srun x ddprun double launch, which needs the launch request,
+// and a SkyPilot node rank that an MPI rank contradicts.
+//
+// SkyPilot comes after the HPC schedulers because their variables are set by the resource
+// manager for this very task, while SKYPILOT_* are plain exported variables: sbatch, qsub and
+// bsub copy the submitting shell's environment into the job by default, so a job submitted from
+// a SkyPilot node carries that node's SKYPILOT_* into an allocation they do not describe.
+// It comes before Open MPI and MPICH because these give a size and a rank but no head host,
+// while SkyPilot names every node: an MPI rank variable in a SkyPilot task means ddprun runs
+// under an mpiexec inside the task, which describes its ranks only. The one case where MPI is
+// the better witness, mpiexec -ppn 1 across the task's nodes copying the head's SKYPILOT_*
+// to every rank (MPICH's Hydra forwards the whole environment), is refused by the cross-check,
+// and MPI's local size still feeds the double-launch check.
 
 #include "ddprun/sched/detect.hpp"
 
@@ -39,7 +51,29 @@ Result<Detected> first_present(const util::Env& env, const HostInputs& host) {
   if (!flux || flux->is_present()) {
     return flux;
   }
+  auto skypilot = detect_skypilot(env);
+  if (!skypilot || skypilot->is_present()) {
+    return skypilot;
+  }
   return detect_mpi(env);
+}
+
+/// One ddprun per node started by mpiexec has its node index in the MPI rank; a SkyPilot rank
+/// that differs was most likely copied from the node mpiexec ran on.
+Result<void> check_skypilot_rank(const Detected& d, const util::Env& env) {
+  if (d.scheduler != "skypilot" || !d.node_rank) {
+    return {};
+  }
+  auto mpi = detect_mpi(env);
+  if (!mpi || !mpi->node_rank || mpi->node_rank->text == d.node_rank->text) {
+    return {};
+  }
+  return detail::config_error(
+      d.scheduler, "SKYPILOT_NODE_RANK=" + util::quoted(d.node_rank->text) +
+                       " disagrees with node rank " + mpi->node_rank->text + " from " +
+                       mpi->node_rank->origin +
+                       ": mpiexec may have copied another node's SkyPilot variables; start " +
+                       "ddprun from the task's run section on every node, or pass --no-auto");
 }
 
 /// A scheduler that does not count its tasks may still run under mpirun: use MPI's local size.
@@ -111,6 +145,10 @@ Result<Detected> detect(const util::Env& env, const HostInputs& host) {
   add_mpi_local_size(*d, env);
   const int nproc = effective_nproc(*d, host);
   auto r = check_double_launch(*d, nproc);
+  if (!r) {
+    return r.error();
+  }
+  r = check_skypilot_rank(*d, env);
   if (!r) {
     return r.error();
   }

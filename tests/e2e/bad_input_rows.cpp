@@ -245,6 +245,11 @@ std::map<std::string, std::map<std::string, std::string>> scheduler_baselines(
         {"OMPI_COMM_WORLD_RANK", "0"},
         {"OMPI_COMM_WORLD_LOCAL_SIZE", "1"}}},
       {"mpich", {{"PMI_SIZE", "1"}, {"PMI_RANK", "0"}, {"MPI_LOCALNRANKS", "1"}}},
+      {"skypilot",
+       {{"SKYPILOT_NODE_IPS", "127.0.0.1"},
+        {"SKYPILOT_NUM_NODES", "1"},
+        {"SKYPILOT_NODE_RANK", "0"},
+        {"SKYPILOT_NUM_GPUS_PER_NODE", "0"}}},
   };
 }
 
@@ -283,6 +288,11 @@ std::vector<BadInput> scheduler_rows(const std::string& nodefile, const std::str
       spoil("mpich", "PMI_SIZE", "x", "expected an integer in"),
       spoil("mpich", "PMI_RANK", "x", "expected an integer in"),
       spoil("mpich", "MPI_LOCALNRANKS", "x", "expected an integer in"),
+      spoil("skypilot", "SKYPILOT_NODE_IPS", " ", "expected the nodes' IPs"),
+      spoil("skypilot", "SKYPILOT_NUM_NODES", "x", "expected an integer in [1, 1000000]"),
+      spoil("skypilot", "SKYPILOT_NUM_NODES", "2", "expected the number of IPs in"),
+      spoil("skypilot", "SKYPILOT_NODE_RANK", "1", "expected an integer in [0, 0]"),
+      spoil("skypilot", "SKYPILOT_NUM_GPUS_PER_NODE", "x", "expected an integer in [0, 1000000]"),
       BadInput{"CUDA_VISIBLE_DEVICES",
                "abc",
                "'gpu' only where a CUDA GPU is visible",
@@ -310,6 +320,7 @@ const std::map<std::string, std::string>& variables_without_bad_values() {
       {"LSB_JOBINDEX", "only part of the run id, compared with \"0\""},
       {"FLUX_JOB_ID", "an opaque job id (Flux's are f58 text)"},
       {"PMIX_NAMESPACE", "an opaque job id"},
+      {"SKYPILOT_TASK_ID", "an opaque id shared by the task's nodes, the run id as is"},
       {"SLURM_SUBMIT_DIR",
        "a directory, only where the job's token file may be (absent: no token)"},
       {"PBS_O_WORKDIR", "a directory, only where the job's token file may be (absent: no token)"},

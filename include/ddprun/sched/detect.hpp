@@ -1,12 +1,13 @@
 #pragma once
-// Scheduler auto-configuration: what Slurm, PBS, LSF, Flux, Open MPI or MPICH tell a per-node
-// launcher through its environment, as values tagged with where each came from.
+// Scheduler auto-configuration: what Slurm, PBS, LSF, Flux, SkyPilot, Open MPI or MPICH tell a
+// per-node launcher through its environment, as values tagged with where each came from.
 // Everything here is pure: the environment, this host's name and the PBS nodefile's contents are
 // passed in (detect_on_this_host in io.hpp is the shell that reads them).
 //
 // Precedence among schedulers (the first one present wins): Slurm > PBS > LSF/jsrun > Flux >
-// Open MPI > MPICH. Explicit flags and PET_* variables beat all of these; applying that is
-// config::resolve's job. --no-auto is the app's: it does not call detect() then.
+// SkyPilot > Open MPI > MPICH (detect.cpp says why). Explicit flags and PET_* variables beat all of
+// these; applying that is config::resolve's job. --no-auto is the app's: it does not call detect()
+// then.
 
 #include "ddprun/util/env.hpp"
 #include "ddprun/util/result.hpp"
@@ -37,7 +38,7 @@ struct Job {
 
 /// What one scheduler says about this launch. Unset optionals: the scheduler does not know.
 struct Detected {
-  /// "slurm", "pbs", "lsf", "flux", "openmpi", "mpich", or "" when none was found.
+  /// "slurm", "pbs", "lsf", "flux", "skypilot", "openmpi", "mpich", or "" when none was found.
   std::string scheduler;
   std::optional<Value> nnodes;              ///< nodes in this launch (one ddprun per node)
   std::optional<Value> node_rank;           ///< this node's index in `hosts`, 0-based
@@ -71,6 +72,9 @@ Result<Detected> detect_pbs(const util::Env& env, const std::string& nodefile_co
 Result<Detected> detect_lsf(const util::Env& env, const std::string& this_hostname);
 /// Flux: job size, node count and task rank; Flux's host list needs `flux getattr hostlist`.
 Result<Detected> detect_flux(const util::Env& env);
+/// SkyPilot (found by SKYPILOT_NODE_RANK): nodes from SKYPILOT_NODE_IPS, head node first; run id
+/// and ports from SKYPILOT_TASK_ID when set.
+Result<Detected> detect_skypilot(const util::Env& env);
 /// Open MPI (OMPI_COMM_WORLD_*) or MPICH/Hydra/Intel MPI (PMI_*, MPI_LOCAL*).
 Result<Detected> detect_mpi(const util::Env& env);
 
@@ -80,9 +84,9 @@ std::optional<Job> detect_job(const util::Env& env);
 
 /// Runs the detectors in precedence order and returns the first present one (or an empty
 /// Detected), then applies the cross-checks: refuses a double launch (several ddprun tasks on
-/// this node while more than one worker each is wanted), warns when the inherited CPU mask is
-/// smaller than the worker count, and fills `job`. Errors are ErrorCode::config, one line, naming
-/// the variable.
+/// this node while more than one worker each is wanted), refuses a SkyPilot node rank that the
+/// MPI rank of a one-task-per-node mpiexec contradicts, and fills `job`. Errors are
+/// ErrorCode::config, one line, naming the variable.
 Result<Detected> detect(const util::Env& env, const HostInputs& host);
 
 /// The detected values as "name = text (origin)" lines, in a fixed order.

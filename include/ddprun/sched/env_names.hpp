@@ -1,6 +1,7 @@
 #pragma once
-// Every scheduler and MPI environment variable ddprun reads, by scheduler (spec/schedulers.md
-// §1–§3): the sched module's inputs, and the per-task variables fan-out must not forward.
+// Every scheduler, cloud launcher and MPI environment variable ddprun reads, by scheduler
+// (spec/schedulers.md §1–§3, docs/schedulers.md for SkyPilot): the sched module's inputs, and
+// the per-task variables fan-out must not forward.
 
 #include <string_view>
 
@@ -56,6 +57,13 @@ inline constexpr std::string_view k_flux_job_id = "FLUX_JOB_ID";
 inline constexpr std::string_view k_flux_job_size = "FLUX_JOB_SIZE";
 inline constexpr std::string_view k_flux_job_nnodes = "FLUX_JOB_NNODES";
 inline constexpr std::string_view k_flux_task_rank = "FLUX_TASK_RANK";
+
+// --- SkyPilot (the run section of a task, on every node) ---
+inline constexpr std::string_view k_skypilot_node_ips = "SKYPILOT_NODE_IPS";
+inline constexpr std::string_view k_skypilot_num_nodes = "SKYPILOT_NUM_NODES";
+inline constexpr std::string_view k_skypilot_node_rank = "SKYPILOT_NODE_RANK";
+inline constexpr std::string_view k_skypilot_num_gpus_per_node = "SKYPILOT_NUM_GPUS_PER_NODE";
+inline constexpr std::string_view k_skypilot_task_id = "SKYPILOT_TASK_ID";
 
 // --- Open MPI ---
 inline constexpr std::string_view k_ompi_size = "OMPI_COMM_WORLD_SIZE";

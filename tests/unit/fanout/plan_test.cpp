@@ -83,6 +83,7 @@ TEST(FanoutDecide, NoFanOutWhenAlreadyStartedPerNodeOrSingleNode) {
       {"mpiexec under PBS", pbs_job({"n1", "n2"}), {{"PMI_RANK", "0"}}},
       {"mpirun under PBS", pbs_job({"n1", "n2"}), {{"OMPI_COMM_WORLD_SIZE", "2"}}},
       {"Cray PALS", pbs_job({"n1", "n2"}), {{"PALS_RANKID", "0"}}},
+      {"a SkyPilot task's run section", pbs_job({"n1", "n2"}), {{"SKYPILOT_NODE_RANK", "1"}}},
       {"no scheduler", sched::Detected{}, {}},
   };
   for (const auto& row : rows) {

@@ -37,6 +37,11 @@ const util::Env k_ompi{{"OMPI_COMM_WORLD_SIZE", "1"},
                        {"OMPI_COMM_WORLD_RANK", "0"},
                        {"OMPI_COMM_WORLD_LOCAL_SIZE", "1"}};
 const util::Env k_mpich{{"PMI_RANK", "0"}, {"PMI_SIZE", "1"}, {"MPI_LOCALNRANKS", "1"}};
+const util::Env k_skypilot{{"SKYPILOT_NODE_IPS", "10.0.0.5\n10.0.0.7"},
+                           {"SKYPILOT_NUM_NODES", "2"},
+                           {"SKYPILOT_NODE_RANK", "0"},
+                           {"SKYPILOT_NUM_GPUS_PER_NODE", "4"},
+                           {"SKYPILOT_TASK_ID", "sky-2024-05-01_train_7"}};
 
 HostInputs host_n1() {
   HostInputs host;
@@ -63,6 +68,7 @@ TEST(DetectPrecedence, EachSchedulerAloneIsFound) {
   EXPECT_EQ(winner(k_pbs), "pbs");
   EXPECT_EQ(winner(k_lsf), "lsf");
   EXPECT_EQ(winner(k_flux), "flux");
+  EXPECT_EQ(winner(k_skypilot), "skypilot");
   EXPECT_EQ(winner(k_ompi), "openmpi");
   EXPECT_EQ(winner(k_mpich), "mpich");
 }
@@ -77,10 +83,29 @@ TEST(DetectPrecedence, FluxBeatsMpi) {
   EXPECT_EQ(winner(with(with(k_flux, k_ompi), k_mpich)), "flux");
 }
 
+// sbatch copies the submitting shell's SKYPILOT_* into the job: Slurm's own variables win.
+TEST(DetectPrecedence, SlurmBeatsSkypilot) {
+  EXPECT_EQ(winner(with(slurm_step(), k_skypilot)), "slurm");
+  auto bad_sky = with(k_skypilot, {{"SKYPILOT_NODE_RANK", "9"}});
+  EXPECT_EQ(winner(with(slurm_step(), bad_sky)), "slurm");  // the loser is not even read
+}
+
+TEST(DetectPrecedence, HpcSchedulersBeatSkypilot) {
+  EXPECT_EQ(winner(with(k_pbs, k_skypilot)), "pbs");
+  EXPECT_EQ(winner(with(k_lsf, k_skypilot)), "lsf");
+  EXPECT_EQ(winner(with(k_flux, k_skypilot)), "flux");
+}
+
+TEST(DetectPrecedence, SkypilotBeatsMpi) {
+  EXPECT_EQ(winner(with(with(k_skypilot, k_ompi), k_mpich)), "skypilot");
+}
+
 TEST(DetectPrecedence, OpenMpiBeatsMpich) { EXPECT_EQ(winner(with(k_ompi, k_mpich)), "openmpi"); }
 
 TEST(DetectPrecedence, AllAtOnceGivesSlurm) {
-  auto env = with(with(with(with(with(slurm_step(), k_pbs), k_lsf), k_flux), k_ompi), k_mpich);
+  auto env =
+      with(with(with(with(with(with(slurm_step(), k_pbs), k_lsf), k_flux), k_skypilot), k_ompi),
+           k_mpich);
   EXPECT_EQ(winner(env), "slurm");
 }
 
@@ -90,6 +115,28 @@ TEST(DetectPrecedence, AWinnersErrorIsNotSkipped) {
   auto d = detect(env, host_n1());
   ASSERT_FALSE(d.has_value());
   EXPECT_TRUE(contains(d.error().message, "slurm: SLURM_NODEID"));
+}
+
+TEST(DetectSkypilot, AnMpiRankThatContradictsTheNodeRankIsRefused) {
+  // mpiexec -ppn 1 from the head node: Hydra copies the head's SKYPILOT_NODE_RANK=0 to node 1.
+  auto env = with(k_skypilot, {{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}, {"MPI_LOCALNRANKS", "1"}});
+  auto d = detect(env, host_n1());
+  ASSERT_FALSE(d.has_value());
+  EXPECT_EQ(d.error().message,
+            "skypilot: SKYPILOT_NODE_RANK='0' disagrees with node rank 1 from mpich: PMI_RANK (one "
+            "task per node): mpiexec may have copied another node's SkyPilot variables; start "
+            "ddprun from the task's run section on every node, or pass --no-auto");
+  env.set("PMI_RANK", "0");  // the head node's own rank agrees
+  EXPECT_EQ(winner(env), "skypilot");
+}
+
+TEST(DetectSkypilot, SeveralMpiRanksPerNodeAreADoubleLaunch) {
+  auto env = with(k_skypilot, {{"OMPI_COMM_WORLD_SIZE", "8"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}});
+  auto host = host_n1();
+  host.requested_nproc = 4;
+  auto d = detect(env, host);
+  ASSERT_FALSE(d.has_value());
+  EXPECT_TRUE(contains(d.error().message, "4 ddprun tasks run on this node")) << d.error().message;
 }
 
 TEST(DetectPbs, UnreadNodefileIsAnError) {
@@ -118,6 +165,22 @@ TEST(DetectOrigins, RenderedSlurmStepNamesEachVariable) {
             "nproc_hint = 2 (env: CUDA_VISIBLE_DEVICES)\n"
             "restart_epoch = 2 (slurm: SLURM_RESTART_COUNT)\n"
             "tasks_on_node = 1 (slurm: SLURM_STEP_TASKS_PER_NODE)\n");
+}
+
+TEST(DetectOrigins, RenderedSkypilotNamesEachVariable) {
+  auto d = detect(k_skypilot, host_n1());
+  ASSERT_TRUE(d.has_value()) << d.error().message;
+  const auto port = std::to_string(d->port_candidates.front());
+  EXPECT_EQ(render_detected(*d),
+            "scheduler = skypilot\n"
+            "nnodes = 2 (skypilot: SKYPILOT_NUM_NODES)\n"
+            "node_rank = 0 (skypilot: SKYPILOT_NODE_RANK)\n"
+            "rdzv_endpoint_host = 10.0.0.5 (skypilot: SKYPILOT_NODE_IPS (first host))\n"
+            "rdzv_port = " +
+                port +
+                " (skypilot: SKYPILOT_TASK_ID)\n"
+                "rdzv_id = sky-2024-05-01_train_7 (skypilot: SKYPILOT_TASK_ID)\n"
+                "nproc_hint = 4 (skypilot: SKYPILOT_NUM_GPUS_PER_NODE)\n");
 }
 
 TEST(DetectDoubleLaunch, RequestedNprocIsUsedOverTheHint) {
