@@ -68,7 +68,7 @@ std::string escape_label_value(std::string_view value) {
   return out;
 }
 
-Metrics::Metrics(MetricLabels labels, util::SteadyTime started)
+Metrics::Metrics(const MetricLabels& labels, util::SteadyTime started)
     : base_labels_(fmt::format("run_id=\"{}\",node=\"{}\",role=\"{}\"",
                                escape_label_value(labels.run_id), escape_label_value(labels.node),
                                escape_label_value(labels.role))),

@@ -78,7 +78,8 @@ std::optional<RoundCause> cause_of(Outcome outcome, std::optional<RoundCause> fi
   return std::nullopt;
 }
 
-SupervisorHooks with_metrics(SupervisorHooks inner, Metrics& metrics, const util::Clock& clock) {
+SupervisorHooks with_metrics(const SupervisorHooks& inner, Metrics& metrics,
+                             const util::Clock& clock) {
   auto notes = std::make_shared<RoundNotes>();
   SupervisorHooks h = inner;
   h.workers_started = [&metrics, &clock, notes, next = inner.workers_started](

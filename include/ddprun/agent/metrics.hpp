@@ -53,7 +53,7 @@ class Metrics {
   static constexpr std::array<double, 10> k_join_buckets{0.05, 0.1, 0.25, 0.5, 1,
                                                          2.5,  5,   10,   30,  60};
 
-  Metrics(MetricLabels labels, util::SteadyTime started);
+  Metrics(const MetricLabels& labels, util::SteadyTime started);
 
   /// A round ended for `cause`; `restarting` when the group starts again.
   void round_ended(RoundCause cause, bool restarting);

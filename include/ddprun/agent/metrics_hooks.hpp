@@ -15,7 +15,8 @@ namespace ddprun::agent {
 /// first failed worker's exit decides between exit_code and signal; an expired file timer
 /// makes it file_timer), restarts, join durations, the learned stall timeout, an unhealthy
 /// node's withdrawal. `metrics` and `clock` must outlive the hooks.
-SupervisorHooks with_metrics(SupervisorHooks inner, Metrics& metrics, const util::Clock& clock);
+SupervisorHooks with_metrics(const SupervisorHooks& inner, Metrics& metrics,
+                             const util::Clock& clock);
 
 /// The cause a round's `outcome` is counted under, given what failed first in it; nullopt for
 /// an outcome that is no failure (success, the agent's own signal).
