@@ -26,11 +26,10 @@ struct PipeReaderConfig {
   std::shared_ptr<ConsoleSink> notes;    ///< where a failed-write note goes (agent stderr)
   /// Bytes to the console as they come (no prefix, '\r' progress bars kept), not line by line;
   /// a piece after the last '\n' or '\r' waits up to raw_hold (from its first bytes) for the
-  /// rest of its line, so
-  /// that unbuffered workers' lines (a print is two writes, the text and the newline) do not
-  /// interleave mid-line. The console is then the stream's only copy: nothing is dropped, and
-  /// reading pauses while the console is full, so a slow console slows the worker down as
-  /// when the worker writes to it itself.
+  /// rest of its line, so that unbuffered workers' lines (a print is two writes, the text and
+  /// the newline) do not interleave mid-line. The console is then the stream's only copy: nothing
+  /// is dropped, and reading pauses while the console is full, so a slow console slows the worker
+  /// down as when the worker writes to it itself.
   bool raw_console = false;
   std::chrono::milliseconds raw_hold{250};
   /// Set to the time of each read that brought bytes (the stall watchdog's input).
