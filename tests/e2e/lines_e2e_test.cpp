@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -104,6 +105,37 @@ TEST(LinesE2E, ASlowPipeLosesNoLine) {
   EXPECT_EQ(r.console_bytes, k_bytes) << r.err;
   EXPECT_FALSE(r.console_mentions_drop) << r.err;
   EXPECT_EQ(r.err.find("could not keep up"), std::string::npos) << r.err;
+}
+
+// A line without its newline (a prompt, a progress dot) is not held until the worker ends it:
+// it is written once it has waited its moment (250 ms).
+TEST(LinesE2E, APartialLineIsWrittenWhileTheWorkerStillRuns) {
+  auto dir = make_temp_dir("ddprun-prompt-");
+  int fds[2];
+  ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
+  pid_t pid =
+      spawn_with_stdout(chatter({"--nproc_per_node", "1"}, {"prompt", dir}), fds[1], dir + "/err");
+  close(fds[1]);
+  std::string shown;
+  std::vector<char> buf(4096);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (shown.find("waiting>") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    struct pollfd p {
+      fds[0], POLLIN, 0
+    };
+    if (poll(&p, 1, 100) > 0) {
+      auto n = read(fds[0], buf.data(), buf.size());
+      if (n <= 0) {
+        break;
+      }
+      shown.append(buf.data(), static_cast<std::size_t>(n));
+    }
+  }
+  EXPECT_NE(shown.find("waiting>"), std::string::npos) << "shown before the newline: " << shown;
+  std::ofstream(dir + "/go") << "";
+  EXPECT_EQ(wait_for(pid, std::chrono::seconds(60)), 0) << read_file(dir + "/err");
+  close(fds[0]);
 }
 
 // --line-output off: the worker writes to ddprun's own pipe, as under torchrun.

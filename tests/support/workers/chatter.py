@@ -10,6 +10,8 @@
   prints N            N print(..., flush=True) lines "line rank=R i=I xxx..." (under -u each
                       is two writes, the text and the newline, as torchrun's workers do)
   whereis             prints what the worker's fd 1 and fd 2 are ("fd1=/dev/pts/3")
+  prompt DIR          writes "waiting>" without a newline, waits (up to 60 s) for DIR/go, then
+                      ends the line
 """
 import os
 import sys
@@ -73,6 +75,14 @@ def whereis() -> None:
         write(fd, f"fd{fd}={os.readlink(f'/proc/self/fd/{fd}')}\n")
 
 
+def prompt(folder: str) -> None:
+    write(1, "waiting>")
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.path.join(folder, "go")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    write(1, " go\n")
+
+
 def main() -> None:
     mode, args = sys.argv[1], sys.argv[2:]
     rank = os.environ.get("RANK", "?")
@@ -88,6 +98,8 @@ def main() -> None:
         prints(int(args[0]), rank)
     elif mode == "whereis":
         whereis()
+    elif mode == "prompt":
+        prompt(args[0])
     else:
         sys.exit(f"chatter.py: unknown mode {mode!r}")
 
