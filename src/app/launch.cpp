@@ -202,9 +202,7 @@ std::unique_ptr<host::GpuMemorySource> gpu_memory_for(const config::LaunchConfig
 
 /// The labels of every metric: the run, this host, the workers' role.
 agent::MetricLabels metric_labels(const config::LaunchConfig& cfg) {
-  char name[256] = {};
-  (void)::gethostname(name, sizeof name - 1);
-  return {cfg.rdzv.rdzv_id, name, cfg.group.role};
+  return {cfg.rdzv.rdzv_id, host::host_name(), cfg.group.role};
 }
 
 agent::LiveFigures live_figures(agent::HealthSnapshot health, const agent::Rendezvous& rdzv) {

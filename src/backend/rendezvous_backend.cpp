@@ -45,7 +45,7 @@ rdzv::NodeDesc self_desc(const config::RendezvousPlan& cfg, const config::Worker
   facts.local_addr = cfg.local_addr;
   if (facts.local_addr.empty()) {
     facts.route_source = host::route_source_address(ep.host, ep.port);
-    facts.name = host::host_fqdn();
+    facts.name = host::host_name();  // one lookup here; the FQDN only where it is published
     facts.name_resolves = host::resolves(facts.name);
     facts.endpoint = ep.host + ":" + std::to_string(ep.port);
   }
@@ -56,7 +56,7 @@ rdzv::NodeDesc self_desc(const config::RendezvousPlan& cfg, const config::Worker
   if (!published.info.empty()) {
     spdlog::info("{}", published.info);
   }
-  self.addr = published.addr;
+  self.addr = published.addr == facts.name ? host::host_fqdn() : published.addr;
   self.pid = getpid();
   self.nproc = group.nproc_per_node;
   self.role = group.role;

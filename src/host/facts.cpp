@@ -189,6 +189,14 @@ Result<int> find_free_port(const std::string& host) {
   return static_cast<int>(acceptor.local_endpoint().port());
 }
 
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) {
+    return "localhost";
+  }
+  return name;
+}
+
 std::string host_fqdn() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) {

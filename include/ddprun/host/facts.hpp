@@ -47,6 +47,9 @@ std::string exact_bind_address(const std::string& host);
 /// A TCP port that was free a moment ago on `host` (bind to 0, read, close; racy by nature).
 Result<int> find_free_port(const std::string& host);
 
+/// gethostname(), "localhost" when it fails: no lookup.
+std::string host_name();
+
 /// This machine's name as Python's socket.getfqdn() gives it, and so torchrun (MASTER_ADDR of
 /// a one-node job, the failure summary's host): the name and aliases of the reverse lookup of
 /// the address the host name resolves to (pick_fqdn), or the host name when a lookup fails.
