@@ -13,7 +13,7 @@
 namespace ddprun::config::detail {
 
 namespace {
-constexpr std::int64_t k_max_port = 65535;
+constexpr int k_max_port = 65535;
 }  // namespace
 
 // -r, -t and --local-ranks-filter, checked here so that a bad value stops the launch before
@@ -63,11 +63,11 @@ Result<void> Resolver::logging() {
   cfg_.output.events_file = text(flag::k_events_file);
   note(flag::k_events_file, cfg_.output.events_file);
   if (!text(flag::k_metrics_port).empty()) {
-    auto port = util::parse_int(text(flag::k_metrics_port));
-    if (!port || *port < 0 || *port > k_max_port) {
-      return bad(flag::k_metrics_port, "a port number 0-65535");
+    auto port = int_in(flag::k_metrics_port, 0, k_max_port, "a port number 0-65535");
+    if (!port) {
+      return port.error();
     }
-    cfg_.output.metrics_port = static_cast<int>(*port);
+    cfg_.output.metrics_port = *port;
   }
   note(flag::k_metrics_port, text(flag::k_metrics_port));
   const std::string level =

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 
 namespace ddprun::host {
 
@@ -189,19 +190,26 @@ Result<int> find_free_port(const std::string& host) {
   return static_cast<int>(acceptor.local_endpoint().port());
 }
 
-std::string host_name() {
+namespace {
+
+std::optional<std::string> own_name() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) {
-    return "localhost";
+    return std::nullopt;
   }
-  return name;
+  return std::string(name);
 }
 
+}  // namespace
+
+std::string host_name() { return own_name().value_or("localhost"); }
+
 std::string host_fqdn() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) {
+  const auto own = own_name();
+  if (!own) {
     return "localhost";
   }
+  const char* name = own->c_str();
   // As Python's gethostbyaddr(name): the first address getaddrinfo gives, looked up backwards.
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;

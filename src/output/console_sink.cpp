@@ -86,11 +86,9 @@ void ConsoleSink::append_line(std::string_view prefix, std::string_view line, in
   buffer_.push_back('\n');
 }
 
-void ConsoleSink::append_bytes(std::string_view bytes, int local_rank, bool droppable) {
-  if (!droppable && !broken_) {
+void ConsoleSink::append_bytes(std::string_view bytes) {
+  if (!broken_) {
     compact();  // unbounded here: the reader stops reading while full()
-    buffer_.append(bytes);
-  } else if (make_room(bytes.size(), local_rank)) {
     buffer_.append(bytes);
   }
 }

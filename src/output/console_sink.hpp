@@ -33,11 +33,10 @@ class ConsoleSink : public std::enable_shared_from_this<ConsoleSink> {
 
   /// Queues prefix + line + '\n', or drops and counts it when the buffer is full.
   void append_line(std::string_view prefix, std::string_view line, int local_rank);
-  /// Queues bytes as they came (a pass-through stream: partial lines, '\r' progress bars). A
-  /// droppable copy is dropped and counted when the buffer is full; the only copy (held back
-  /// by its reader through full() and when_room()) is always queued, unless the console
-  /// failed.
-  void append_bytes(std::string_view bytes, int local_rank, bool droppable = true);
+  /// Queues bytes as they came (a pass-through stream: partial lines, '\r' progress bars).
+  /// They are the stream's only copy, so they are always queued unless the console failed;
+  /// their reader bounds the buffer through full() and when_room().
+  void append_bytes(std::string_view bytes);
   /// The buffer holds its capacity or more: a reader that must not lose bytes stops reading.
   bool full() const { return buffered_bytes() >= capacity_; }
   /// Runs `ready` (posted, once) when the buffer is down to half its capacity or the console

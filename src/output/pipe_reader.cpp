@@ -145,7 +145,7 @@ void PipeReader::to_console_raw(std::string_view data) {
     held_.append(data);
   } else {
     held_.append(data.substr(0, end + 1));
-    config_.console->append_bytes(held_, config_.local_rank, false);
+    config_.console->append_bytes(held_);
     held_.assign(data.substr(end + 1));
   }
   if (held_.size() >= config_.max_line) {
@@ -182,7 +182,7 @@ void PipeReader::arm_hold(std::chrono::steady_clock::duration after) {
 
 void PipeReader::flush_held() {
   if (!held_.empty() && config_.console) {
-    config_.console->append_bytes(held_, config_.local_rank, false);
+    config_.console->append_bytes(held_);
     held_.clear();
     config_.console->flush();
   }

@@ -116,22 +116,7 @@ TEST(LinesE2E, APartialLineIsWrittenWhileTheWorkerStillRuns) {
   pid_t pid =
       spawn_with_stdout(chatter({"--nproc_per_node", "1"}, {"prompt", dir}), fds[1], dir + "/err");
   close(fds[1]);
-  std::string shown;
-  std::vector<char> buf(4096);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (shown.find("waiting>") == std::string::npos &&
-         std::chrono::steady_clock::now() < deadline) {
-    struct pollfd p {
-      fds[0], POLLIN, 0
-    };
-    if (poll(&p, 1, 100) > 0) {
-      auto n = read(fds[0], buf.data(), buf.size());
-      if (n <= 0) {
-        break;
-      }
-      shown.append(buf.data(), static_cast<std::size_t>(n));
-    }
-  }
+  const auto shown = read_until(fds[0], "waiting>", std::chrono::seconds(30));
   EXPECT_NE(shown.find("waiting>"), std::string::npos) << "shown before the newline: " << shown;
   std::ofstream(dir + "/go") << "";
   EXPECT_EQ(wait_for(pid, std::chrono::seconds(60)), 0) << read_file(dir + "/err");
@@ -167,21 +152,7 @@ TEST(LinesE2E, ATerminalStaysTheWorkers) {
   pid_t pid =
       spawn_with_stdout(chatter({"--nproc_per_node", "1"}, {"whereis"}), slave, dir + "/err");
   close(slave);
-  std::string shown;
-  std::vector<char> buf(4096);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (shown.find("fd1=") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-    struct pollfd p {
-      master, POLLIN, 0
-    };
-    if (poll(&p, 1, 100) > 0) {
-      auto n = read(master, buf.data(), buf.size());
-      if (n <= 0) {
-        break;
-      }
-      shown.append(buf.data(), static_cast<std::size_t>(n));
-    }
-  }
+  const auto shown = read_until(master, "fd1=", std::chrono::seconds(60));
   EXPECT_EQ(wait_for(pid, std::chrono::seconds(60)), 0) << read_file(dir + "/err");
   close(master);
   EXPECT_NE(shown.find("fd1=" + tty), std::string::npos) << shown;

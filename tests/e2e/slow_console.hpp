@@ -46,6 +46,26 @@ inline pid_t spawn_with_stdout(const std::vector<std::string>& argv, int out_fd,
   return pid;
 }
 
+/// What `fd` gives until `wanted` appears in it, EOF, or `timeout`.
+inline std::string read_until(int fd, const std::string& wanted, std::chrono::seconds timeout) {
+  std::string shown;
+  std::vector<char> buf(4096);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (shown.find(wanted) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    struct pollfd p {
+      fd, POLLIN, 0
+    };
+    if (poll(&p, 1, 100) > 0) {
+      auto n = read(fd, buf.data(), buf.size());
+      if (n <= 0) {
+        break;
+      }
+      shown.append(buf.data(), static_cast<std::size_t>(n));
+    }
+  }
+  return shown;
+}
+
 /// Reads `fd` to EOF (bounded), counting bytes and looking for a "dropped" note.
 inline void read_console(int fd, PipedRun& r) {
   std::string window;
