@@ -226,10 +226,15 @@ void Reporter::on_spare_joined(const rdzv::SpareJoined& s) {
   for (const auto& r : s.replaced) {
     replaced.push_back({{"node", r.node}, {"why", r.why}});
   }
-  events_->emit(errors::event::spare_joined, {{"node", s.spare},
-                                              {"waited_round", s.waited_round},
-                                              {"round", s.round},
-                                              {"replaced", std::move(replaced)}});
+  errors::EventFields fields = {{"node", s.spare},
+                                {"waited_round", s.waited_round},
+                                {"round", s.round},
+                                {"replaced", std::move(replaced)}};
+  if (s.segment >= 0) {
+    fields["segment"] = s.segment;
+    fields["domain"] = s.domain;
+  }
+  events_->emit(errors::event::spare_joined, fields);
 }
 
 void Reporter::finish(int exit_code) {

@@ -13,6 +13,7 @@
 #include "ddprun/backend/rendezvous_backend.hpp"
 #include "ddprun/cli/args.hpp"
 #include "ddprun/config/launch_config.hpp"
+#include "ddprun/config/rendezvous_policy.hpp"
 #include "ddprun/host/cpus.hpp"
 #include "ddprun/host/facts.hpp"
 #include "ddprun/host/nvml.hpp"
@@ -88,6 +89,14 @@ void report_host_choices(const config::LaunchConfig& cfg, const config::HostFact
   if (auto small = host::small_cpu_mask_warning(facts.cpu_count, cfg.group.nproc_per_node,
                                                 detected.scheduler)) {
     spdlog::warn("{}", *small);
+  }
+  if (!cfg.rdzv.domain_origin.empty() && !config::is_single_node(cfg.rdzv)) {
+    spdlog::info(
+        "node domain {} ({}){}", cfg.rdzv.domain.empty() ? "-" : cfg.rdzv.domain,
+        cfg.rdzv.domain_origin,
+        cfg.rdzv.rdzv_settings.segment > 0
+            ? "; node ranks in segments of " + std::to_string(cfg.rdzv.rdzv_settings.segment)
+            : "");
   }
 }
 
@@ -292,6 +301,11 @@ int launch(const std::vector<std::string>& args, const util::Env& env) {
   }
   auto facts = host::gather_host_facts(env, nvml ? &*nvml : nullptr);
   const auto detected = detect_scheduler(env, parsed);
+  if (host::needs_fabric(parsed, detected, env)) {
+    auto fabric = host::query_fabric();
+    facts.fabric_domain = std::move(fabric.domain);
+    facts.fabric_detail = std::move(fabric.detail);
+  }
   auto cfg = value_or_throw(config::resolve(parsed, env, facts, detected));
   setup_logging(cfg.log_level);
   for (const auto& line : cfg.warnings) {

@@ -63,9 +63,11 @@ rdzv::NodeDesc self_desc(const config::RendezvousPlan& cfg, const config::Worker
   self.is_endpoint_host = hosting;
   if (config::row_of(cfg.rdzv_backend).fixed_nodes) {
     self.node_index = cfg.node_rank;
-  } else if (cfg.node_index) {
-    self.node_index = *cfg.node_index;
+    return self;
   }
+  self.node_index = cfg.node_index;
+  self.domain = cfg.domain;
+  self.topology = cfg.topology;
   return self;
 }
 

@@ -1,6 +1,7 @@
 // ddprun's own options, plus --use-env from the legacy torch.distributed.launch parser.
-// Only --stall-timeout (PET_STALL_TIMEOUT, as the issue that asked for it named it) and the
-// node health checks read PET_; the others are not torchrun's. --log-level and
+// Only --stall-timeout (PET_STALL_TIMEOUT, as the issue that asked for it named it), --segment
+// (PET_SEGMENT, likewise) and the node health checks read PET_; the others are not torchrun's.
+// --log-level and
 // --shutdown-timeout fall back on the environment variables torch itself reads for the same
 // knobs.
 #include "flag_groups.hpp"
@@ -283,6 +284,17 @@ std::vector<FlagSpec> recovery_extras() {
        .group = g,
        .help = "An attempt that fails within this long of its start made no progress, so its "
                "failure counts towards --crash-loop-limit; a longer attempt ends the streak."},
+      {.dest = flag::k_segment,
+       .spellings = {"--segment"},
+       .kind = FlagKind::valued,
+       .default_value = "0",
+       .env_var = "PET_SEGMENT",
+       .metavar = "N",
+       .group = g,
+       .help = "Node ranks come in runs of N nodes of one NVLink domain (DDPRUN_NODE_DOMAIN, "
+               "the GPUs' fabric, Slurm's block); nodes that make no whole run stand by as "
+               "spares. The MIN and MAX of --nnodes must be multiples of N. 0: no segments "
+               "(domains still get consecutive ranks)."},
   };
 }
 

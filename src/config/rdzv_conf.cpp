@@ -24,6 +24,8 @@ constexpr ConfKey k_keys[] = {
     {"read_timeout", k_read_by_all, ""},
     {"max_node_failures", k_read_by_all, ""},
     {"spare_grace", k_read_by_c10d | k_read_by_etcd_v3, "the static backend has no spares"},
+    {"node_domain", k_read_by_c10d | k_read_by_etcd_v3,
+     "the static backend's node ranks are --node-rank"},
     {"is_host", k_read_by_c10d, "only c10d hosts its store on an agent"},
     {"timeout", k_read_by_static, "only the static backend reads it, use join_timeout"},
     {"token_file", k_read_by_all, ""},

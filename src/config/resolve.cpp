@@ -312,9 +312,10 @@ Result<void> Resolver::health_checks() {
 }
 
 Result<LaunchConfig> Resolver::run() {
-  for (auto step : {&Resolver::nodes_and_workers, &Resolver::placement, &Resolver::rendezvous,
-                    &Resolver::worker_command, &Resolver::supervision, &Resolver::health_checks,
-                    &Resolver::logging, &Resolver::rdzv_settings, &Resolver::crash_loop}) {
+  for (auto step :
+       {&Resolver::nodes_and_workers, &Resolver::placement, &Resolver::rendezvous,
+        &Resolver::worker_command, &Resolver::supervision, &Resolver::health_checks,
+        &Resolver::logging, &Resolver::rdzv_settings, &Resolver::crash_loop, &Resolver::topology}) {
     if (auto r = (this->*step)(); !r) {
       return r.error();
     }

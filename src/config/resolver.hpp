@@ -2,7 +2,8 @@
 // config::resolve's worker (resolve.cpp), shared by the files that resolve its parts:
 // resolve.cpp (nodes, placement, the worker command, supervision, health checks, logs) and
 // resolve_rdzv.cpp (the rendezvous: backend, endpoint, --rdzv-conf, static node flags, the
-// rendezvous and crash-loop settings). Internal to the config module.
+// rendezvous and crash-loop settings), resolve_topology.cpp (--segment, the node's domain).
+// Internal to the config module.
 
 #include "ddprun/cli/flags.hpp"
 #include "ddprun/config/launch_config.hpp"
@@ -20,6 +21,7 @@ using util::quoted;
 namespace flag = cli::flag;
 
 inline constexpr std::string_view k_no_share_env = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE";
+inline constexpr std::string_view k_node_domain_env = "DDPRUN_NODE_DOMAIN";
 inline constexpr std::chrono::milliseconds k_static_join_timeout{900000};  // torchrun's static
 inline constexpr int k_int_min = std::numeric_limits<int>::min();
 inline constexpr int k_int_max = std::numeric_limits<int>::max();
@@ -114,6 +116,8 @@ class Resolver {
   Result<void> local_addr();
   Result<void> rdzv_settings();
   Result<void> crash_loop();
+  Result<void> topology();
+  Result<void> node_domain();
   Result<void> check_is_host() const;
   void warn_if_set(FlagKey dest, bool matters, const std::string& why);
 

@@ -30,9 +30,17 @@ constexpr std::string_view k_cd_then_exec = "cd \"$1\" && shift && exec \"$@\"";
 
 /// Variables set by a launcher's remote side for each task (PBS TM, Slurm), never forwarded.
 constexpr std::array k_task_vars = {
-    n::k_pbs_tasknum,     n::k_pbs_nodenum,         n::k_pbs_vnodenum,  n::k_pbs_jobcookie,
-    n::k_pbs_momport,     n::k_slurm_procid,        n::k_slurm_localid, n::k_slurm_nodeid,
-    n::k_slurmd_nodename, n::k_slurm_topology_addr,
+    n::k_pbs_tasknum,
+    n::k_pbs_nodenum,
+    n::k_pbs_vnodenum,
+    n::k_pbs_jobcookie,
+    n::k_pbs_momport,
+    n::k_slurm_procid,
+    n::k_slurm_localid,
+    n::k_slurm_nodeid,
+    n::k_slurmd_nodename,
+    n::k_slurm_topology_addr,
+    n::k_slurm_topology_addr_pattern,
 };
 /// Per-host values: the remote side has its own (GPU cgroup hooks set device lists per node).
 constexpr std::array k_host_vars = {

@@ -3,6 +3,8 @@
 
 #include "ddprun/host/nvml.hpp"
 
+#include "ddprun/host/fabric.hpp"
+
 #include <dlfcn.h>
 
 #include <array>
@@ -32,15 +34,18 @@ using HandleFn = int (*)(unsigned, NvmlDevice*);
 using UuidFn = int (*)(NvmlDevice, char*, unsigned);
 using PciFn = int (*)(NvmlDevice, void*);
 using MemoryFn = int (*)(NvmlDevice, void*);
+using FabricFn = int (*)(NvmlDevice, void*);
 
 struct Api {
   InitFn init = nullptr;
   ShutdownFn shutdown = nullptr;
   CountFn count = nullptr;
   HandleFn handle = nullptr;
-  UuidFn uuid = nullptr;      // optional
-  PciFn pci = nullptr;        // optional
-  MemoryFn memory = nullptr;  // optional: the GPU-memory wait needs it
+  UuidFn uuid = nullptr;             // optional
+  PciFn pci = nullptr;               // optional
+  MemoryFn memory = nullptr;         // optional: the GPU-memory wait needs it
+  FabricFn fabric_v = nullptr;       // optional: CUDA 12.4+ drivers
+  FabricFn fabric_legacy = nullptr;  // optional: CUDA 12.0+ drivers, deprecated in 13.0
 };
 
 /// nvmlMemory_t (v1): total, free and used bytes.
@@ -64,6 +69,8 @@ Api load_api(void* lib) {
   api.uuid = symbol<UuidFn>(lib, "nvmlDeviceGetUUID");
   api.pci = symbol<PciFn>(lib, "nvmlDeviceGetPciInfo_v3");
   api.memory = symbol<MemoryFn>(lib, "nvmlDeviceGetMemoryInfo");
+  api.fabric_v = symbol<FabricFn>(lib, "nvmlDeviceGetGpuFabricInfoV");
+  api.fabric_legacy = symbol<FabricFn>(lib, "nvmlDeviceGetGpuFabricInfo");
   return api;
 }
 
@@ -104,6 +111,61 @@ void list_devices(const Api& api, NvmlInfo& out) {
   for (unsigned i = 0; i < count && i < k_max_devices; ++i) {
     out.devices.push_back(describe(api, i));
   }
+}
+
+/// One GPU's fabric record: the versioned call first, then the older one; nullopt with `why`
+/// when neither answers.
+std::optional<FabricInfo> read_fabric(const Api& api, NvmlDevice dev, std::string& why) {
+  // Larger than either struct, so a driver writing a newer version stays inside the buffer.
+  alignas(8) std::array<unsigned char, 128> buf{};
+  if (api.fabric_v != nullptr) {
+    const unsigned version = k_fabric_v2_version;
+    std::memcpy(buf.data(), &version, sizeof version);
+    const int rc = api.fabric_v(dev, buf.data());
+    if (rc == k_nvml_success) {
+      return decode_fabric_v2(
+          std::span<const unsigned char, k_fabric_v2_bytes>(buf.data(), k_fabric_v2_bytes));
+    }
+    why = "nvmlDeviceGetGpuFabricInfoV returned " + std::to_string(rc);
+  }
+  buf.fill(0);
+  if (api.fabric_legacy == nullptr) {
+    why = why.empty() ? "the driver's NVML has no GPU fabric calls" : why;
+    return std::nullopt;
+  }
+  if (int rc = api.fabric_legacy(dev, buf.data()); rc != k_nvml_success) {
+    why = "nvmlDeviceGetGpuFabricInfo returned " + std::to_string(rc);
+    return std::nullopt;
+  }
+  return decode_fabric_legacy(
+      std::span<const unsigned char, k_fabric_legacy_bytes>(buf.data(), k_fabric_legacy_bytes));
+}
+
+/// The first GPU's domain that NVML reports valid; else why GPU 0 has none.
+FabricReading fabric_of_devices(const Api& api) {
+  FabricReading out;
+  unsigned count = 0;
+  if (api.count(&count) != k_nvml_success || count == 0) {
+    out.detail = "NVML lists no GPU";
+    return out;
+  }
+  for (unsigned i = 0; i < count && i < k_max_devices; ++i) {
+    NvmlDevice dev = nullptr;
+    std::string why;
+    if (api.handle == nullptr || api.handle(i, &dev) != k_nvml_success) {
+      why = "no handle";
+    } else if (auto info = read_fabric(api, dev, why)) {
+      if (auto domain = fabric_domain(*info, why)) {
+        out.domain = *domain;
+        out.detail = "NVML fabric of GPU " + std::to_string(i) + " (ClusterUUID.CliqueId)";
+        return out;
+      }
+    }
+    if (i == 0) {
+      out.detail = "GPU 0: " + why;
+    }
+  }
+  return out;
 }
 
 /// NVML opened once for reading memory use; the library is closed with it.
@@ -196,6 +258,26 @@ std::unique_ptr<GpuMemorySource> make_nvml_memory_source(
     std::vector<std::optional<std::string>> pinned,
     std::optional<std::string> cuda_visible_devices) {
   return std::make_unique<NvmlMemorySource>(std::move(pinned), std::move(cuda_visible_devices));
+}
+
+FabricReading query_fabric() {
+  FabricReading out;
+  void* lib = dlopen(k_nvml_library, RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    out.detail = std::string("no ") + k_nvml_library;
+    return out;
+  }
+  const Api api = load_api(lib);
+  if (api.init == nullptr || api.shutdown == nullptr || api.count == nullptr) {
+    out.detail = std::string(k_nvml_library) + " lacks nvmlInit_v2/nvmlDeviceGetCount_v2";
+  } else if (int rc = api.init(); rc != k_nvml_success) {
+    out.detail = "nvmlInit_v2 returned " + std::to_string(rc);
+  } else {
+    out = fabric_of_devices(api);
+    api.shutdown();
+  }
+  dlclose(lib);
+  return out;
 }
 
 NvmlInfo query_nvml() {

@@ -122,6 +122,20 @@ bool needs_nvml(const cli::ParsedArgs& args, const util::Env& env) {
   return counts_gpus || !args.at(cli::flag::k_numa_binding).value.empty();
 }
 
+bool needs_fabric(const cli::ParsedArgs& args, const sched::Detected& detected,
+                  const util::Env& env) {
+  std::string nnodes = args.at(cli::flag::k_nnodes).value;
+  if (args.at(cli::flag::k_nnodes).origin == cli::Origin::default_value && detected.nnodes) {
+    nnodes = detected.nnodes->text;  // the scheduler's count, as config::resolve takes it
+  }
+  const bool many = nnodes != "1" && nnodes != "1:1";
+  const bool dynamic = args.at(cli::flag::k_rdzv_backend).value != "static" &&
+                       !args.flag_on(cli::flag::k_standalone);
+  const bool given = env.has("DDPRUN_NODE_DOMAIN") ||
+                     args.at(cli::flag::k_rdzv_conf).value.find("node_domain") != std::string::npos;
+  return many && dynamic && !given;
+}
+
 std::vector<config::WorkerPlacement> plan_placements(int nproc,
                                                      const config::WorkerResources& resources,
                                                      const util::Env& env, const NvmlInfo& nvml) {

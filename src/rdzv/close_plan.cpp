@@ -2,6 +2,7 @@
 // Pure: what was read for slots 1..size in, the members and every slot's Assignment out.
 
 #include "ddprun/rdzv/decide.hpp"
+#include "ddprun/rdzv/rank_order.hpp"
 
 #include <algorithm>
 #include <map>
@@ -10,10 +11,7 @@
 namespace ddprun::rdzv {
 namespace {
 
-struct Live {
-  int slot = 0;
-  NodeDesc node;
-};
+using Live = Candidate;
 
 /// Reads the slots in order: who is in, and why the others are not.
 std::vector<Live> live_slots(const std::vector<SlotRead>& reads, WallMs now,
@@ -35,8 +33,8 @@ std::vector<Live> live_slots(const std::vector<SlotRead>& reads, WallMs now,
       a.why = "silent";
     } else if (!ids.insert(node->id()).second) {
       a.why = "duplicate";
-    } else if (static_cast<int>(live.size()) >= settings.max_nodes) {
-      a.why = "late";
+    } else if (settings.segment <= 0 && static_cast<int>(live.size()) >= settings.max_nodes) {
+      a.why = "late";  // with segments, who is placed is rank_order's choice
     } else {
       live.push_back(Live{static_cast<int>(i) + 1, std::move(*node)});
     }
@@ -53,10 +51,13 @@ std::string duplicate_rank_error(const std::vector<NodeDesc>& members) {
     const int rank = *n.node_index;
     auto [it, fresh] = seen.emplace(rank, &n);
     if (!fresh) {
-      const NodeDesc& first = *it->second;
+      // Named in a fixed order (by address), whichever joined first.
+      const bool swap = rank_before(n, *it->second);
+      const NodeDesc& first = swap ? n : *it->second;
+      const NodeDesc& second = swap ? *it->second : n;
       return "--node-rank " + std::to_string(rank) + " is used by two agents: " + first.addr +
-             " (pid " + std::to_string(first.pid) + ") and " + n.addr + " (pid " +
-             std::to_string(n.pid) + "); each node needs its own rank";
+             " (pid " + std::to_string(first.pid) + ") and " + second.addr + " (pid " +
+             std::to_string(second.pid) + "); each node needs its own rank";
     }
   }
   return "";
@@ -96,22 +97,32 @@ void assign(const std::vector<Live>& ordered, ClosePlan& plan) {
 ClosePlan plan_close(const std::vector<SlotRead>& reads, const RoundHeader& h, WallMs now,
                      const RdzvSettings& settings) {
   ClosePlan plan;
+  plan.segment = settings.segment;
   auto live = live_slots(reads, now, settings, plan.assignments);
   plan.live = static_cast<int>(live.size());
   plan.missing =
       static_cast<int>(std::count_if(plan.assignments.begin(), plan.assignments.end(),
                                      [](const Assignment& a) { return a.why == "missing"; }));
+  const auto placement =
+      place_nodes(live, settings.max_nodes, settings.segment, settings.unique_node_index);
+  const int placed = static_cast<int>(placement.members.size());
   const bool last_call_over = h.deadline && now >= *h.deadline;
-  plan.complete =
-      plan.live >= settings.max_nodes || (plan.live >= settings.min_nodes && last_call_over);
+  plan.complete = placed >= settings.max_nodes || (placed >= settings.min_nodes && last_call_over);
   if (!plan.complete) {
-    plan.keep_deadline = plan.live >= settings.min_nodes;
+    // Whole segments short of MIN: no last call, or it would claim again at once, forever.
+    plan.keep_deadline = placed >= settings.min_nodes;
     plan.assignments.clear();
     return plan;
   }
-  std::stable_sort(live.begin(), live.end(),
-                   [](const Live& a, const Live& b) { return rank_before(a.node, b.node); });
-  assign(live, plan);
+  std::vector<Live> ordered;
+  for (auto i : placement.members) {
+    ordered.push_back(live[i]);
+  }
+  for (auto i : placement.standby) {
+    plan.assignments[static_cast<std::size_t>(live[i].slot - 1)].why = "standby";
+  }
+  plan.standby = static_cast<int>(placement.standby.size());
+  assign(ordered, plan);
   if (settings.unique_node_index) {
     plan.error = duplicate_rank_error(plan.members);
     for (auto& a : plan.assignments) {

@@ -230,6 +230,7 @@ std::optional<RoundHeader> with_waiting(const RoundHeader& h, int round, const s
     return std::nullopt;
   }
   n.waiting = std::max(0, h.waiting + delta);
+  n.standby = std::min(n.standby, n.waiting);
   if (at != ids.end()) {
     ids.erase(at);
   }
@@ -292,6 +293,8 @@ std::optional<RoundHeader> with_complete(const RoundHeader& h, int round, const 
   n.members = static_cast<int>(plan.members.size());
   n.workers = plan.workers;
   n.error = plan.error;
+  n.segment = plan.segment;
+  n.standby = plan.standby;
   return n;
 }
 
@@ -327,7 +330,7 @@ RunSignal decide_while_running(const RoundHeader& h, const NodeDesc& self, int r
   if (h.round != round) {
     return RunSignal::membership_changed;
   }
-  if (h.waiting > 0 && h.members < settings.max_nodes) {
+  if (h.waiting > h.standby && h.members < settings.max_nodes) {
     return RunSignal::membership_changed;
   }
   return RunSignal::none;

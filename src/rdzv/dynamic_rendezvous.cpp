@@ -123,6 +123,8 @@ asio::awaitable<Result<RoundResult>> DynamicRendezvous::next_round() {
   ever_joined_ = true;
   keep_alive_.forget_drop();
   last_round_ = *result;
+  self_.last_round = result->round;  // for the next close: a surviving rank 0 keeps rank 0
+  self_.last_rank = result->group_rank();
   if (waited_round >= 0) {
     co_await note_spare(waited_round, *result);
   }

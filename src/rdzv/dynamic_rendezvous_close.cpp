@@ -3,6 +3,7 @@
 
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
 #include "ddprun/rdzv/members.hpp"
+#include "ddprun/rdzv/rank_order.hpp"
 #include "ddprun/util/batches.hpp"
 
 #include <spdlog/spdlog.h>
@@ -70,7 +71,7 @@ asio::awaitable<Result<void>> DynamicRendezvous::close_round(const RoundHeader& 
   }
   // The members list first, its last part in the request of the first assignments: a node
   // woken by its rank key reads the list at once (rounds of at most 32 nodes), and a round of
-  // fewer than 4,000 nodes is still written in one request per 1024 keys.
+  // fewer than 3,000 nodes is still written in one request per 1024 keys.
   auto batches = util::batches(member_parts(settings_.run_id, round, plan.members),
                                k_member_parts_per_request);
   auto assignments = util::batches(std::move(pairs), k_keys_per_request);
@@ -112,8 +113,16 @@ asio::awaitable<Result<std::optional<RoundResult>>> DynamicRendezvous::await_ass
     co_return make_error(ErrorCode::config, a->error);
   }
   if (!a->member) {
-    spdlog::info("rendezvous {} round {} closed without this node ({}); it waits for the next",
-                 settings_.run_id, h.round, a->why);
+    if (a->why == "standby") {
+      spdlog::info(
+          "rendezvous {} round {} closed without this node: its domain {} makes no whole "
+          "segment of {} nodes (--segment); it stands by and takes a place where its domain can "
+          "make one",
+          settings_.run_id, h.round, domain_text(self_), settings_.segment);
+    } else {
+      spdlog::info("rendezvous {} round {} closed without this node ({}); it waits for the next",
+                   settings_.run_id, h.round, a->why);
+    }
     join_.forget_slot();
     co_return std::optional<RoundResult>();
   }

@@ -2,6 +2,7 @@
 // place it took. Only spares read the two member lists, once per round they join.
 
 #include "ddprun/rdzv/dynamic_rendezvous.hpp"
+#include "ddprun/rdzv/rank_order.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -17,7 +18,11 @@ asio::awaitable<void> DynamicRendezvous::note_spare(int waited_round, const Roun
   if (before.empty() || after.empty() || !h) {
     co_return;  // the lists cannot be had: nothing certain to say
   }
-  const auto joined_as = spare_joined(self_, waited_round, joined.round, before, after, h->value);
+  auto joined_as = spare_joined(self_, waited_round, joined.round, before, after, h->value);
+  if (settings_.segment > 0) {
+    joined_as.segment = joined.group_rank() / settings_.segment;
+    joined_as.domain = domain_text(self_);
+  }
   if (joined_as.replaced.empty()) {
     co_return;  // a late joiner that filled room, not a replacement
   }

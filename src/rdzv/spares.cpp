@@ -34,7 +34,7 @@ std::string why_missing(const std::string& id, int round, const RoundHeader& h) 
 
 bool is_standing_by(const RoundHeader& h, const JoinView& v, const RdzvSettings& settings) {
   return !h.closed && h.phase == Phase::complete && v.waiting_round == h.round &&
-         h.members >= settings.max_nodes;
+         (h.members >= settings.max_nodes || h.standby > 0);
 }
 
 WallMs join_deadline_after(const RoundHeader& h, const JoinView& v, const RdzvSettings& settings) {
@@ -65,6 +65,13 @@ std::optional<WallMs> spare_entry(const RoundHeader& h, const JoinView& v,
 }
 
 std::string render_standing_by(const RoundHeader& h, const RdzvSettings& settings) {
+  if (h.segment > 0 && h.standby > 0) {
+    return "rendezvous " + settings.run_id + " round " + std::to_string(h.round) +
+           " is running with " + std::to_string(h.members) + " nodes in whole segments of " +
+           std::to_string(h.segment) + " (--segment): this node stands by as one of " +
+           std::to_string(h.waiting) +
+           " spare(s) and takes a place where its domain can make a whole segment";
+  }
   return "rendezvous " + settings.run_id + " round " + std::to_string(h.round) +
          " is running with " + std::to_string(h.members) +
          " nodes, as many as --nnodes allows: this node stands by as one of " +
@@ -90,11 +97,15 @@ std::string render_spare_joined(const SpareJoined& s, const RdzvSettings& settin
   std::string out = "spare " + s.spare + " joins round " + std::to_string(s.round) +
                     " of rendezvous " + settings.run_id;
   if (s.replaced.empty()) {
-    return out + " (no member of round " + std::to_string(s.waited_round) + " is missing)";
+    out += " (no member of round " + std::to_string(s.waited_round) + " is missing)";
+  } else {
+    out += " in place of ";
+    for (std::size_t i = 0; i < s.replaced.size(); ++i) {
+      out += (i == 0 ? "" : ", ") + s.replaced[i].node + " (" + s.replaced[i].why + ")";
+    }
   }
-  out += " in place of ";
-  for (std::size_t i = 0; i < s.replaced.size(); ++i) {
-    out += (i == 0 ? "" : ", ") + s.replaced[i].node + " (" + s.replaced[i].why + ")";
+  if (s.segment >= 0) {
+    out += "; it fills segment " + std::to_string(s.segment) + " (domain " + s.domain + ")";
   }
   return out;
 }

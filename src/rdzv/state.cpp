@@ -14,15 +14,26 @@ namespace {
 using nlohmann::json;
 
 /// The layout of the run's keys as a whole, not only the header's fields: 6 is the first with
-/// etcd-v3 counters kept as keys (etcd_kv.hpp), 7 with the members list in parts (members.hpp).
-/// Agents of two layouts must not share a run.
-constexpr int k_state_version = 7;
+/// etcd-v3 counters kept as keys (etcd_kv.hpp), 7 with the members list in parts (members.hpp),
+/// 8 with domains and segments (rank_order.hpp). Agents of two layouts must not share a run.
+constexpr int k_state_version = 8;
 constexpr std::string_view k_key_prefix = "ddprun/rdzv/";
 
 json node_to_json(const NodeDesc& n) {
   json j = {{"addr", n.addr},   {"pid", n.pid},   {"local_id", n.local_id},
             {"nproc", n.nproc}, {"role", n.role}, {"endpoint_host", n.is_endpoint_host}};
   j["node_index"] = n.node_index ? json(*n.node_index) : json(nullptr);
+  // Only what is known: a members list of thousands of nodes stays within a request.
+  if (!n.topology.empty()) {
+    j["topology"] = n.topology;
+  }
+  if (!n.domain.empty()) {
+    j["domain"] = n.domain;
+  }
+  if (n.last_round >= 0) {
+    j["last_round"] = n.last_round;
+    j["last_rank"] = n.last_rank;
+  }
   return j;
 }
 
@@ -37,6 +48,10 @@ NodeDesc node_from_json(const json& j) {
   if (!j.at("node_index").is_null()) {
     n.node_index = j.at("node_index").get<int>();
   }
+  n.topology = j.value("topology", std::string());
+  n.domain = j.value("domain", std::string());
+  n.last_round = j.value("last_round", -1);
+  n.last_rank = j.value("last_rank", -1);
   return n;
 }
 
@@ -104,6 +119,8 @@ RoundHeader header_from_json(const json& j) {
   const auto& e = j.at("ended");
   h.ended = RoundEnd{e.at("round").get<int>(), e.at("left").get<std::vector<std::string>>(),
                      e.at("lost").get<std::vector<std::string>>()};
+  h.segment = j.at("segment").get<int>();
+  h.standby = j.at("standby").get<int>();
   return h;
 }
 
@@ -233,7 +250,9 @@ std::string encode_header(const RoundHeader& h) {
             {"finished", h.finished},
             {"waiting", h.waiting},
             {"waiting_ids", h.waiting_ids},
-            {"ended", h.ended}};
+            {"ended", h.ended},
+            {"segment", h.segment},
+            {"standby", h.standby}};
   j["deadline"] = h.deadline ? json(*h.deadline) : json(nullptr);
   j["failed_round"] = h.failed_round ? json{{"round", h.failed_round->round},
                                             {"reporter", h.failed_round->reporter},

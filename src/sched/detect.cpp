@@ -166,6 +166,8 @@ std::string render_detected(const Detected& d) {
   render_line(out, "nproc_hint", d.nproc_hint);
   render_line(out, "restart_epoch", d.restart_epoch);
   render_line(out, "tasks_on_node", d.tasks_on_node);
+  render_line(out, "topology", d.topology);
+  render_line(out, "block", d.block);
   return out;
 }
 

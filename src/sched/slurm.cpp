@@ -24,6 +24,8 @@ using detail::make_value;
 constexpr std::string_view k_slurm = "slurm";
 constexpr int k_max_nodes = static_cast<int>(k_max_hostlist_names);
 constexpr int k_max_restarts = 1'000'000;
+/// The longest SLURM_TOPOLOGY_ADDR path kept (a node domain has the same bound).
+constexpr std::size_t k_max_topology_chars = 128;
 /// rdzv id of a requeued job: "<job>.<step>.r<SLURM_RESTART_COUNT>".
 constexpr const char* k_epoch_separator = ".r";
 
@@ -182,6 +184,33 @@ Result<void> set_gpus(Detected& d, const util::Env& env) {
   return {};
 }
 
+/// The node's place from SLURM_TOPOLOGY_ADDR (spec/schedulers.md, Appendix: "s0.s4.tux1" with
+/// pattern "switch.switch.node", "b8.tux1" with "block.node"): the part before the node's name
+/// orders nodes, a block is their domain. Flat topology ("node") and odd values say nothing.
+void set_topology(Detected& d, const util::Env& env) {
+  auto addr = env.get_nonempty(n::k_slurm_topology_addr);
+  auto pattern = env.get_nonempty(n::k_slurm_topology_addr_pattern);
+  if (!addr || !pattern) {
+    return;
+  }
+  const auto kinds = util::split(*pattern, '.');
+  const auto parts = util::split(*addr, '.');
+  if (kinds.size() < 2 || kinds.back() != "node" || parts.size() < kinds.size()) {
+    return;  // a node name may hold dots: the node is everything after the levels
+  }
+  std::string path;
+  for (std::size_t i = 0; i + 1 < kinds.size(); ++i) {
+    path += (i == 0 ? "" : ".") + parts[i];
+  }
+  if (path.size() > k_max_topology_chars) {
+    return;  // no real tree is this deep; it would only swell every members list
+  }
+  d.topology = make_value(k_slurm, n::k_slurm_topology_addr, path);
+  if (kinds.size() == 2 && kinds.front() == "block") {
+    d.block = make_value(k_slurm, std::string(n::k_slurm_topology_addr) + " (block)", parts[0]);
+  }
+}
+
 }  // namespace
 
 Result<Detected> detect_slurm(const util::Env& env) {
@@ -225,6 +254,9 @@ Result<Detected> detect_slurm(const util::Env& env) {
   r = set_gpus(d, env);
   if (!r) {
     return r.error();
+  }
+  if (in_step) {  // a batch script sees the batch host's place only
+    set_topology(d, env);
   }
   return d;
 }

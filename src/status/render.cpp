@@ -2,6 +2,7 @@
 
 #include "ddprun/status/render.hpp"
 
+#include "ddprun/rdzv/rank_order.hpp"
 #include "ddprun/rdzv/state_json.hpp"
 
 #include <fmt/format.h>
@@ -138,6 +139,20 @@ std::string history_lines(const Snapshot& s) {
   return out;
 }
 
+/// The segment of the node at group rank `i` of a complete round with --segment.
+std::optional<std::size_t> segment_of(const Snapshot& s, std::size_t i) {
+  if (!is_complete(s) || s.header.segment <= 0) {
+    return std::nullopt;
+  }
+  return i / static_cast<std::size_t>(s.header.segment);
+}
+
+/// Whether the table shows domains and segments: a node has a domain, or the run segments.
+bool has_domains(const Snapshot& s) {
+  return s.header.segment > 0 || std::any_of(s.nodes.begin(), s.nodes.end(),
+                                             [](const auto& n) { return !n.domain.empty(); });
+}
+
 std::string participants_section(const Snapshot& s, rdzv::WallMs now) {
   std::string out =
       fmt::format("participants: {} nodes, {} workers\n", s.nodes.size(), total_workers(s));
@@ -145,8 +160,12 @@ std::string participants_section(const Snapshot& s, rdzv::WallMs now) {
     return out;
   }
   const bool learned = !s.stall_timeouts.empty();
+  const bool placed = has_domains(s);
   std::vector<Row> rows{
       {"RANK", "NODE", "ADDR", "PID", "NPROC", "ROLE", "HEARTBEAT", "LAST PROGRESS"}};
+  if (placed) {
+    rows.back().insert(rows.back().end(), {"DOMAIN", "SEGMENT"});
+  }
   if (learned) {
     rows.back().emplace_back("STALL TIMEOUT");
   }
@@ -155,6 +174,11 @@ std::string participants_section(const Snapshot& s, rdzv::WallMs now) {
     rows.push_back({is_complete(s) ? std::to_string(i) : k_none, n.id(), n.addr,
                     std::to_string(n.pid), std::to_string(n.nproc), n.role,
                     heartbeat_text(s, n.id(), now), progress_text(s, n.id(), now)});
+    if (placed) {
+      const auto seg = segment_of(s, i);
+      rows.back().insert(rows.back().end(),
+                         {rdzv::domain_text(n), seg ? std::to_string(*seg) : k_none});
+    }
     if (learned) {
       rows.back().push_back(stall_text(s, n.id()));
     }
@@ -220,6 +244,9 @@ std::string render_status_json(const Snapshot& snap, rdzv::WallMs now) {
   for (std::size_t i = 0; i < snap.nodes.size(); ++i) {
     json j = node_json(snap, snap.nodes[i], now);
     j["rank"] = is_complete(snap) ? json(i) : json(nullptr);
+    const auto seg = segment_of(snap, i);
+    j["domain"] = snap.nodes[i].domain.empty() ? json(nullptr) : json(snap.nodes[i].domain);
+    j["segment"] = seg ? json(*seg) : json(nullptr);
     participants.push_back(std::move(j));
   }
   json j = {{"round", h.round},
@@ -230,6 +257,8 @@ std::string render_status_json(const Snapshot& snap, rdzv::WallMs now) {
             {"participants", participants},
             {"waiting", h.waiting},
             {"waiting_ids", h.waiting_ids},
+            {"segment_size", h.segment > 0 ? json(h.segment) : json(nullptr)},
+            {"standby", h.standby},
             {"ended", h.ended},
             {"error", h.error},
             {"workers", total_workers(snap)},

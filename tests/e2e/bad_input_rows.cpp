@@ -97,6 +97,19 @@ const std::vector<OptionRow>& option_rows() {
       {"crash_loop_limit", "x", "expected a non-negative count (0: off)"},
       {"crash_loop_limit", "-1", "expected a non-negative count (0: off)"},
       {"crash_loop_window", "0", "expected a positive number of seconds"},
+      {"segment", "x", "expected a node count (0: no segments)"},
+      {"segment", "-1", "expected a node count (0: no segments)"},
+      {"segment",
+       "2",
+       "expected a size that divides --nnodes 3: its MIN and MAX must be whole numbers of "
+       "segments",
+       "",
+       {"--nnodes=3", "--rdzv-backend=c10d", "--rdzv-endpoint=127.0.0.1:29400"}},
+      {"segment",
+       "2",
+       "expected no segment with the static backend, whose node ranks are --node-rank",
+       "",
+       {"--nnodes=2"}},
       {"crash_loop_window", "x", "expected a positive number of seconds"},
       {"stall_timeout", "auto:0", "FACTOR 1 to 1000"},
       {"stall_timeout", "auto:x", "FACTOR 1 to 1000"},
@@ -197,6 +210,11 @@ std::vector<BadInput> env_fallback_rows() {
     out.push_back(
         {var, row.value, expected, row.context, {{var, row.value}}, row.status, row.python});
   }
+  out.push_back({"DDPRUN_NODE_DOMAIN",
+                 "rack 7",
+                 "expected a domain name of 1-128 printable characters without spaces",
+                 {"--nnodes=2", "--rdzv-backend=c10d", "--rdzv-endpoint=127.0.0.1:29400"},
+                 {{"DDPRUN_NODE_DOMAIN", "rack 7"}}});
   out.push_back({"PYTHON_EXEC",
                  "/nonexistent/python",
                  "No such file or directory",
@@ -327,7 +345,10 @@ const std::map<std::string, std::string>& variables_without_bad_values() {
       // Read by fan-out only (src/fanout/plan.cpp).
       {"SLURM_PROCID", k_task_only},
       {"SLURM_LOCALID", k_task_only},
-      {"SLURM_TOPOLOGY_ADDR", k_task_only},
+      {"SLURM_TOPOLOGY_ADDR",
+       "the node's place in Slurm's topology (sched/slurm.cpp set_topology): a value of another "
+       "shape says nothing and ranks follow SLURM_NODEID, as on Slurm before 24.05"},
+      {"SLURM_TOPOLOGY_ADDR_PATTERN", "as SLURM_TOPOLOGY_ADDR"},
       {"PBS_VNODENUM", k_task_only},
       {"PBS_JOBCOOKIE", k_task_only},
       {"PBS_MOMPORT", k_task_only},

@@ -76,6 +76,7 @@ inline constexpr FlagKey k_metrics_port{"metrics_port"};
 inline constexpr FlagKey k_stacks_on_failure{"stacks_on_failure"};
 inline constexpr FlagKey k_stall_timeout{"stall_timeout"};
 inline constexpr FlagKey k_crash_loop_limit{"crash_loop_limit"};
+inline constexpr FlagKey k_segment{"segment"};
 inline constexpr FlagKey k_crash_loop_window{"crash_loop_window"};
 inline constexpr FlagKey k_stall_startup_timeout{"stall_startup_timeout"};
 inline constexpr FlagKey k_stall_timeout_floor{"stall_timeout_floor"};

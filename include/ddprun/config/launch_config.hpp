@@ -118,8 +118,11 @@ struct HostFacts {
   std::optional<int> gpu_count;  ///< nullopt: no GPU information available
   std::string random_run_id;     ///< a fresh uuid4 text, used by --standalone
   std::string gpu_source;        ///< which source gave gpu_count ("NVML", ...)
-  std::string exe_dir;           ///< directory of ddprun's own executable; "" when unknown
-  IsExecutable is_executable;    ///< the file test default_python() uses; empty: none is
+  /// The GPUs' NVLink domain (host/fabric.hpp), when it was read and NVML reports one.
+  std::optional<std::string> fabric_domain;
+  std::string fabric_detail;   ///< where fabric_domain came from, or why there is none
+  std::string exe_dir;         ///< directory of ddprun's own executable; "" when unknown
+  IsExecutable is_executable;  ///< the file test default_python() uses; empty: none is
 };
 
 /// The workers' interpreter and where it came from (for --print-config).
@@ -211,6 +214,11 @@ struct RendezvousPlan {
   int master_port = 29500;
   std::string local_addr;
   std::optional<int> node_index;  ///< this node's index from the scheduler, when known
+  /// The node's domain (rdzv/rank_order.hpp): --rdzv-conf node_domain, DDPRUN_NODE_DOMAIN, the
+  /// GPUs' NVLink fabric, Slurm's block; "" for a node alone. Where it came from, or why none.
+  std::string domain;
+  std::string domain_origin;
+  std::string topology;  ///< the scheduler's topology path (SLURM_TOPOLOGY_ADDR), or ""
   /// The job's candidate rendezvous store ports, when the scheduler chose the port (static
   /// --master-port or the c10d endpoint's); empty when the user gave it. The host binds the
   /// first free one, the others find it.

@@ -21,6 +21,16 @@ struct NvmlInfo {
 /// any failure gives loaded = false.
 NvmlInfo query_nvml();
 
+/// The node's NVLink domain from its GPUs' fabric (fabric.hpp), or why there is none.
+struct FabricReading {
+  std::optional<std::string> domain;
+  std::string detail;  ///< where the domain came from, or why none ("no libnvidia-ml.so.1")
+};
+
+/// Opens NVML, reads the GPUs' fabric (nvmlDeviceGetGpuFabricInfoV, else
+/// nvmlDeviceGetGpuFabricInfo) and shuts it down again. Never throws.
+FabricReading query_fabric();
+
 /// GpuMemorySource over NVML for the GPUs of gpus_in_use(pinned, cuda_visible_devices, NVML's
 /// devices). NVML is opened at the first read() and stays open until the source goes; when it
 /// cannot be opened, or lists none of those GPUs, every read() says why.

@@ -90,6 +90,8 @@ struct ClosePlan {
   std::vector<NodeDesc> members;        ///< group-rank order
   std::vector<Assignment> assignments;  ///< per slot, index 0 = slot 1
   int workers = 0;
+  int segment = 0;    ///< the run's --segment (0: none)
+  int standby = 0;    ///< live nodes in no whole segment (rank_order.hpp), left standing by
   std::string error;  ///< the round cannot run (two static nodes with one --node-rank)
 };
 

@@ -16,10 +16,11 @@
 
 namespace ddprun::rdzv {
 
-/// About 140 KB of JSON a part.
+/// About 140 KB of JSON a part; 400 KB with the longest domain and topology path
+/// (rank_order.hpp: 128 characters each).
 inline constexpr std::size_t k_members_per_part = 1000;
-/// Parts per request, read or written: about 560 KB.
-inline constexpr std::size_t k_member_parts_per_request = 4;
+/// Parts per request, read or written: about 420 KB, 1.2 MB at most.
+inline constexpr std::size_t k_member_parts_per_request = 3;
 
 std::string members_key(const std::string& run_id, int round, std::size_t part);
 /// The (key, value) pairs of `members` in parts; one part (perhaps empty) at least.

@@ -51,6 +51,9 @@ struct RdzvSettings {
   std::chrono::milliseconds crash_loop_window{300s};
   /// The static backend: node_index is --node-rank and two members may not share one.
   bool unique_node_index = false;
+  /// --segment: group ranks come in runs of this many nodes of one domain, and nodes that make
+  /// no whole run stand by (rank_order.hpp); 0: no segments.
+  int segment = 0;
 };
 
 /// keep_alive_interval × keep_alive_max_attempt: how long a node may stay silent before it is

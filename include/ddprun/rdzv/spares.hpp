@@ -19,7 +19,7 @@
 namespace ddprun::rdzv {
 
 /// Whether a joining node is a spare standing by: counted on the wait list of a complete
-/// round that has no room for it.
+/// round that has no room for it, or that left nodes standing by for want of a whole segment.
 bool is_standing_by(const RoundHeader& h, const JoinView& v, const RdzvSettings& settings);
 
 /// The join deadline after looking at `h`: a spare standing by keeps a full join_timeout
@@ -53,6 +53,10 @@ struct SpareJoined {
   int waited_round = 0;
   int round = 0;
   std::vector<Replaced> replaced;
+  /// With --segment: the segment it filled (its group rank / the segment size) and its domain
+  /// (domain_text); -1 without segments.
+  int segment = -1;
+  std::string domain{};
   bool operator==(const SpareJoined&) const = default;
 };
 
@@ -64,7 +68,8 @@ SpareJoined spare_joined(const NodeDesc& self, int waited_round, int round,
                          const RoundHeader& h);
 
 /// "spare X joins round 4 of rendezvous 'job' in place of Y (left out: ...), Z (lost)"; "...
-/// joins round 4 ... (no member of round 3 is missing)" when it only filled room.
+/// joins round 4 ... (no member of round 3 is missing)" when it only filled room; with a
+/// segment, "...; it fills segment 1 (domain A)".
 std::string render_spare_joined(const SpareJoined& s, const RdzvSettings& settings);
 
 }  // namespace ddprun::rdzv

@@ -40,14 +40,21 @@ struct NodeDesc {
   std::string role = "default";
   bool is_endpoint_host = false;  ///< this agent hosts the rendezvous endpoint's store
   std::optional<int> node_index;  ///< scheduler node index (SLURM_NODEID, ...) when known
+  /// Where the scheduler's topology puts the node (SLURM_TOPOLOGY_ADDR without the node's own
+  /// name: "s0.s4", "b8"); "" when unknown. Infrastructure order before node_index.
+  std::string topology{};
+  /// The node's NVLink/placement domain (rank_order.hpp); "" for a node alone.
+  std::string domain{};
+  int last_round = -1;  ///< the latest round this node ran as a member, -1 for none
+  int last_rank = -1;   ///< its group rank in last_round
 
   /// torch's printing and our key: "addr_pid_localid".
   std::string id() const;
   bool operator==(const NodeDesc&) const = default;
 };
 
-/// Group-rank order: the endpoint host first, then nodes with a scheduler index (ascending),
-/// then by addr, pid, local_id.
+/// A stable order for listing nodes: the endpoint host first, then nodes with a scheduler index
+/// (ascending), then by addr, pid, local_id. Group ranks follow rank_order.hpp instead.
 bool rank_before(const NodeDesc& a, const NodeDesc& b);
 
 /// A node reported that its worker group failed in `round`. When several nodes report the
@@ -135,13 +142,19 @@ struct RoundHeader {
   int waiting = 0;
   std::vector<std::string> waiting_ids;  ///< the first k_max_named_ids of them
   RoundEnd ended;                        ///< why round `round - 1` ended, when known
+  int segment = 0;  ///< complete: --segment of the run (0: none), for `ddprun status`
+  /// complete: nodes the close left standing by because they made no whole segment; they are
+  /// on the wait list, so only waiting nodes beyond them are worth a new round.
+  int standby = 0;
   bool operator==(const RoundHeader&) const = default;
 };
 
 /// What one slot got when its round closed: a member's ranks, or why it is not a member.
 struct Assignment {
   bool member = false;
-  std::string why;  ///< non-member: "late", "withdrawn", "silent" (no recent keep-alive)
+  /// non-member: "late", "withdrawn", "silent" (no recent keep-alive), "standby" (no whole
+  /// segment for it, rank_order.hpp)
+  std::string why;
   int group_rank = 0;
   int group_world_size = 0;
   int worker_base = 0;      ///< global rank of this node's local rank 0

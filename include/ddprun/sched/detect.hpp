@@ -48,6 +48,10 @@ struct Detected {
   std::optional<Value> nproc_hint;          ///< workers per node suggested by visible GPUs
   std::optional<Value> restart_epoch;       ///< scheduler-level restarts (Slurm requeues)
   std::optional<Value> tasks_on_node;       ///< copies of ddprun the scheduler started here
+  /// This node's place in the scheduler's topology, less the node itself ("s0.s4", "b8"): the
+  /// first key of the infrastructure order (rdzv/rank_order.hpp).
+  std::optional<Value> topology;
+  std::optional<Value> block;         ///< its topology/block block (Slurm 24.05+): a node domain
   std::vector<int> port_candidates;   ///< deterministic per job; the head binds the first free
   std::vector<std::string> hosts;     ///< the launch's nodes, in order, deduplicated
   std::vector<std::string> warnings;  ///< one line each, to be logged by the app

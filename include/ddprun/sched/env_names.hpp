@@ -30,6 +30,7 @@ inline constexpr std::string_view k_slurm_submit_dir = "SLURM_SUBMIT_DIR";
 inline constexpr std::string_view k_slurm_procid = "SLURM_PROCID";
 inline constexpr std::string_view k_slurm_localid = "SLURM_LOCALID";
 inline constexpr std::string_view k_slurm_topology_addr = "SLURM_TOPOLOGY_ADDR";
+inline constexpr std::string_view k_slurm_topology_addr_pattern = "SLURM_TOPOLOGY_ADDR_PATTERN";
 
 // --- PBS Pro / OpenPBS / Torque ---
 inline constexpr std::string_view k_pbs_jobid = "PBS_JOBID";

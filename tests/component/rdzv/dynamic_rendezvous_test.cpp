@@ -41,23 +41,24 @@ TEST(RdzvHandler, ThreeNodesFormRoundWithPredictableRanks) {
   c.add(host, fast_settings(3, 3));
   auto rounds = c.form({0, 1, 2});
   ASSERT_EQ(rounds.size(), 3U);
-  EXPECT_EQ(rounds[0].group_rank(), 2);
-  EXPECT_EQ(rounds[1].group_rank(), 1);
+  // The endpoint host, then the node index (the harness numbers agents as added), not addr.
+  EXPECT_EQ(rounds[0].group_rank(), 1);
+  EXPECT_EQ(rounds[1].group_rank(), 2);
   EXPECT_EQ(rounds[2].group_rank(), 0);
   for (const auto& r : rounds) {
     EXPECT_EQ(r.round, 0);
     EXPECT_EQ(r.group_world_size(), 3);
-    EXPECT_EQ(addrs(r), (std::vector<std::string>{"node-c", "node-a", "node-b"}));
+    EXPECT_EQ(addrs(r), (std::vector<std::string>{"node-c", "node-b", "node-a"}));
     ASSERT_EQ(r.members.size(), 3U);
     EXPECT_EQ(r.members[0].nproc, 3);
-    EXPECT_EQ(r.members[2].nproc, 1);
+    EXPECT_EQ(r.members[2].nproc, 2);
     EXPECT_EQ(r.assignment.world_size, 6);
   }
   EXPECT_EQ(rounds[2].assignment.worker_base, 0);
-  EXPECT_EQ(rounds[1].assignment.worker_base, 3);
-  EXPECT_EQ(rounds[0].assignment.worker_base, 5);
-  EXPECT_EQ(rounds[2].assignment.watch_id, make_node("node-a").id());
-  EXPECT_EQ(rounds[0].assignment.watch_id, host.id());
+  EXPECT_EQ(rounds[0].assignment.worker_base, 3);
+  EXPECT_EQ(rounds[1].assignment.worker_base, 4);
+  EXPECT_EQ(rounds[2].assignment.watch_id, make_node("node-b").id());
+  EXPECT_EQ(rounds[1].assignment.watch_id, host.id());
 }
 
 TEST(RdzvHandler, MasterEndpointComesFromGroupRankZero) {
@@ -192,7 +193,7 @@ TEST(RdzvHandler, JoinTimeoutNamesExpectedAndArrived) {
             "rendezvous job round 0 timed out after 0.5s (join_timeout): expected 3 nodes, "
             "1 arrived (node-a)");
   EXPECT_EQ(c.kv_.peek(slot_key("job", 0, 1)),
-            std::optional<std::string>(encode_withdrawn(make_node("node-a"))))
+            std::optional<std::string>(encode_withdrawn(c.agents_[0]->self())))
       << "withdrawn";
   EXPECT_EQ(c.kv_.peek(gone_key("job", 0)), std::optional<std::string>("1"));
   EXPECT_EQ(header_of(c.kv_).phase, Phase::joining);
@@ -442,7 +443,7 @@ TEST(RdzvHandler, ASlotWhoseWriteFailedIsWrittenNotCountedAgain) {
 
 TEST(RdzvHandler, CorruptStateIsReported) {
   std::string old_version = encode_header(RoundHeader{});
-  old_version.replace(old_version.find("\"version\":7"), 11, "\"version\":6");
+  old_version.replace(old_version.find("\"version\":8"), 11, "\"version\":7");
   for (const std::string& bad : {std::string("Y2FuaW1hZGFt"), old_version}) {
     Cluster c;
     c.add(make_node("node-a"), fast_settings(1, 1));
@@ -498,7 +499,7 @@ void expect_a_round_of(int k_nodes) {
     EXPECT_EQ(a.watch_id, next.id()) << "rank " << rank << " watches rank " << rank + 1;
     base += self.nproc;
   }
-  EXPECT_EQ(c.agents_[by_rank.at(0)]->self().addr, "node-100") << "addr order";
+  EXPECT_EQ(c.agents_[by_rank.at(0)]->self().addr, "node-100") << "node index order";
   const auto h = header_of(c.kv_);
   EXPECT_EQ(h.members, k_nodes);
   EXPECT_EQ(h.workers, total);

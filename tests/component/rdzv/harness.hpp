@@ -125,7 +125,12 @@ class Cluster {
     }
   }
 
+  /// Agent i gets node index i unless it has one, as a scheduler numbers nodes: group ranks
+  /// then follow the order agents are added, not the random order they join in (rank_order.hpp).
   DynamicRendezvous& add(NodeDesc node, RdzvSettings settings) {
+    if (!node.node_index) {
+      node.node_index = static_cast<int>(agents_.size());
+    }
     clients_.push_back(std::make_unique<MemoryKvClient>(kv_));
     agents_.push_back(DynamicRendezvous::create(ctx_, *clients_.back(), std::move(settings),
                                                 std::move(node), clock_, random_));

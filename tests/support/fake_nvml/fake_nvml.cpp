@@ -6,6 +6,11 @@
 // "<used MiB> [<seconds>]" for device i (the last line stands for the devices after it); with
 // <seconds>, the memory is free (0 used) that long after the file was last written, so a test
 // scripts memory that falls after a while or never does. No variable or no file: 0 used.
+// NVLink fabric (nvmlDeviceGetGpuFabricInfoV, nvmlDeviceGetGpuFabricInfo): FAKE_NVML_FABRIC is
+// "<ClusterUUID as 32 hex digits>:<CliqueId>[:<state>[:<status>]]" (state 3 COMPLETED and
+// status 0 by default), the same for every device; unset: NVML_ERROR_NOT_SUPPORTED, as on a GPU
+// before Hopper. FAKE_NVML_FABRIC_API=legacy makes the versioned call NOT_FOUND, so only the
+// older one answers.
 
 #include <sys/stat.h>
 
@@ -76,6 +81,44 @@ unsigned long long used_bytes(unsigned index) {
   return mib * k_mib;
 }
 
+constexpr int k_nvml_not_supported = 3;        // NVML_ERROR_NOT_SUPPORTED
+constexpr int k_nvml_function_not_found = 13;  // NVML_ERROR_FUNCTION_NOT_FOUND
+constexpr int k_nvml_version_mismatch = 25;    // NVML_ERROR_ARGUMENT_VERSION_MISMATCH
+
+struct Fabric {
+  unsigned char uuid[16];
+  int status;
+  unsigned clique;
+  unsigned char state;
+};
+
+/// FAKE_NVML_FABRIC parsed; false when unset or malformed.
+bool scripted_fabric(Fabric& f) {
+  const char* text = std::getenv("FAKE_NVML_FABRIC");
+  if (text == nullptr || std::strlen(text) < 33 || text[32] != ':') {
+    return false;
+  }
+  for (int i = 0; i < 16; ++i) {
+    char byte[3] = {text[2 * i], text[2 * i + 1], '\0'};
+    f.uuid[i] = static_cast<unsigned char>(std::strtoul(byte, nullptr, 16));
+  }
+  unsigned state = 3;
+  int status = 0;
+  f.clique = 0;
+  (void)std::sscanf(text + 33, "%u:%u:%d", &f.clique, &state, &status);
+  f.state = static_cast<unsigned char>(state);
+  f.status = status;
+  return true;
+}
+
+/// Writes the record at `base`: uuid, status, clique, state (both layouts share the order).
+void put_fabric(unsigned char* out, std::size_t base, const Fabric& f) {
+  std::memcpy(out + base, f.uuid, 16);
+  std::memcpy(out + base + 16, &f.status, sizeof f.status);
+  std::memcpy(out + base + 20, &f.clique, sizeof f.clique);
+  out[base + 24] = f.state;
+}
+
 }  // namespace
 
 extern "C" {
@@ -107,6 +150,34 @@ int nvmlDeviceGetPciInfo_v3(void* device, PciInfo* info) {
   std::memset(info, 0, sizeof *info);
   info->bus = static_cast<unsigned>(env_int("FAKE_NVML_BUS_BASE", 0x3b)) + index_of(device);
   (void)std::snprintf(info->bus_id, sizeof info->bus_id, "00000000:%02X:00.0", info->bus);
+  return 0;
+}
+
+int nvmlDeviceGetGpuFabricInfoV(void* /*device*/, unsigned char* info) {
+  const char* api = std::getenv("FAKE_NVML_FABRIC_API");
+  if (api != nullptr && std::strcmp(api, "legacy") == 0) {
+    return k_nvml_function_not_found;
+  }
+  unsigned version = 0;
+  std::memcpy(&version, info, sizeof version);
+  if (version != (36U | (2U << 24U)) && version != (40U | (3U << 24U))) {
+    return k_nvml_version_mismatch;
+  }
+  Fabric f{};
+  if (!scripted_fabric(f)) {
+    return k_nvml_not_supported;
+  }
+  put_fabric(info, 4, f);
+  return 0;
+}
+
+int nvmlDeviceGetGpuFabricInfo(void* /*device*/, unsigned char* info) {
+  Fabric f{};
+  if (!scripted_fabric(f)) {
+    return k_nvml_not_supported;
+  }
+  std::memset(info, 0, 28);
+  put_fabric(info, 0, f);
   return 0;
 }
 

@@ -104,6 +104,7 @@ const std::vector<Expected>& expected_flags() {
       {"stall_timeout", {"--stall-timeout", "--stall_timeout"}, false, "0", "PET_STALL_TIMEOUT"},
       {"crash_loop_limit", {"--crash-loop-limit", "--crash_loop_limit"}, false, "0", ""},
       {"crash_loop_window", {"--crash-loop-window", "--crash_loop_window"}, false, "300", ""},
+      {"segment", {"--segment"}, false, "0", "PET_SEGMENT"},
       {"stall_startup_timeout",
        {"--stall-startup-timeout", "--stall_startup_timeout"},
        false,

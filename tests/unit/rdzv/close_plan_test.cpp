@@ -99,7 +99,9 @@ TEST(RdzvPlanClose, CompletesAtMaxOrAfterTheDeadlineWithMin) {
   EXPECT_EQ(plan.assignments.size(), 2U);
 }
 
-TEST(RdzvPlanClose, RanksFollowRankOrderNotSlotOrder) {
+// The endpoint host, then the scheduler's index, then join order (rank_order.hpp): not the
+// addresses' order.
+TEST(RdzvPlanClose, RanksFollowTheEndpointHostTheSchedulerIndexThenJoinOrder) {
   NodeDesc host = node("zz");
   host.is_endpoint_host = true;
   NodeDesc indexed = node("yy");
@@ -108,12 +110,12 @@ TEST(RdzvPlanClose, RanksFollowRankOrderNotSlotOrder) {
       plan_close({read(b, k_now), read(indexed, k_now), read(host, k_now), read(a, k_now)},
                  joining(), k_now, settings(4, 4));
   ASSERT_TRUE(plan.complete);
-  EXPECT_EQ(ids(plan.members), ids({host, indexed, a, b}));
+  EXPECT_EQ(ids(plan.members), ids({host, indexed, b, a}));
   ASSERT_EQ(plan.assignments.size(), 4U);
-  EXPECT_EQ(plan.assignments[0].group_rank, 3);
+  EXPECT_EQ(plan.assignments[0].group_rank, 2);
   EXPECT_EQ(plan.assignments[1].group_rank, 1);
   EXPECT_EQ(plan.assignments[2].group_rank, 0);
-  EXPECT_EQ(plan.assignments[3].group_rank, 2);
+  EXPECT_EQ(plan.assignments[3].group_rank, 3);
   for (const auto& x : plan.assignments) {
     EXPECT_EQ(x.group_world_size, 4);
   }
@@ -131,7 +133,7 @@ TEST(RdzvPlanClose, WorkerAndRolePrefixSumsAndTheWatchRing) {
   const NodeDesc eb = worker_node("b", 2, "eval");
   const NodeDesc tc = worker_node("c", 8, "trainer");
   const NodeDesc ed = worker_node("d", 1, "eval");
-  // Slots in another order than ranks; slot 3 withdrawn.
+  // Ranks in join order, roles interleaved; slot 3 withdrawn.
   const auto plan =
       plan_close({read(ed, k_now), read(tc, k_now), withdrawn(), read(ta, k_now), read(eb, k_now)},
                  joining(), k_now, settings(4, 4));
@@ -140,10 +142,10 @@ TEST(RdzvPlanClose, WorkerAndRolePrefixSumsAndTheWatchRing) {
   ASSERT_EQ(plan.assignments.size(), 5U);
   auto at = [&](int slot) { return plan.assignments[static_cast<std::size_t>(slot - 1)]; };
   //                  member rank  gws  base  world  role_base  role_world  watch
-  EXPECT_EQ(at(4), (Assignment{true, "", 0, 4, 0, 15, 0, 12, eb.id(), ""}));
-  EXPECT_EQ(at(5), (Assignment{true, "", 1, 4, 4, 15, 0, 3, tc.id(), ""}));
-  EXPECT_EQ(at(2), (Assignment{true, "", 2, 4, 6, 15, 4, 12, ed.id(), ""}));
-  EXPECT_EQ(at(1), (Assignment{true, "", 3, 4, 14, 15, 2, 3, ta.id(), ""}));
+  EXPECT_EQ(at(1), (Assignment{true, "", 0, 4, 0, 15, 0, 3, tc.id(), ""}));
+  EXPECT_EQ(at(2), (Assignment{true, "", 1, 4, 1, 15, 0, 12, ta.id(), ""}));
+  EXPECT_EQ(at(4), (Assignment{true, "", 2, 4, 9, 15, 8, 12, eb.id(), ""}));
+  EXPECT_EQ(at(5), (Assignment{true, "", 3, 4, 13, 15, 1, 3, ed.id(), ""}));
   EXPECT_FALSE(at(3).member);
   EXPECT_EQ(at(3).why, "withdrawn");
 }
@@ -264,6 +266,58 @@ TEST(RdzvPlanClose, AnAbortOnASlotStillBeingWrittenStillLetsTheRoundClose) {
   ASSERT_TRUE(h);
   EXPECT_TRUE(someone_closes(*h, {1, 2}, s))
       << "slots 1 and 2 only ever await their rank keys: the header is " << encode_header(*h);
+}
+
+NodeDesc in_domain(const std::string& addr, const std::string& domain) {
+  NodeDesc n = node(addr);
+  n.domain = domain;
+  return n;
+}
+
+TEST(RdzvPlanClose, SegmentsPlaceWholeRunsOfADomainAndLeaveTheRestStandingBy) {
+  auto s = settings(4, 4);
+  s.segment = 2;
+  const auto a1 = in_domain("a1", "A");
+  const auto c1 = in_domain("c1", "C");
+  const auto b1 = in_domain("b1", "B");
+  const auto a2 = in_domain("a2", "A");
+  const auto b2 = in_domain("b2", "B");
+  const auto plan = plan_close(
+      {read(a1, k_now), read(c1, k_now), read(b1, k_now), read(a2, k_now), read(b2, k_now)},
+      joining(), k_now, s);
+  ASSERT_TRUE(plan.complete);
+  EXPECT_EQ(ids(plan.members), ids({a1, a2, b1, b2}));
+  EXPECT_EQ(whys(plan),
+            (std::vector<std::string>{"member", "standby", "member", "member", "member"}));
+  EXPECT_EQ(plan.standby, 1);
+  EXPECT_EQ(plan.segment, 2);
+  auto h = with_complete(test::closing(0, 5, a1.id(), k_now), 0, a1.id(), plan);
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->segment, 2);
+  EXPECT_EQ(h->standby, 1);
+}
+
+// Four live nodes of four domains, MIN 2 and segments of 2: no whole segment. The last call
+// must not stay armed (its end would claim again at once, forever): it goes, and the round
+// waits for a node that can make a segment.
+TEST(RdzvPlanClose, TooFewWholeSegmentsDropTheLastCallEvenWithMinLive) {
+  auto s = settings(2, 4);
+  s.segment = 2;
+  const auto plan = plan_close({read(in_domain("a", "A"), k_now), read(in_domain("b", "B"), k_now),
+                                read(in_domain("c", "C"), k_now)},
+                               joining(0, k_now - 1), k_now, s);
+  EXPECT_FALSE(plan.complete);
+  EXPECT_FALSE(plan.keep_deadline);
+  EXPECT_EQ(plan.live, 3);
+}
+
+TEST(RdzvPlanClose, WithoutSegmentsTheRoundIsCutAtMaxInJoinOrder) {
+  auto s = settings(1, 2);
+  const auto plan =
+      plan_close({read(c, k_now), read(a, k_now), read(b, k_now)}, joining(), k_now, s);
+  ASSERT_TRUE(plan.complete);
+  EXPECT_EQ(ids(plan.members), ids({c, a}));
+  EXPECT_EQ(whys(plan), (std::vector<std::string>{"member", "member", "late"}));
 }
 
 }  // namespace

@@ -384,8 +384,9 @@ RoundHeader failed_by(RoundHeader h, int round, const NodeDesc& n) {
   return h;
 }
 
-RoundHeader waiting(RoundHeader h, int n) {
+RoundHeader waiting(RoundHeader h, int n, int standby = 0) {
   h.waiting = n;
+  h.standby = standby;
   return h;
 }
 
@@ -405,12 +406,23 @@ TEST(RdzvDecideWhileRunning, Table) {
       {"round moved on and complete", complete(4, 2), 4, RunSignal::membership_changed},
       {"waiting with room", waiting(ab, 1), 4, RunSignal::membership_changed},
       {"waiting, full", waiting(ab, 1), 2, RunSignal::none},
+      {"only the segment's standbys wait", waiting(ab, 2, 2), 4, RunSignal::none},
+      {"a newcomer beyond the standbys", waiting(ab, 3, 2), 4, RunSignal::membership_changed},
   };
   for (const auto& tc : cases) {
     EXPECT_EQ(to_string(decide_while_running(tc.header, a, 3, settings(1, tc.max_nodes))),
               to_string(tc.expected))
         << tc.name;
   }
+}
+
+TEST(RdzvWithWaiting, AStandbyThatLeavesTheWaitListLeavesTheStandbyCountNoLarger) {
+  auto h = waiting(complete(3, 2), 2, 2);
+  h.waiting_ids = {"x", "y"};
+  auto n = with_waiting(h, 3, "x", -1);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->waiting, 1);
+  EXPECT_EQ(n->standby, 1);
 }
 
 TEST(RdzvIsSilent, NoBeatOrOlderThanTheKeepAliveBound) {

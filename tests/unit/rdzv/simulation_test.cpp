@@ -370,5 +370,79 @@ TEST(RdzvSimulation, ASilentSlotIsLeftOutAfterTheLastCall) {
   }
 }
 
+/// Nodes n0.. with the domains given, one letter each.
+std::vector<SimNode> nodes_in_domains(const std::string& domains) {
+  auto out = sim_nodes(static_cast<int>(domains.size()));
+  for (std::size_t i = 0; i < domains.size(); ++i) {
+    out[i].node.domain = std::string(1, domains[i]);
+  }
+  return out;
+}
+
+/// Every run of `segment` consecutive group ranks is of one domain.
+void expect_whole_segments(const World& w, int segment) {
+  std::map<int, std::string> domain_at;
+  for (const auto& n : w.nodes()) {
+    if (n.got) {
+      domain_at[n.got->group_rank] = n.node.domain;
+    }
+  }
+  for (const auto& [rank, domain] : domain_at) {
+    EXPECT_EQ(domain, domain_at[rank - rank % segment]) << "group rank " << rank;
+  }
+}
+
+// Seven nodes of four domains race for a 4:4 round in segments of 2: the round closes on two
+// whole segments, the three others stand by on the wait list, and nothing starts it over.
+TEST(RdzvSimulation, SegmentsCloseOnWholeRunsOfOneDomainAndTheRestStandsBy) {
+  auto settings = test::settings(4, 4);
+  settings.segment = 2;
+  for (unsigned seed = 1; seed <= 30; ++seed) {
+    World w(settings, seed);
+    for (auto& n : nodes_in_domains("ACBABCD")) {
+      w.add(std::move(n));
+    }
+    ASSERT_TRUE(w.run([](const World& x) {
+      return members(x) == 4 && x.header().phase == Phase::complete;
+    })) << "seed "
+        << seed << "\n"
+        << trace(w);
+    constexpr int k_ten_seconds = 1'000;
+    EXPECT_TRUE(w.run([](const World& x) { return x.header().waiting == 3; }, k_ten_seconds))
+        << "seed " << seed << "\n"
+        << trace(w);
+    EXPECT_FALSE(w.run([](const World& x) { return x.header().round > 0; }, k_ten_seconds));
+    expect_one_round(w, 4);
+    expect_whole_segments(w, 2);
+    // Those in the close's slots are counted as left standing by; later ones only wait.
+    EXPECT_GE(w.header().standby, 0);
+    EXPECT_LE(w.header().standby, 3);
+    EXPECT_EQ(w.header().segment, 2);
+  }
+}
+
+// 2:6 in segments of 2, with only domain A able to make one: the round closes after the last
+// call on A's two nodes, without claiming again and again while too few segments are in.
+TEST(RdzvSimulation, AnElasticRoundWithSegmentsClosesOnWhatMakesWholeSegments) {
+  auto settings = test::settings(2, 6);
+  settings.segment = 2;
+  settings.last_call_timeout = std::chrono::seconds(1);
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    World w(settings, seed);
+    for (auto& n : nodes_in_domains("ABCAD")) {
+      w.add(std::move(n));
+    }
+    // The closer may be a node left standing by: wait for its last step too.
+    ASSERT_TRUE(w.run([](const World& x) {
+      return members(x) == 2 && x.header().phase == Phase::complete;
+    })) << "seed "
+        << seed << "\n"
+        << trace(w);
+    expect_one_round(w, 2);
+    EXPECT_EQ(w.nodes()[0].got.has_value(), true);
+    EXPECT_EQ(w.nodes()[3].got.has_value(), true);
+  }
+}
+
 }  // namespace
 }  // namespace ddprun::rdzv

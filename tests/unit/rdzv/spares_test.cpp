@@ -94,5 +94,23 @@ TEST(RdzvSpares, TheMessageNamesTheSpareTheRoundAndEachPlaceItTook) {
                 "lost");
 }
 
+TEST(RdzvSpares, WithSegmentsTheSpareSaysWhichSegmentItFillsAndAStandbyStandsBy) {
+  const RdzvSettings s = test::settings(2, 4);
+  SpareJoined j{spare.id(), 3, 5, {Replaced{a.id(), "lost"}}, 1, "A"};
+  EXPECT_EQ(render_spare_joined(j, s), "spare " + spare.id() + " joins round 5 of rendezvous " +
+                                           s.run_id + " in place of " + a.id() +
+                                           " (lost); it fills segment 1 (domain A)");
+  RoundHeader h = complete(7, 2);  // room for two more, but the waiting node made no segment
+  h.waiting = 1;
+  h.segment = 2;
+  h.standby = 1;
+  EXPECT_TRUE(is_standing_by(h, counted_in(7, k_now), s));
+  EXPECT_EQ(render_standing_by(h, s),
+            "rendezvous " + s.run_id +
+                " round 7 is running with 2 nodes in whole segments of 2 (--segment): this node "
+                "stands by as one of 1 spare(s) and takes a place where its domain can make a "
+                "whole segment");
+}
+
 }  // namespace
 }  // namespace ddprun::rdzv

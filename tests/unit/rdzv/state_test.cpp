@@ -34,6 +34,8 @@ RoundHeader rich_header() {
   h.waiting = 40;
   h.waiting_ids = {"10.0.0.3_100_0", "10.0.0.4_100_0"};
   h.ended = RoundEnd{4, {"10.0.0.5_1_0"}, {"10.0.0.6_2_0", "10.0.0.7_3_0"}};
+  h.segment = 2;
+  h.standby = 1;
   return h;
 }
 
@@ -44,6 +46,10 @@ NodeDesc rich_node() {
   n.role = "trainer";
   n.is_endpoint_host = true;
   n.node_index = 3;
+  n.topology = "s0.s4";
+  n.domain = "0123abcd-0000-0000-0000-000000000001.5";
+  n.last_round = 4;
+  n.last_rank = 0;
   return n;
 }
 
@@ -101,12 +107,12 @@ void expect_one_line_protocol_error(const Error& e, const std::string& what,
 TEST(RdzvState, HeaderRejectsGarbage) {
   std::string good = encode_header(RoundHeader{});
   std::string old_version = good;
-  old_version.replace(old_version.find("\"version\":7"), 11, "\"version\":6");
+  old_version.replace(old_version.find("\"version\":8"), 11, "\"version\":7");
   std::string bad_phase = good;
   bad_phase.replace(bad_phase.find("joining"), 7, "bogus");
   const std::string inputs[] = {
       "",          "not json", "Y2FuaW1hZGFt",  // torch's base64 "no state" sentinel
-      "[]",        "{}",       R"({"version":7,"round":0})",
+      "[]",        "{}",       R"({"version":8,"round":0})",
       old_version, bad_phase,  good.substr(0, good.size() - 1)};
   for (const auto& in : inputs) {
     auto r = decode_header(in);
@@ -115,7 +121,7 @@ TEST(RdzvState, HeaderRejectsGarbage) {
   }
   auto bad = decode_header(old_version);
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("it has state version 6, this ddprun reads 7: another "
+  EXPECT_NE(bad.error().message.find("it has state version 7, this ddprun reads 8: another "
                                      "ddprun release wrote it"),
             std::string::npos)
       << bad.error().message;

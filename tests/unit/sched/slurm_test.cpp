@@ -276,3 +276,41 @@ TEST(SlurmDetect, SeveralTasksWithOneWorkerEachAreAccepted) {
 
 }  // namespace
 }  // namespace ddprun::sched
+
+namespace ddprun::sched {
+namespace {
+
+util::Env with(util::Env env, const std::string& addr, const std::string& pattern) {
+  env.set("SLURM_TOPOLOGY_ADDR", addr);
+  env.set("SLURM_TOPOLOGY_ADDR_PATTERN", pattern);
+  return env;
+}
+
+TEST(SlurmTopology, ABlockIsTheDomainAndThePlaceFromSlurm2405) {
+  auto d = detect_ok(with(step_one_task_per_node(), "b8.gpu-04", "block.node"));
+  EXPECT_EQ(d.topology, (Value{"b8", "slurm: SLURM_TOPOLOGY_ADDR"}));
+  EXPECT_EQ(d.block, (Value{"b8", "slurm: SLURM_TOPOLOGY_ADDR (block)"}));
+}
+
+TEST(SlurmTopology, TreeSwitchesGiveAPlaceButNoDomain) {
+  auto d =
+      detect_ok(with(step_one_task_per_node(), "s0.s4.s8.gpu-04", "switch.switch.switch.node"));
+  EXPECT_EQ(d.topology, (Value{"s0.s4.s8", "slurm: SLURM_TOPOLOGY_ADDR"}));
+  EXPECT_FALSE(d.block);
+}
+
+TEST(SlurmTopology, ANodeNameWithDotsStaysTheNode) {
+  auto d = detect_ok(with(step_one_task_per_node(), "b2.gpu-04.cluster.org", "block.node"));
+  EXPECT_EQ(d.block, (Value{"b2", "slurm: SLURM_TOPOLOGY_ADDR (block)"}));
+}
+
+TEST(SlurmTopology, FlatTopologyOldSlurmAndTheBatchScriptSayNothing) {
+  EXPECT_FALSE(detect_ok(with(step_one_task_per_node(), "gpu-04", "node")).topology);
+  EXPECT_FALSE(detect_ok(step_one_task_per_node()).topology);  // 23.11 with topology/block
+  auto batch = detect_ok(with(batch_two_nodes(), "b8.gpu-01", "block.node"));
+  EXPECT_FALSE(batch.topology) << "the batch host's place is not this node's";
+  EXPECT_FALSE(detect_ok(with(step_one_task_per_node(), "b8", "block.node")).topology);
+}
+
+}  // namespace
+}  // namespace ddprun::sched

@@ -68,6 +68,22 @@ waiting (spares, late joiners): 1 nodes
   EXPECT_EQ(render_status_table(running_snapshot(), k_now), golden);
 }
 
+TEST(StatusRender, DomainsAndSegmentsGetTheirColumnsWhenTheRunHasThem) {
+  auto s = running_snapshot();
+  s.header.segment = 1;
+  s.nodes[0].domain = "A";
+  const auto table = render_status_table(s, k_now);
+  EXPECT_NE(table.find("LAST PROGRESS  DOMAIN  SEGMENT  STALL TIMEOUT"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("-              A       0        -"), std::string::npos) << table;
+  EXPECT_NE(table.find("3m05s ago      -       1        290s"), std::string::npos) << table;
+  const auto j = nlohmann::json::parse(render_status_json(s, k_now));
+  EXPECT_EQ(j["participants"][0]["domain"], "A");
+  EXPECT_EQ(j["participants"][1]["domain"], nullptr);
+  EXPECT_EQ(j["participants"][1]["segment"], 1);
+  EXPECT_EQ(j["segment_size"], 1);
+}
+
 TEST(StatusRender, UnhealthyNodeShowsItsHealthCheckReason) {
   auto s = running_snapshot();
   s.header.excluded.push_back(
@@ -146,11 +162,14 @@ TEST(StatusRender, JsonMatchesGolden) {
       {"rank": 0, "id": "10.0.0.22_77_0", "addr": "10.0.0.22", "pid": 77, "local_id": 0,
        "nproc": 4, "role": "default", "endpoint_host": true, "node_index": null,
        "last_heartbeat_ms": 1700000010500, "heartbeat_age_s": 0.0,
-       "last_progress_ms": null, "progress_age_s": null, "stall_timeout_s": null},
+       "last_progress_ms": null, "progress_age_s": null, "stall_timeout_s": null,
+       "domain": null, "segment": null},
       {"rank": 1, "id": "10.0.0.1_4242_0", "addr": "10.0.0.1", "pid": 4242, "local_id": 0,
        "nproc": 8, "role": "default", "endpoint_host": false, "node_index": null,
        "last_heartbeat_ms": 1700000006800, "heartbeat_age_s": 3.2,
-       "last_progress_ms": 1699999824600, "progress_age_s": 185.4, "stall_timeout_s": 290.0}],
+       "last_progress_ms": 1699999824600, "progress_age_s": 185.4, "stall_timeout_s": 290.0,
+       "domain": null, "segment": null}],
+    "segment_size": null, "standby": 0,
     "waiting": 1,
     "waiting_ids": ["10.0.0.3_9_0"]
   })J");
