@@ -103,6 +103,26 @@ check "file timer with $backend" "$(present 'watchdog timer "gpu_check" expired'
 run 120 "$ddprun" --standalone --nproc-per-node 1 --stall-timeout 5 $(worker stall)
 check "stall with $backend" "$(present 'worker group stalled')" yes "$(grep -m1 'rank 0: ' "$work/err")"
 
+# The node's NVLink domain (#42) beside nvidia-smi's fabric fields of GPU 0: ddprun names a
+# domain only for a non-zero ClusterUUID (a single HGX node has an all-zero one: "-"). Real GPUs
+# only (the fake nvidia-smi knows -L alone).
+if [ "$fake" != 1 ]; then
+  timeout 30 "$ddprun" --print-config --nnodes 2 --rdzv-backend c10d \
+    --rdzv-endpoint 127.0.0.1:29400 x.py >"$work/out" 2>&1
+  domain=$(sed -n 's/^node_domain *= *\([^ ]*\).*/\1/p' "$work/out")
+  fabric=$(timeout 30 nvidia-smi -i 0 --format=csv,noheader \
+    --query-gpu=fabric.state,fabric.status,fabric.clusterUuid,fabric.cliqueId 2>&1 | head -1)
+  echo "INFO fabric of GPU 0 (nvidia-smi): $fabric; ddprun: $(grep '^node_domain' "$work/out")"
+  smi_uuid=$(awk -F', *' '{print tolower($3)}' <<<"$fabric")
+  if [ "$domain" = - ]; then
+    got=$(grep -qiE '^[0-9a-f-]{36}$' <<<"$smi_uuid" && [ "${smi_uuid//[0-]/}" != "" ] \
+      && grep -qi complete <<<"$fabric" && echo "a domain nvidia-smi reports" || echo none)
+    check "node domain from NVML" "$got" none "ddprun: -, nvidia-smi: $fabric"
+  else
+    check "node domain from NVML" "${domain%.*}" "$smi_uuid" "ddprun: $domain, nvidia-smi: $fabric"
+  fi
+fi
+
 # Launch times: median of $reps wall times, ddprun beside torchrun, no-op and torch-importing.
 median() { sort -n | awk '/failed/ {bad = 1} {a[NR] = $1} END {print bad ? "failed" : a[int((NR + 1) / 2)] " s"}'; }
 time_of() {
