@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 namespace ddprun::host {
@@ -168,6 +169,36 @@ FabricReading fabric_of_devices(const Api& api) {
   return out;
 }
 
+/// Why NVML could not be used: `found` is false when the library is not there at all.
+struct NvmlFailure {
+  bool found = false;
+  std::string why;
+};
+
+/// Opens NVML, runs `work` between nvmlInit_v2 and nvmlShutdown and closes the library again;
+/// nullopt when `work` ran.
+std::optional<NvmlFailure> with_nvml(const std::function<void(const Api&)>& work) {
+  void* lib = dlopen(k_nvml_library, RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    const char* why = dlerror();
+    return NvmlFailure{false,
+                       std::string("dlopen(") + k_nvml_library + "): " + (why ? why : "failed")};
+  }
+  std::optional<NvmlFailure> failed;
+  const Api api = load_api(lib);
+  if (api.init == nullptr || api.shutdown == nullptr || api.count == nullptr) {
+    failed =
+        NvmlFailure{true, std::string(k_nvml_library) + " lacks nvmlInit_v2/nvmlDeviceGetCount_v2"};
+  } else if (int rc = api.init(); rc != k_nvml_success) {
+    failed = NvmlFailure{true, "nvmlInit_v2 returned " + std::to_string(rc)};
+  } else {
+    work(api);
+    api.shutdown();
+  }
+  dlclose(lib);
+  return failed;
+}
+
 /// NVML opened once for reading memory use; the library is closed with it.
 class NvmlMemorySource final : public GpuMemorySource {
  public:
@@ -262,42 +293,18 @@ std::unique_ptr<GpuMemorySource> make_nvml_memory_source(
 
 FabricReading query_fabric() {
   FabricReading out;
-  void* lib = dlopen(k_nvml_library, RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    out.detail = std::string("no ") + k_nvml_library;
-    return out;
+  const auto failed = with_nvml([&](const Api& api) { out = fabric_of_devices(api); });
+  if (failed) {
+    out.detail = failed->found ? failed->why : std::string("no ") + k_nvml_library;
   }
-  const Api api = load_api(lib);
-  if (api.init == nullptr || api.shutdown == nullptr || api.count == nullptr) {
-    out.detail = std::string(k_nvml_library) + " lacks nvmlInit_v2/nvmlDeviceGetCount_v2";
-  } else if (int rc = api.init(); rc != k_nvml_success) {
-    out.detail = "nvmlInit_v2 returned " + std::to_string(rc);
-  } else {
-    out = fabric_of_devices(api);
-    api.shutdown();
-  }
-  dlclose(lib);
   return out;
 }
 
 NvmlInfo query_nvml() {
   NvmlInfo out;
-  void* lib = dlopen(k_nvml_library, RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    const char* why = dlerror();
-    out.failure = std::string("dlopen(") + k_nvml_library + "): " + (why ? why : "failed");
-    return out;
+  if (auto failed = with_nvml([&](const Api& api) { list_devices(api, out); })) {
+    out.failure = failed->why;
   }
-  const Api api = load_api(lib);
-  if (api.init == nullptr || api.shutdown == nullptr || api.count == nullptr) {
-    out.failure = std::string(k_nvml_library) + " lacks nvmlInit_v2/nvmlDeviceGetCount_v2";
-  } else if (int rc = api.init(); rc != k_nvml_success) {
-    out.failure = "nvmlInit_v2 returned " + std::to_string(rc);
-  } else {
-    list_devices(api, out);
-    api.shutdown();
-  }
-  dlclose(lib);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -150,6 +151,37 @@ inline std::vector<std::string> with_flag(std::vector<std::string> flags, const 
     }
   }
   return flags;
+}
+
+/// A multi-node job of a scenario shared by the c10d and the etcd-v3 tests.
+struct RdzvJob {
+  /// Agent i's rendezvous flags (--nnodes and the backend's).
+  std::function<std::vector<std::string>(std::size_t)> flags;
+  bool agent0_hosts = false;             ///< c10d: agent 0 hosts the store and starts first
+  std::vector<std::string> status_args;  ///< `ddprun status` arguments (after "status")
+};
+
+/// A c10d job of `nnodes` with the store on a free port of 127.0.0.1, run id `id` (each test
+/// its own), one worker per agent and k_fast_conf.
+inline RdzvJob c10d_job(const std::string& nnodes, const std::string& id) {
+  const int port = free_port();
+  return RdzvJob{[port, id, nnodes](std::size_t i) {
+                   return with_flag(
+                       c10d_flags(nnodes, port, 1, loopback(static_cast<int>(i)), k_fast_conf),
+                       "--rdzv_id", id);
+                 },
+                 true,
+                 {"--rdzv_endpoint", "127.0.0.1:" + std::to_string(port), "--rdzv_id", id}};
+}
+
+/// An etcd-v3 job of `nnodes` on `endpoints` (etcd_flags), run id `id`.
+inline RdzvJob etcd_job(const std::string& nnodes, const std::string& endpoints,
+                        const std::string& id) {
+  return RdzvJob{[endpoints, id, nnodes](std::size_t i) {
+                   return etcd_flags(nnodes, endpoints, id, static_cast<int>(i));
+                 },
+                 false,
+                 {"--rdzv_backend", "etcd-v3", "--rdzv_endpoint", endpoints, "--rdzv_id", id}};
 }
 
 /// Starts the agent that must host the store; true once it says it does.

@@ -11,16 +11,7 @@ using namespace ddprun::test::multinode;
 
 namespace {
 
-SegmentJob c10d_job(const std::string& id) {
-  const int port = free_port();
-  return SegmentJob{[port, id](std::size_t i) {
-                      return with_flag(
-                          c10d_flags("4:4", port, 1, loopback(static_cast<int>(i)), k_fast_conf),
-                          "--rdzv_id", id);
-                    },
-                    true,
-                    {"--rdzv_endpoint", "127.0.0.1:" + std::to_string(port), "--rdzv_id", id}};
-}
+SegmentJob c10d_job(const std::string& id) { return multinode::c10d_job("4:4", id); }
 
 TEST(SegmentE2E, C10dDomainsABABGetConsecutiveRanks) {
   expect_domains_get_consecutive_ranks(c10d_job("seg-abab"));
@@ -40,14 +31,7 @@ class EtcdSegmentE2E : public ::testing::Test {
     DDPRUN_SKIP_WITHOUT_ETCD();
     ASSERT_EQ(cluster_.start(), "");
   }
-  SegmentJob job(const std::string& id) const {
-    const std::string endpoints = cluster_.endpoints();
-    return SegmentJob{[endpoints, id](std::size_t i) {
-                        return etcd_flags("4:4", endpoints, id, static_cast<int>(i));
-                      },
-                      false,
-                      {"--rdzv_backend", "etcd-v3", "--rdzv_endpoint", endpoints, "--rdzv_id", id}};
-  }
+  SegmentJob job(const std::string& id) const { return etcd_job("4:4", cluster_.endpoints(), id); }
   EtcdCluster cluster_;
 };
 

@@ -10,16 +10,7 @@ using namespace ddprun::test::multinode;
 
 namespace {
 
-SpareJob c10d_job(const std::string& id) {
-  const int port = free_port();
-  return SpareJob{[port, id](std::size_t i) {
-                    return with_flag(
-                        c10d_flags("2:2", port, 1, loopback(static_cast<int>(i)), k_fast_conf),
-                        "--rdzv_id", id);  // each test its own
-                  },
-                  true,
-                  {"--rdzv_endpoint", "127.0.0.1:" + std::to_string(port), "--rdzv_id", id}};
-}
+SpareJob c10d_job(const std::string& id) { return multinode::c10d_job("2:2", id); }
 
 TEST(SparesE2E, C10dSpareTakesThePlaceOfANodeThatKeepsFailing) {
   expect_spare_replaces_failing_node(c10d_job("spare-fail"));

@@ -19,14 +19,7 @@ class EtcdSparesE2E : public ::testing::Test {
     DDPRUN_SKIP_WITHOUT_ETCD();
     ASSERT_EQ(cluster_.start(), "");
   }
-  SpareJob job(const std::string& id) const {
-    const std::string endpoints = cluster_.endpoints();
-    return SpareJob{[endpoints, id](std::size_t i) {
-                      return etcd_flags("2:2", endpoints, id, static_cast<int>(i));
-                    },
-                    false,
-                    {"--rdzv_backend", "etcd-v3", "--rdzv_endpoint", endpoints, "--rdzv_id", id}};
-  }
+  SpareJob job(const std::string& id) const { return etcd_job("2:2", cluster_.endpoints(), id); }
   EtcdCluster cluster_;
 };
 

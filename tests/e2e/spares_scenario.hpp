@@ -24,12 +24,8 @@
 
 namespace ddprun::test::multinode {
 
-struct SpareJob {
-  /// Agent i's rendezvous flags (--nnodes 2:2 and the backend's).
-  std::function<std::vector<std::string>(std::size_t)> flags;
-  bool agent0_hosts = false;             ///< c10d: agent 0 hosts the store and starts first
-  std::vector<std::string> status_args;  ///< `ddprun status` arguments (after "status")
-};
+/// A job of --nnodes 2:2 (c10d_job or etcd_job).
+using SpareJob = RdzvJob;
 
 /// The three agents of a spare scenario and their directories.
 struct SpareAgents {
